@@ -1,0 +1,143 @@
+import { z } from 'zod';
+import { SHAPES } from './cloud/shape.js';
+
+// The only reader of process.env. Everything else takes a frozen Config.
+
+export type { Shape } from './cloud/shape.js';
+export const ROLES = ['all', 'web', 'worker'] as const;
+export type Role = (typeof ROLES)[number];
+
+const optionalString = z
+  .string()
+  .trim()
+  .transform((v) => (v === '' ? undefined : v))
+  .optional();
+const optionalUrl = z
+  .string()
+  .trim()
+  .transform((v) => (v === '' ? undefined : v))
+  .pipe(z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' }).optional())
+  .optional();
+const uuid = z.uuid({ error: 'expected a UUID such as 3f1c2a9e-8b7d-4c1e-9f2a-1b2c3d4e5f60' });
+
+export const envSchema = z.object({
+  SLACK_BOT_TOKEN: optionalString,
+  SLACK_SIGNING_SECRET: optionalString,
+  SLACK_APP_TOKEN: optionalString,
+  SLACK_SOCKET_MODE: z.stringbool({ error: 'expected true or false' }).default(false),
+  SLACK_API_URL: z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' }).default('https://slack.com/api/'),
+  PORT: z.coerce.number({ error: 'expected a port number' }).int().min(0).max(65535).default(3000),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, { error: 'expected a redis:// or rediss:// URL' })
+    .default('redis://127.0.0.1:6379'),
+  ROLE: z.enum(ROLES, { error: 'expected one of all, web, worker' }).default('all'),
+  LOG_LEVEL: z
+    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+      error: 'expected one of fatal, error, warn, info, debug, trace, silent',
+    })
+    .default('info'),
+  GPUOPS_POLICY: optionalString,
+
+  CLOUD_API_URL: optionalUrl,
+  CLOUD_API_SHAPE: z.enum(SHAPES, { error: 'expected A, B or C' }).default('B'),
+  CLOUD_API_TOKEN: optionalString,
+  CLOUD_CLIENT_ID: optionalString,
+  CLOUD_CLIENT_SECRET: optionalString,
+  CLOUD_AUTH_URL: optionalUrl,
+  CLOUD_AUDIENCE: optionalString,
+  CLOUD_ORG_ID: optionalString,
+  CLOUD_PROJECT_ID: uuid.optional(),
+  /** JSON object of route overrides, e.g. {"addSlurmUser":"POST /slurm/clusters/{id}/users"}, or @path to a JSON file. */
+  CLOUD_ROUTES: optionalString,
+  CLOUD_TIMEOUT_MS: z.coerce.number({ error: 'expected milliseconds' }).int().positive().default(15_000),
+
+  PLATFORM_API_URL: optionalUrl,
+  PLATFORM_API_KEY: optionalString,
+
+  METRICS_URL: optionalUrl,
+  METRICS_API_KEY: optionalString,
+  METRICS_CLIENT_ID: optionalString,
+  METRICS_CLIENT_SECRET: optionalString,
+  METRICS_AUTH_URL: optionalUrl,
+  /** Defaults to METRICS_URL without its trailing /read, the "metrics server address" of the spec. */
+  METRICS_AUDIENCE: optionalString,
+});
+
+export type Env = z.infer<typeof envSchema>;
+export type Config = Readonly<Env>;
+
+/** What the running command needs beyond the schema: each purpose adds its required keys. */
+export type Purpose = 'bot' | 'cloud' | 'metrics' | 'none';
+
+function requirements(env: Env, purpose: Purpose): Array<{ key: keyof Env; why: string }> {
+  const missing: Array<{ key: keyof Env; why: string }> = [];
+  const need = (key: keyof Env, why: string) => {
+    if (env[key] === undefined) missing.push({ key, why });
+  };
+  const cloud = () => {
+    need('CLOUD_API_URL', 'the infrastructure API base URL');
+    if (!env.CLOUD_API_TOKEN && !(env.CLOUD_CLIENT_ID && env.CLOUD_CLIENT_SECRET)) {
+      missing.push({
+        key: 'CLOUD_API_TOKEN',
+        why: 'a static bearer token, or CLOUD_CLIENT_ID with CLOUD_CLIENT_SECRET for OAuth client credentials',
+      });
+    }
+    if (env.CLOUD_CLIENT_ID && env.CLOUD_CLIENT_SECRET && !env.CLOUD_API_TOKEN) {
+      need('CLOUD_AUTH_URL', 'the OAuth token server used with CLOUD_CLIENT_ID');
+    }
+  };
+  if (purpose === 'cloud' || purpose === 'bot') cloud();
+  if (purpose === 'metrics') {
+    need('METRICS_URL', 'the metrics read API address ending in /read');
+    if (!env.METRICS_API_KEY && !(env.METRICS_CLIENT_ID && env.METRICS_CLIENT_SECRET)) {
+      missing.push({
+        key: 'METRICS_API_KEY',
+        why: 'a static API key, or METRICS_CLIENT_ID with METRICS_CLIENT_SECRET for OAuth client credentials',
+      });
+    }
+    if (env.METRICS_CLIENT_ID && env.METRICS_CLIENT_SECRET && !env.METRICS_API_KEY) {
+      need('METRICS_AUTH_URL', 'the OAuth token server used with METRICS_CLIENT_ID');
+    }
+  }
+  if (purpose === 'bot') {
+    need('SLACK_BOT_TOKEN', 'the bot token (xoxb-…) from the Slack app');
+    if (env.SLACK_SOCKET_MODE) need('SLACK_APP_TOKEN', 'an app-level token (xapp-…), since SLACK_SOCKET_MODE=true');
+    else if (env.ROLE !== 'worker') need('SLACK_SIGNING_SECRET', 'to verify requests Slack sends to /slack/events');
+  }
+  return missing;
+}
+
+export class ConfigError extends Error {
+  readonly problems: readonly string[];
+  constructor(problems: readonly string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+/** Parses the environment. Reports every bad key by name and what it expects, never its value. */
+export function parseConfig(env: Record<string, string | undefined>, purpose: Purpose = 'none'): Config {
+  const result = envSchema.safeParse(env);
+  if (!result.success) {
+    const problems = result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(problems);
+  }
+  const missing = requirements(result.data, purpose);
+  if (missing.length > 0) throw new ConfigError(missing.map((m) => `${m.key}: required, ${m.why}`));
+  return Object.freeze(result.data);
+}
+
+/** For the composition root: parse process.env or print the problems and exit 1. */
+export function loadConfig(purpose: Purpose = 'none'): Config {
+  try {
+    return parseConfig(process.env, purpose);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\nSee .env.example for every setting.\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+}
