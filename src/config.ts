@@ -70,7 +70,7 @@ export type Config = Readonly<Env>;
 /** What the running command needs beyond the schema: each purpose adds its required keys. */
 export type Purpose = 'bot' | 'cloud' | 'metrics' | 'none';
 
-function requirements(env: Env, purpose: Purpose): Array<{ key: keyof Env; why: string }> {
+function requirements(env: Partial<Env>, purpose: Purpose): Array<{ key: keyof Env; why: string }> {
   const missing: Array<{ key: keyof Env; why: string }> = [];
   const need = (key: keyof Env, why: string) => {
     if (env[key] === undefined) missing.push({ key, why });
@@ -118,11 +118,16 @@ export class ConfigError extends Error {
 }
 
 /** Parses the environment. Reports every bad key by name and what it expects, never its value. */
-export function parseConfig(env: Record<string, string | undefined>, purpose: Purpose = 'none'): Config {
+export function parseConfig(raw: Record<string, string | undefined>, purpose: Purpose = 'none'): Config {
+  // `KEY=` in an env file means unset, so defaults apply.
+  const env = Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined && v.trim() !== ''));
   const result = envSchema.safeParse(env);
   if (!result.success) {
     const problems = result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
-    throw new ConfigError(problems);
+    // Also name what is missing, judged on the raw values, so one run lists everything to fix.
+    const present = { ...env, SLACK_SOCKET_MODE: env.SLACK_SOCKET_MODE === 'true' } as Partial<Env>;
+    const missing = requirements(present, purpose).map((m) => `${m.key}: required, ${m.why}`);
+    throw new ConfigError([...problems, ...missing]);
   }
   const missing = requirements(result.data, purpose);
   if (missing.length > 0) throw new ConfigError(missing.map((m) => `${m.key}: required, ${m.why}`));

@@ -1,0 +1,28 @@
+# syntax=docker/dockerfile:1
+# gpuops: one image for every role (ROLE=all|web|worker). Build: docker build -t gpuops .
+
+FROM node:24-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build && npm prune --omit=dev
+
+FROM node:24-bookworm-slim AS runtime
+ENV NODE_ENV=production PORT=3000
+WORKDIR /app
+# Fonts for the PNG charts (resvg is given font files explicitly).
+RUN apt-get update && apt-get install -y --no-install-recommends fonts-dejavu-core tini \
+  && rm -rf /var/lib/apt/lists/*
+COPY --from=build --chown=node:node /app/package.json ./
+COPY --from=build --chown=node:node /app/node_modules ./node_modules
+COPY --from=build --chown=node:node /app/dist ./dist
+COPY --chown=node:node bin ./bin
+USER node
+EXPOSE 3000
+HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \
+  CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+# tini forwards SIGTERM to node, which stops taking jobs and drains the workers before exiting.
+ENTRYPOINT ["/usr/bin/tini", "--", "node", "bin/gpuops.js"]
+CMD ["start"]

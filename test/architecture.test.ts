@@ -1,0 +1,104 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+// The layer rules of DESIGN.md, checked rather than hoped for: a folder that imports what it must not,
+// a second reader of process.env, or an import cycle fails here with the offending file named.
+
+const root = resolve(new URL('..', import.meta.url).pathname);
+const src = join(root, 'src');
+
+function walk(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? walk(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
+}
+
+const files = walk(src);
+const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
+
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  const out: string[] = [];
+  for (const m of text.matchAll(IMPORT)) out.push((m[1] ?? m[2])!);
+  return out;
+}
+
+/** Our own modules imported by a file, as paths relative to src/ (".js" specifiers mapped to ".ts"). */
+function localImports(file: string): string[] {
+  return importsOf(file)
+    .filter((s) => s.startsWith('.'))
+    .map((s) => relative(src, resolve(dirname(file), s.replace(/\.js$/, '.ts'))));
+}
+
+const rel = (file: string) => relative(src, file);
+const inFolder = (file: string, folder: string) => rel(file).startsWith(`${folder}/`);
+
+describe('architecture', () => {
+  it('keeps the cloud layer free of Slack, BullMQ, Redis and the environment', () => {
+    const offenders = files
+      .filter((f) => inFolder(f, 'cloud'))
+      .flatMap((f) => [
+        ...importsOf(f)
+          .filter((s) => /^(@slack\/|bullmq|ioredis)/.test(s))
+          .map((s) => `${rel(f)} imports ${s}`),
+        ...localImports(f)
+          .filter((p) => !p.startsWith('cloud/') && p !== 'errors.ts')
+          .map((p) => `${rel(f)} imports ${p}`),
+      ]);
+    expect(offenders).toEqual([]);
+  });
+
+  it('never lets the Slack layer reach the cloud client (pure route data and rules only)', () => {
+    const allowed = new Set(['cloud/routes.ts', 'cloud/shape.ts', 'cloud/rules.ts']);
+    const offenders = files
+      .filter((f) => inFolder(f, 'slack'))
+      .flatMap((f) =>
+        localImports(f)
+          .filter((p) => (p.startsWith('cloud/') && !allowed.has(p)) || p.startsWith('sim/'))
+          .map((p) => `${rel(f)} imports ${p}`),
+      );
+    expect(offenders).toEqual([]);
+  });
+
+  it('keeps render/ pure: no file, network or Redis I/O', () => {
+    const io = /^(node:)?(fs|fs\/promises|net|http|https|child_process)$|^undici$|^ioredis$|^bullmq$/;
+    const offenders = files
+      .filter((f) => inFolder(f, 'render'))
+      .flatMap((f) =>
+        importsOf(f)
+          .filter((s) => io.test(s))
+          .map((s) => `${rel(f)} imports ${s}`),
+      );
+    expect(offenders).toEqual([]);
+  });
+
+  it('reads process.env only in config.ts and the process helpers of sys/', () => {
+    const offenders = files
+      .filter((f) => rel(f) !== 'config.ts' && !inFolder(f, 'sys'))
+      .filter((f) => /process\.env\b/.test(readFileSync(f, 'utf8')))
+      .map(rel);
+    expect(offenders).toEqual([]);
+  });
+
+  it('has no import cycles', () => {
+    const graph = new Map(files.map((f) => [rel(f), localImports(f)]));
+    const cycles: string[] = [];
+    const state = new Map<string, 'visiting' | 'done'>();
+    const stack: string[] = [];
+    const visit = (node: string) => {
+      if (state.get(node) === 'done') return;
+      if (state.get(node) === 'visiting') {
+        cycles.push([...stack.slice(stack.indexOf(node)), node].join(' → '));
+        return;
+      }
+      state.set(node, 'visiting');
+      stack.push(node);
+      for (const next of graph.get(node) ?? []) if (graph.has(next)) visit(next);
+      stack.pop();
+      state.set(node, 'done');
+    };
+    for (const node of graph.keys()) visit(node);
+    expect(cycles).toEqual([]);
+  });
+});
