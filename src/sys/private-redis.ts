@@ -1,0 +1,122 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createConnection } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ensureBinary } from './ensure-binary.js';
+import { freePort } from './free-port.js';
+
+export interface PrivateRedis {
+  readonly url: string;
+  readonly port: number;
+  readonly dir: string;
+  /** Stops the server (SIGTERM, then SIGKILL) and removes its data folder. */
+  close(): Promise<void>;
+  /** Kills the server as a crash would, keeping its data folder (for restart tests). */
+  kill(): Promise<void>;
+  /** Starts it again on the same port and folder, after kill(). */
+  restart(): Promise<void>;
+}
+
+export interface PrivateRedisOptions {
+  /** Install redis-server with apt-get when missing and running as root on Debian/Ubuntu. */
+  readonly install?: boolean;
+  /** Append-only file with fsync on every write (the durability the reliability suite relies on). */
+  readonly appendOnly?: boolean;
+  readonly log?: (line: string) => void;
+}
+
+function ping(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ port, host: '127.0.0.1' });
+    let answer = '';
+    socket.setTimeout(500);
+    socket.on('connect', () => socket.write('PING\r\n'));
+    socket.on('data', (chunk) => {
+      answer += chunk.toString();
+      if (answer.includes('\r\n')) {
+        socket.destroy();
+        resolve(answer.startsWith('+PONG'));
+      }
+    });
+    socket.on('timeout', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.on('error', () => resolve(false));
+  });
+}
+
+async function waitForPing(port: number, child: ChildProcess, deadlineMs: number): Promise<void> {
+  const deadline = Date.now() + deadlineMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`redis-server exited with code ${child.exitCode} at start`);
+    if (await ping(port)) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`redis-server did not answer PING on port ${port} within ${deadlineMs} ms`);
+}
+
+function stop(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill(signal);
+  });
+}
+
+/**
+ * A redis-server of our own on a free loopback port with its data in a temporary folder: what the
+ * tests and the demo use when REDIS_URL is not set.
+ */
+export async function startPrivateRedis(options: PrivateRedisOptions = {}): Promise<PrivateRedis> {
+  const log = options.log ?? (() => {});
+  const binary = await ensureBinary('redis-server', {
+    debianPackage: 'redis-server',
+    install: options.install ?? false,
+    log,
+  });
+  const dir = await mkdtemp(join(tmpdir(), 'gpuops-redis-'));
+  const port = await freePort();
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--dir',
+    dir,
+    '--save',
+    '',
+    '--daemonize',
+    'no',
+    '--maxmemory-policy',
+    'noeviction',
+    ...(options.appendOnly ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']),
+  ];
+  let child: ChildProcess;
+  const launch = async () => {
+    child = spawn(binary, args, { stdio: 'ignore' });
+    await waitForPing(port, child, 10_000);
+  };
+  await launch();
+  const cleanup = () => child.kill('SIGKILL');
+  process.once('exit', cleanup);
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    dir,
+    async close() {
+      process.removeListener('exit', cleanup);
+      await stop(child, 'SIGTERM');
+      await rm(dir, { recursive: true, force: true });
+    },
+    async kill() {
+      await stop(child, 'SIGKILL');
+    },
+    restart: launch,
+  };
+}
