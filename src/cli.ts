@@ -27,7 +27,7 @@ const commands: Record<string, Command> = {
   web: notYet('web'),
   worker: notYet('worker'),
   sim: async (args) => (await import('./sim/run-sim.js')).runSim(args),
-  snapshot: notYet('snapshot'),
+  snapshot: async (args) => (await import('./snapshot/run-snapshot.js')).runSnapshot(args, process.env),
   demo: notYet('demo'),
 };
 

@@ -25,7 +25,9 @@ export const envSchema = z.object({
   SLACK_SIGNING_SECRET: optionalString,
   SLACK_APP_TOKEN: optionalString,
   SLACK_SOCKET_MODE: z.stringbool({ error: 'expected true or false' }).default(false),
-  SLACK_API_URL: z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' }).default('https://slack.com/api/'),
+  SLACK_API_URL: z
+    .url({ protocol: /^https?$/, error: 'expected an http(s) URL' })
+    .default('https://slack.com/api/'),
   PORT: z.coerce.number({ error: 'expected a port number' }).int().min(0).max(65535).default(3000),
   REDIS_URL: z
     .string()
@@ -62,6 +64,12 @@ export const envSchema = z.object({
   METRICS_AUTH_URL: optionalUrl,
   /** Defaults to METRICS_URL without its trailing /read, the "metrics server address" of the spec. */
   METRICS_AUDIENCE: optionalString,
+  /** Label tying a GPU series to an instance id (docs/metrics.md); default instance_id. */
+  METRICS_INSTANCE_LABEL: optionalString,
+  /** Label carrying the instance name, used to resolve names to ids; default instance_name. */
+  METRICS_NAME_LABEL: optionalString,
+  /** Series name overrides, e.g. util=DCGM_FI_DEV_GPU_UTIL,memory=DCGM_FI_DEV_FB_USED; default DCGM names. */
+  METRICS_SERIES: optionalString,
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -102,8 +110,10 @@ function requirements(env: Partial<Env>, purpose: Purpose): Array<{ key: keyof E
   }
   if (purpose === 'bot') {
     need('SLACK_BOT_TOKEN', 'the bot token (xoxb-…) from the Slack app');
-    if (env.SLACK_SOCKET_MODE) need('SLACK_APP_TOKEN', 'an app-level token (xapp-…), since SLACK_SOCKET_MODE=true');
-    else if (env.ROLE !== 'worker') need('SLACK_SIGNING_SECRET', 'to verify requests Slack sends to /slack/events');
+    if (env.SLACK_SOCKET_MODE)
+      need('SLACK_APP_TOKEN', 'an app-level token (xapp-…), since SLACK_SOCKET_MODE=true');
+    else if (env.ROLE !== 'worker')
+      need('SLACK_SIGNING_SECRET', 'to verify requests Slack sends to /slack/events');
   }
   return missing;
 }

@@ -25,7 +25,12 @@ describe('config', () => {
     const secretish = 'xoxb-not-a-url-secret';
     let error: unknown;
     try {
-      parseConfig({ CLOUD_API_SHAPE: 'D', PORT: 'eighty', CLOUD_API_URL: secretish, SLACK_SOCKET_MODE: 'maybe' });
+      parseConfig({
+        CLOUD_API_SHAPE: 'D',
+        PORT: 'eighty',
+        CLOUD_API_URL: secretish,
+        SLACK_SOCKET_MODE: 'maybe',
+      });
     } catch (err) {
       error = err;
     }
@@ -41,9 +46,9 @@ describe('config', () => {
   it('requires what the bot role needs, naming each missing key and why', () => {
     expect(() => parseConfig({}, 'bot')).toThrowError(/SLACK_BOT_TOKEN: required/);
     expect(() => parseConfig({ SLACK_SOCKET_MODE: 'true' }, 'bot')).toThrowError(/SLACK_APP_TOKEN: required/);
-    expect(() => parseConfig({ CLOUD_API_URL: 'http://x', CLOUD_CLIENT_ID: 'a', CLOUD_CLIENT_SECRET: 'b' }, 'cloud')).toThrowError(
-      /CLOUD_AUTH_URL: required/,
-    );
+    expect(() =>
+      parseConfig({ CLOUD_API_URL: 'http://x', CLOUD_CLIENT_ID: 'a', CLOUD_CLIENT_SECRET: 'b' }, 'cloud'),
+    ).toThrowError(/CLOUD_AUTH_URL: required/);
     const ok = parseConfig({ CLOUD_API_URL: 'http://127.0.0.1:1/api', CLOUD_API_TOKEN: 't' }, 'cloud');
     expect(ok.CLOUD_API_TOKEN).toBe('t');
   });
@@ -54,8 +59,11 @@ describe('config', () => {
       execFile(
         process.execPath,
         ['--import', 'tsx', '-e', "import('./src/config.ts').then(m => m.loadConfig('cloud'))"],
-        { env: { PATH: process.env.PATH, CLOUD_API_SHAPE: 'Z' }, cwd: new URL('..', import.meta.url).pathname },
-        (err, _stdout, stderr) => resolve({ code: err ? (err as { code?: number }).code ?? 1 : 0, stderr }),
+        {
+          env: { PATH: process.env.PATH, CLOUD_API_SHAPE: 'Z' },
+          cwd: new URL('..', import.meta.url).pathname,
+        },
+        (err, _stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stderr }),
       );
     });
     expect(result.code).toBe(1);

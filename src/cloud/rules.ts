@@ -41,7 +41,8 @@ export function toImageRef(value: string): string {
   return value.startsWith(IMAGE_PREFIX) ? value : `${IMAGE_PREFIX}${value}`;
 }
 
-export const BASE64_RULE = 'user data must be base64 (A–Z a–z 0–9 + / with = padding, length a multiple of 4)';
+export const BASE64_RULE =
+  'user data must be base64 (A–Z a–z 0–9 + / with = padding, length a multiple of 4)';
 export function checkBase64(value: string): string | null {
   return value.length % 4 === 0 && /^[A-Za-z0-9+/]*={0,2}$/.test(value) ? null : BASE64_RULE;
 }

@@ -1,5 +1,5 @@
-import { request } from 'undici';
 import type { Dispatcher } from 'undici';
+import { request } from 'undici';
 import { AppError, ErrorCode } from '../errors.js';
 
 /** Supplies the bearer for a request; `invalidate` is called after a 401 so the next call refreshes. */
@@ -61,9 +61,13 @@ export function clientCredentials(options: ClientCredentialsOptions): TokenProvi
         ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
       });
     } catch (err) {
-      throw new AppError(ErrorCode.Auth, `Could not reach the token server at ${url}: ${(err as Error).message}`, {
-        cause: err,
-      });
+      throw new AppError(
+        ErrorCode.Auth,
+        `Could not reach the token server at ${url}: ${(err as Error).message}`,
+        {
+          cause: err,
+        },
+      );
     }
     const text = await res.body.text();
     if (res.statusCode !== 200) {

@@ -18,7 +18,10 @@ describe('logger', () => {
     const { lines, logger } = capture();
     logger.info(
       {
-        request: { headers: { authorization: 'Bearer abc.def.ghi' }, body: { client_secret: 's3cr3t-value' } },
+        request: {
+          headers: { authorization: 'Bearer abc.def.ghi' },
+          body: { client_secret: 's3cr3t-value' },
+        },
         job: { data: { userData: 'I2Nsb3VkLWNvbmZpZw==', kubeconfig: 'apiVersion: v1' } },
         apiKey: 'pk-123456',
         instance: 'gpu-1',
@@ -31,7 +34,13 @@ describe('logger', () => {
     expect(parsed.msg).toBe('created instance');
     expect(parsed.level).toBe('info');
     expect(parsed.instance).toBe('gpu-1');
-    for (const secret of ['abc.def.ghi', 's3cr3t-value', 'I2Nsb3VkLWNvbmZpZw==', 'apiVersion: v1', 'pk-123456']) {
+    for (const secret of [
+      'abc.def.ghi',
+      's3cr3t-value',
+      'I2Nsb3VkLWNvbmZpZw==',
+      'apiVersion: v1',
+      'pk-123456',
+    ]) {
       expect(line).not.toContain(secret);
     }
   });
@@ -40,7 +49,10 @@ describe('logger', () => {
     const { lines, logger } = capture();
     const token = ['xoxb', '1234567890', 'abcdefghij'].join('-');
     logger.warn(`user pasted ${token} into a command`);
-    logger.error({ err: new Error('401 for Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.sig') }, 'failed');
+    logger.error(
+      { err: new Error('401 for Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.sig') },
+      'failed',
+    );
     const text = lines.join('\n');
     expect(text).not.toContain(token);
     expect(text).not.toContain('eyJhbGciOiJIUzI1NiJ9');

@@ -1,0 +1,148 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { Dispatcher } from 'undici';
+import { ConfigError, parseConfig } from '../config.js';
+import { AppError, asAppError } from '../errors.js';
+import { createMetricCatalog, isMetricName, METRIC_NAMES, parseSeriesOverrides } from '../metrics/catalog.js';
+import { metricsTokenProvider } from '../metrics/metrics-auth.js';
+import { createMetricsClient } from '../metrics/metrics-client.js';
+import { findChartFonts } from '../sys/fonts.js';
+import { takeSnapshot } from './take-snapshot.js';
+
+// `gpuops snapshot <instance> --out <file.png> [--metric util|memory|power|temp] [--range 1h] [--end T]`:
+// the PNG /gpu metrics would post, written to a file, with its text summary on stdout.
+
+export const SNAPSHOT_USAGE = `Usage: gpuops snapshot <instance> --out <file.png> [--metric ${METRIC_NAMES.join('|')}] [--range 1h] [--end <time>]
+
+  <instance>   instance id (uuid) or name; names are looked up through the metrics' instance_name label
+  --out        PNG file to write
+  --metric     which GPU metric (default util)
+  --range      how far back, e.g. 15m, 1h, 6h, 1d (default 1h)
+  --end        end of the range: RFC 3339 or unix seconds (default now)
+
+Reads METRICS_URL and METRICS_API_KEY (or METRICS_CLIENT_ID, METRICS_CLIENT_SECRET, METRICS_AUTH_URL).
+`;
+
+export interface SnapshotIo {
+  readonly stdout: { write(text: string): unknown };
+  readonly stderr: { write(text: string): unknown };
+  readonly now?: () => number;
+  readonly dispatcher?: Dispatcher;
+}
+
+const MAX_RANGE_MS = 31 * 86_400_000;
+
+/** Parses 90s, 15m, 1h, 1h30m, 2d, 1w into milliseconds; undefined when it is not a duration. */
+export function parseRange(text: string): number | undefined {
+  const units: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
+  if (!/^(\d+[smhdw])+$/.test(text)) return undefined;
+  let ms = 0;
+  for (const [, n, unit] of text.matchAll(/(\d+)([smhdw])/g)) ms += Number(n) * units[unit!]!;
+  return ms;
+}
+
+function parseEnd(text: string): number | undefined {
+  if (/^\d+(\.\d+)?$/.test(text)) return Number(text) * 1000;
+  const ms = Date.parse(text);
+  return Number.isNaN(ms) ? undefined : ms;
+}
+
+export async function runSnapshot(
+  args: readonly string[],
+  env: Record<string, string | undefined>,
+  io: SnapshotIo = { stdout: process.stdout, stderr: process.stderr },
+): Promise<number> {
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(args);
+  } catch (err) {
+    io.stderr.write(`gpuops snapshot: ${(err as Error).message}\n\n${SNAPSHOT_USAGE}`);
+    return 2;
+  }
+  if (parsed === 'help') {
+    io.stdout.write(SNAPSHOT_USAGE);
+    return 0;
+  }
+  try {
+    const config = parseConfig(env, 'metrics');
+    const catalog = createMetricCatalog({
+      instanceLabel: config.METRICS_INSTANCE_LABEL,
+      nameLabel: config.METRICS_NAME_LABEL,
+      series: parseSeriesOverrides(config.METRICS_SERIES),
+    });
+    const client = createMetricsClient({
+      baseUrl: config.METRICS_URL!,
+      tokens: metricsTokenProvider({
+        metricsUrl: config.METRICS_URL!,
+        apiKey: config.METRICS_API_KEY,
+        clientId: config.METRICS_CLIENT_ID,
+        clientSecret: config.METRICS_CLIENT_SECRET,
+        authUrl: config.METRICS_AUTH_URL,
+        audience: config.METRICS_AUDIENCE,
+        ...(io.dispatcher ? { dispatcher: io.dispatcher } : {}),
+      }),
+      ...(io.dispatcher ? { dispatcher: io.dispatcher } : {}),
+    });
+    const fonts = findChartFonts();
+    const snapshot = await takeSnapshot(
+      { client, catalog, fonts: { fontFiles: fonts.files, fontFamily: fonts.family } },
+      {
+        instance: parsed.instance,
+        metric: parsed.metric,
+        rangeMs: parsed.rangeMs,
+        end: parsed.end ?? (io.now ?? Date.now)(),
+      },
+    );
+    const out = resolve(parsed.out);
+    await mkdir(dirname(out), { recursive: true });
+    await writeFile(out, snapshot.png);
+    for (const warning of snapshot.warnings) io.stderr.write(`Prometheus warning: ${warning}\n`);
+    io.stdout.write(`${snapshot.text}\n`);
+    io.stdout.write(
+      `Wrote ${parsed.out} (${snapshot.spec.width ?? 1000}×${snapshot.spec.height ?? 560} PNG, ${snapshot.png.length} bytes)\n`,
+    );
+    return 0;
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      io.stderr.write(`gpuops snapshot: ${err.message}\nSee .env.example and docs/metrics.md.\n`);
+      return 1;
+    }
+    const appError = err instanceof AppError ? err : asAppError(err);
+    io.stderr.write(`gpuops snapshot: ${appError.message}\n`);
+    return 1;
+  }
+}
+
+function parse(args: readonly string[]) {
+  const { values, positionals } = parseArgs({
+    args: [...args],
+    allowPositionals: true,
+    options: {
+      out: { type: 'string', short: 'o' },
+      metric: { type: 'string', short: 'm', default: 'util' },
+      range: { type: 'string', short: 'r', default: '1h' },
+      end: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) return 'help' as const;
+  const [instance, ...extra] = positionals;
+  if (!instance) throw new Error('name the instance (its id or name).');
+  if (extra.length > 0) throw new Error(`unexpected argument "${extra[0]}".`);
+  if (!values.out) throw new Error('--out <file.png> is required.');
+  const metric = values.metric ?? 'util';
+  if (!isMetricName(metric))
+    throw new Error(`--metric must be one of ${METRIC_NAMES.join(', ')}, not "${metric}".`);
+  const rangeMs = parseRange(values.range ?? '1h');
+  if (rangeMs === undefined || rangeMs < 60_000 || rangeMs > MAX_RANGE_MS) {
+    throw new Error(`--range takes a duration from 1m to 31d such as 15m, 1h or 1d, not "${values.range}".`);
+  }
+  let end: number | undefined;
+  if (values.end !== undefined) {
+    end = parseEnd(values.end);
+    if (end === undefined)
+      throw new Error(`--end takes an RFC 3339 time or unix seconds, not "${values.end}".`);
+  }
+  return { instance, out: values.out, metric, rangeMs, end };
+}

@@ -1,0 +1,106 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { HELP_TOPICS } from '../../../src/slack/command/command-schema.js';
+import { ALL_SUBCOMMAND_DOCS } from '../../../src/slack/command/grammar.js';
+import {
+  escapeMrkdwn,
+  formatParseError,
+  helpText,
+  packSections,
+  usageFor,
+} from '../../../src/slack/command/help.js';
+import { parseCommand } from '../../../src/slack/command/parse-command.js';
+
+describe('helpText', () => {
+  it('gives an overview in several sections, each within the 3,000 characters of a Slack text block', () => {
+    const sections = helpText();
+    expect(sections.length).toBeGreaterThan(1);
+    for (const section of sections) expect(section.length).toBeLessThanOrEqual(3000);
+    const all = sections.join('\n');
+    for (const doc of ALL_SUBCOMMAND_DOCS) expect(all).toContain(escapeMrkdwn(doc.usage));
+    expect(all).toContain('*Values*');
+  });
+
+  it('shows usage and an example for every subcommand under a topic', () => {
+    for (const doc of ALL_SUBCOMMAND_DOCS) {
+      const path = doc.usage.replace(/^\/gpu /, '').split(' ')[0]!;
+      const text = helpText(path).join('\n');
+      expect(text).toContain(escapeMrkdwn(doc.usage));
+      expect(text).toContain(`Example: \`${escapeMrkdwn(doc.example)}\``);
+    }
+    const pool = helpText('k8s pool').join('\n');
+    expect(pool).toContain('/gpu k8s pool add');
+    expect(pool).toContain('/gpu k8s pool rm');
+    expect(pool).not.toContain('/gpu k8s ls');
+  });
+
+  it('keeps every topic within the Slack limit', () => {
+    for (const topic of HELP_TOPICS) {
+      for (const section of helpText(topic, { shape: 'A' })) expect(section.length).toBeLessThanOrEqual(3000);
+    }
+  });
+
+  it('escapes angle brackets so Slack shows <instance> instead of reading it as a link', () => {
+    const text = helpText('show').join('\n');
+    expect(text).toContain('/gpu show &lt;instance&gt;');
+    expect(text).not.toMatch(/<instance>/);
+  });
+
+  it('marks the subcommands the configured shape lacks', () => {
+    const c = helpText('k8s', { shape: 'C' }).join('\n');
+    expect(c).toMatch(/k8s kubeconfig .*_\(not in shape C\)_/);
+    expect(c).not.toMatch(/k8s pools .*not in shape/);
+    const b = helpText(undefined, { shape: 'B' }).join('\n');
+    expect(b).toMatch(/\/gpu capacity` — .*_\(not in shape B\)_/);
+    expect(helpText('fs create', { shape: 'B' }).join('\n')).not.toContain('not in shape');
+  });
+
+  it('falls back to the overview for an unknown topic', () => {
+    expect(helpText('nope')).toEqual(helpText());
+  });
+});
+
+describe('usageFor', () => {
+  it('answers by kind or by words, and a group gives all its lines', () => {
+    expect(usageFor('k8s.pool.add')).toBe('/gpu k8s pool add <cluster> [<name> <type> <count>]');
+    expect(usageFor('k8s pool add')).toBe('/gpu k8s pool add <cluster> [<name> <type> <count>]');
+    expect(usageFor('start')).toBe('/gpu start <instance>');
+    expect(usageFor('slurm')?.split('\n')).toHaveLength(11);
+    expect(usageFor('waitlist')).toBe('/gpu waitlist\n/gpu waitlist <type> [<count>]\n/gpu waitlist rm <id>');
+    expect(usageFor('nothing')).toBeUndefined();
+  });
+});
+
+describe('packSections', () => {
+  it('never splits a line and never passes the limit', () => {
+    const lines = Array.from({ length: 50 }, (_, i) => `${i} ${'x'.repeat(90)}`);
+    const sections = packSections(lines, 1000);
+    expect(sections.join('\n')).toBe(lines.join('\n'));
+    for (const section of sections) expect(section.length).toBeLessThanOrEqual(1000);
+  });
+});
+
+describe('formatParseError', () => {
+  it('shows message, suggestion, usage and example, escaping what the person typed', () => {
+    const result = parseCommand('strat <b>&');
+    if (result.ok) throw new Error('expected an error');
+    const text = formatParseError(result.error);
+    expect(text).toContain('There is no subcommand "strat".');
+    expect(text).toContain('Did you mean `/gpu start`?');
+    expect(text).toContain('*Usage:* `/gpu start &lt;instance&gt;`');
+    expect(text).toContain('*Example:* `/gpu start train-01`');
+  });
+});
+
+describe('docs/commands.md', () => {
+  it('shows every usage line and example people are shown in Slack', () => {
+    const text = readFileSync(new URL('../../../docs/commands.md', import.meta.url), 'utf8').replaceAll(
+      '\\|',
+      '|',
+    );
+    const missing = ALL_SUBCOMMAND_DOCS.flatMap((doc) => [doc.usage, doc.example]).filter(
+      (s) => !text.includes(s),
+    );
+    expect(missing).toEqual([]);
+  });
+});

@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { damerauLevenshtein, didYouMean, nearestWord } from '../../../src/slack/command/suggest.js';
+
+describe('damerauLevenshtein', () => {
+  it.each([
+    ['', '', 0],
+    ['start', 'start', 0],
+    ['strat', 'start', 1],
+    ['pols', 'pools', 1],
+    ['ca', 'abc', 2],
+    ['kitten', 'sitting', 3],
+    ['', 'abc', 3],
+  ])('%s → %s is %i', (a, b, n) => {
+    expect(damerauLevenshtein(a, b)).toBe(n);
+    expect(damerauLevenshtein(b, a)).toBe(n);
+  });
+});
+
+describe('nearestWord', () => {
+  const top = ['ls', 'show', 'start', 'stop', 'rm', 'capacity', 'configs', 'create'];
+  it('finds near words, aliases and unique prefixes', () => {
+    expect(nearestWord('strat', top)).toBe('start');
+    expect(nearestWord('STOPP', top)).toBe('stop');
+    expect(nearestWord('delete', top)).toBe('rm');
+    expect(nearestWord('cap', top)).toBe('capacity');
+    expect(nearestWord('conf', top)).toBe('configs');
+  });
+
+  it('suggests nothing for a known word or one far from all', () => {
+    expect(nearestWord('ls', top)).toBeNull();
+    expect(nearestWord('xyzzy', top)).toBeNull();
+    expect(nearestWord('', top)).toBeNull();
+  });
+
+  it('phrases the suggestion as a command', () => {
+    expect(didYouMean('strat', top)).toBe('Did you mean `/gpu start`?');
+    expect(didYouMean('pols', ['pools', 'pool'], 'k8s')).toBe('Did you mean `/gpu k8s pools`?');
+    expect(didYouMean('xyzzy', top)).toBeUndefined();
+  });
+});
