@@ -3,10 +3,10 @@ import {
   GPU_COMMAND_KINDS,
   type GpuCommand,
   gpuCommandSchema,
-} from '../../../src/slack/command/command-schema.js';
-import { ALL_SUBCOMMAND_DOCS, docFor } from '../../../src/slack/command/grammar.js';
-import { type ParseError, parseCommand } from '../../../src/slack/command/parse-command.js';
-import { unescapeSlackText } from '../../../src/slack/command/slack-text.js';
+} from '../../src/command/command-schema.js';
+import { ALL_SUBCOMMAND_DOCS, docFor } from '../../src/command/grammar.js';
+import { type ParseError, parseCommand } from '../../src/command/parse-command.js';
+import { unescapeSlackText } from '../../src/command/slack-text.js';
 
 const KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFuyvIwN8SVrspCLSMqeCCUbe1WBH+UgcwkB1g3duGfL';
 const UUID = '3f1c2a9e-8b7d-4c1e-9f2a-1b2c3d4e5f60';

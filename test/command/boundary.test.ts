@@ -3,10 +3,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 // The command grammar is pure: no I/O, no Slack SDK, and from the cloud layer only its data and rules.
-const DIR = join(import.meta.dirname, '../../../src/slack/command');
-const ALLOWED = [/^zod$/, /^\.\/[a-z-]+\.js$/, /^\.\.\/\.\.\/cloud\/(routes|rules|shape)\.js$/];
+const DIR = join(import.meta.dirname, '../../src/command');
+const ALLOWED = [/^zod$/, /^\.\/[a-z-]+\.js$/, /^\.\.\/cloud\/(routes|rules|shape)\.js$/];
 
-describe('src/slack/command imports', () => {
+describe('src/command imports', () => {
   it('stay pure', () => {
     const offending: string[] = [];
     for (const file of readdirSync(DIR).filter((f) => f.endsWith('.ts'))) {

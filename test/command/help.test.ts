@@ -1,15 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { HELP_TOPICS } from '../../../src/slack/command/command-schema.js';
-import { ALL_SUBCOMMAND_DOCS } from '../../../src/slack/command/grammar.js';
+import { HELP_TOPICS } from '../../src/command/command-schema.js';
+import { ALL_SUBCOMMAND_DOCS } from '../../src/command/grammar.js';
 import {
   escapeMrkdwn,
   formatParseError,
   helpText,
   packSections,
   usageFor,
-} from '../../../src/slack/command/help.js';
-import { parseCommand } from '../../../src/slack/command/parse-command.js';
+} from '../../src/command/help.js';
+import { parseCommand } from '../../src/command/parse-command.js';
 
 describe('helpText', () => {
   it('gives an overview in several sections, each within the 3,000 characters of a Slack text block', () => {
@@ -94,7 +94,7 @@ describe('formatParseError', () => {
 
 describe('docs/commands.md', () => {
   it('shows every usage line and example people are shown in Slack', () => {
-    const text = readFileSync(new URL('../../../docs/commands.md', import.meta.url), 'utf8').replaceAll(
+    const text = readFileSync(new URL('../../docs/commands.md', import.meta.url), 'utf8').replaceAll(
       '\\|',
       '|',
     );
