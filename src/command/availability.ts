@@ -1,6 +1,6 @@
-import { type Operation, ROUTES, type RouteTable } from '../../cloud/routes.js';
-import { UUID } from '../../cloud/rules.js';
-import type { Shape } from '../../cloud/shape.js';
+import { type Operation, ROUTES, type RouteTable } from '../cloud/routes.js';
+import { UUID } from '../cloud/rules.js';
+import type { Shape } from '../cloud/shape.js';
 import { commandPath, type GpuCommand, type GpuCommandKind } from './command-schema.js';
 
 // Which infrastructure operations a command needs, checked against the shape's route table (the pure

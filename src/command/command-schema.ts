@@ -9,7 +9,7 @@ import {
   K8S_VERSION_RULE,
   SIZE_RULE,
   USERNAME_RULE,
-} from '../../cloud/rules.js';
+} from '../cloud/rules.js';
 import {
   checkLabelKey,
   checkLabelValue,

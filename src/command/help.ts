@@ -1,6 +1,6 @@
-import type { RouteTable } from '../../cloud/routes.js';
-import { SIZE_RULE, USERNAME_RULE } from '../../cloud/rules.js';
-import type { Shape } from '../../cloud/shape.js';
+import type { RouteTable } from '../cloud/routes.js';
+import { SIZE_RULE, USERNAME_RULE } from '../cloud/rules.js';
+import type { Shape } from '../cloud/shape.js';
 import { kindsMissingIn } from './availability.js';
 import { commandPath, type GpuCommandKind, HELP_TOPICS } from './command-schema.js';
 import { ALL_SUBCOMMAND_DOCS, GROUPS, SUBCOMMAND_DOCS, type SubcommandDoc } from './grammar.js';

@@ -8,7 +8,7 @@ import {
   SIZE_RULE,
   toImageRef,
   USERNAME_RULE,
-} from '../../cloud/rules.js';
+} from '../cloud/rules.js';
 import {
   type CommandOf,
   commandPath,

@@ -1,4 +1,4 @@
-import { checkTagKey, TAG_KEY_RULE } from '../../cloud/rules.js';
+import { checkTagKey, TAG_KEY_RULE } from '../cloud/rules.js';
 
 // Value rules of the /gpu grammar that need no I/O. Each check returns null when the value passes, or
 // the rule it broke in words, so the parser and the zod schemas share one wording.
