@@ -2,13 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { HELP_TOPICS } from '../../src/command/command-schema.js';
 import { ALL_SUBCOMMAND_DOCS } from '../../src/command/grammar.js';
-import {
-  escapeMrkdwn,
-  formatParseError,
-  helpText,
-  packSections,
-  usageFor,
-} from '../../src/command/help.js';
+import { escapeMrkdwn, formatParseError, helpText, packSections, usageFor } from '../../src/command/help.js';
 import { parseCommand } from '../../src/command/parse-command.js';
 
 describe('helpText', () => {

@@ -1,9 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  GPU_COMMAND_KINDS,
-  type GpuCommand,
-  gpuCommandSchema,
-} from '../../src/command/command-schema.js';
+import { GPU_COMMAND_KINDS, type GpuCommand, gpuCommandSchema } from '../../src/command/command-schema.js';
 import { ALL_SUBCOMMAND_DOCS, docFor } from '../../src/command/grammar.js';
 import { type ParseError, parseCommand } from '../../src/command/parse-command.js';
 import { unescapeSlackText } from '../../src/command/slack-text.js';

@@ -1,0 +1,30 @@
+import { createHash } from 'node:crypto';
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { JobData } from './job-data.js';
+
+export const QUEUE_NAME = 'gpuops';
+/** A hash tag, so every key of the queue shares one Redis Cluster slot. */
+export const QUEUE_PREFIX = '{gpuops}';
+
+export const DEFAULT_JOB_OPTIONS = {
+  attempts: 6,
+  backoff: { type: 'exponential', delay: 1_000 },
+  removeOnComplete: { age: 7 * 24 * 3600, count: 5_000 },
+  removeOnFail: { age: 14 * 24 * 3600 },
+} as const;
+
+export type GpuQueue = Queue<JobData, unknown, string>;
+
+export function createQueue(connection: Redis, prefix = QUEUE_PREFIX): GpuQueue {
+  return new Queue<JobData, unknown, string>(QUEUE_NAME, {
+    connection,
+    prefix,
+    defaultJobOptions: DEFAULT_JOB_OPTIONS,
+  });
+}
+
+/** A job id made from its parts: stable for the same request, and free of ':' as BullMQ requires. */
+export function jobIdFor(...parts: readonly string[]): string {
+  return createHash('sha256').update(parts.join('\u0000')).digest('base64url').slice(0, 24);
+}

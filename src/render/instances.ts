@@ -1,0 +1,89 @@
+import type { KnownBlock } from '@slack/types';
+import type { Instance } from '../cloud/index.js';
+import { clip, escapeText } from './job-message.js';
+
+// Instances as people read them. userData is never shown: it may hold secrets.
+
+const STATE_ICON: Record<string, string> = {
+  running: ':large_green_circle:',
+  stopped: ':white_circle:',
+  creating: ':hourglass_flowing_sand:',
+  starting: ':hourglass_flowing_sand:',
+  stopping: ':hourglass_flowing_sand:',
+  deleting: ':wastebasket:',
+  error: ':red_circle:',
+  'out-of-stock': ':red_circle:',
+};
+
+export function stateIcon(state: string): string {
+  return STATE_ICON[state] ?? ':grey_question:';
+}
+
+/** One line per instance. */
+export function instanceLine(i: Instance): string {
+  const ip = i.ip ? ` · ${i.ip}` : '';
+  const flags = [i.preemptible ? 'preemptible' : '', i.ephemeral ? 'ephemeral' : '']
+    .filter(Boolean)
+    .join(', ');
+  return `${stateIcon(i.state)} *${escapeText(i.name)}* · ${escapeText(i.type)} · ${escapeText(i.state)}${ip}${flags ? ` · ${flags}` : ''}`;
+}
+
+export const PAGE_SIZE = 20;
+
+/** A page of a long list as sections of lines, within Slack's block and character limits. */
+export function listBlocks(
+  title: string,
+  lines: readonly string[],
+  page = 0,
+  pageSize = PAGE_SIZE,
+): { text: string; blocks: KnownBlock[]; pages: number } {
+  const pages = Math.max(1, Math.ceil(lines.length / pageSize));
+  const current = Math.min(Math.max(page, 0), pages - 1);
+  const slice = lines.slice(current * pageSize, (current + 1) * pageSize);
+  const blocks: KnownBlock[] = [
+    { type: 'section', text: { type: 'mrkdwn', text: clip(`*${escapeText(title)}*`) } },
+  ];
+  // Sections hold at most 3,000 characters: pack lines into as few as fit.
+  let chunk = '';
+  for (const line of slice) {
+    if (chunk.length + line.length + 1 > 2900) {
+      blocks.push({ type: 'section', text: { type: 'mrkdwn', text: chunk } });
+      chunk = '';
+    }
+    chunk += `${chunk ? '\n' : ''}${clip(line, 2900)}`;
+  }
+  if (chunk) blocks.push({ type: 'section', text: { type: 'mrkdwn', text: chunk } });
+  if (lines.length === 0)
+    blocks.push({ type: 'section', text: { type: 'mrkdwn', text: '_Nothing here yet._' } });
+  if (pages > 1) {
+    blocks.push({
+      type: 'context',
+      elements: [{ type: 'mrkdwn', text: `Page ${current + 1} of ${pages} · ${lines.length} in all` }],
+    });
+  }
+  const text = `${title}: ${lines.length} item${lines.length === 1 ? '' : 's'}`;
+  return { text, blocks, pages };
+}
+
+export function instanceDetailBlocks(i: Instance): KnownBlock[] {
+  const fields = [
+    `*State*\n${stateIcon(i.state)} ${escapeText(i.state)}`,
+    `*Type*\n${escapeText(i.type)}`,
+    `*IP*\n${i.ip ? escapeText(i.ip) : '—'}`,
+    `*Image*\n${escapeText(i.image)}`,
+    `*Preemptible*\n${i.preemptible ? 'yes' : 'no'}`,
+    `*Ephemeral*\n${i.ephemeral ? 'yes' : 'no'}`,
+    `*Id*\n\`${escapeText(i.id)}\``,
+  ];
+  if (i.filesystems && i.filesystems.length > 0) fields.push(`*Filesystems*\n${i.filesystems.length}`);
+  const tags = Object.entries(i.tags ?? {});
+  const blocks: KnownBlock[] = [
+    { type: 'section', text: { type: 'mrkdwn', text: `*${escapeText(i.name)}*` } },
+    { type: 'section', fields: fields.slice(0, 10).map((text) => ({ type: 'mrkdwn' as const, text })) },
+  ];
+  if (tags.length > 0) {
+    const text = tags.map(([k, v]) => `\`${escapeText(k)}=${escapeText(v)}\``).join(' ');
+    blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: clip(`Tags: ${text}`, 2000) }] });
+  }
+  return blocks;
+}

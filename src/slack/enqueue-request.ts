@@ -1,0 +1,89 @@
+import type { WebClient } from '@slack/web-api';
+import type { GpuCommand } from '../command/command-schema.js';
+import { type JobContext, type JobData, jobDataSchema, type MessageRef } from '../jobs/job-data.js';
+import { deliveryOf, describeCommand } from '../jobs/kinds.js';
+import { type GpuQueue, jobIdFor } from '../jobs/queue.js';
+import type { Logger } from '../log/logger.js';
+import { renderJobMessage } from '../render/job-message.js';
+import type { Store } from '../store/store.js';
+
+export interface EnqueueDeps {
+  readonly queue: GpuQueue;
+  readonly store: Store;
+  readonly client: WebClient;
+  readonly log: Logger;
+}
+
+export type EnqueueResult =
+  | { readonly status: 'queued'; readonly jobId: string; readonly message?: MessageRef }
+  | { readonly status: 'duplicate'; readonly jobId: string };
+
+/** Fails fast rather than let a hung Redis eat Slack's three seconds. */
+export function withDeadline<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Turns an accepted request into exactly one job. The same request sent twice within a short window
+ * (a double submission, Slack redelivering) finds the first job instead of making a second. A request
+ * that changes something first gets its visible channel message, which the job then edits in place.
+ */
+export async function enqueueRequest(
+  deps: EnqueueDeps,
+  command: GpuCommand,
+  ctx: JobContext,
+  extra: { readonly approvalId?: string } = {},
+): Promise<EnqueueResult> {
+  const fingerprint = jobIdFor(ctx.teamId, ctx.channelId, ctx.userId, JSON.stringify(command));
+  const jobId = extra.approvalId ?? `${fingerprint}-${ctx.requestedAt}`;
+  const holder = await withDeadline(deps.store.claimRequest(fingerprint, jobId), 1_500, 'Redis');
+  if (holder !== undefined) return { status: 'duplicate', jobId: holder };
+
+  let message: MessageRef | undefined;
+  if (deliveryOf(command.kind) === 'channel') {
+    const { text, blocks } = renderJobMessage({
+      phase: 'queued',
+      request: describeCommand(command),
+      userId: ctx.userId,
+      startedAt: ctx.requestedAt,
+      now: ctx.requestedAt,
+      jobId,
+    });
+    try {
+      const posted = await deps.client.chat.postMessage({ channel: ctx.channelId, text, blocks });
+      if (posted.ts) message = { channel: posted.channel ?? ctx.channelId, ts: posted.ts };
+    } catch (err) {
+      // Not in the channel, or Slack hiccuped: the job posts its own message when it starts.
+      deps.log.warn({ err, jobId }, 'could not post the queued message');
+    }
+  }
+
+  const data: JobData = jobDataSchema.parse({
+    v: 1,
+    command,
+    ctx,
+    ...(message ? { message } : {}),
+    ...(extra.approvalId ? { approvalId: extra.approvalId } : {}),
+  });
+  await withDeadline(
+    deps.store.recordJob({
+      id: jobId,
+      kind: command.kind,
+      summary: describeCommand(command),
+      userId: ctx.userId,
+      channelId: ctx.channelId,
+      state: 'queued',
+      createdAt: ctx.requestedAt,
+      updatedAt: ctx.requestedAt,
+    }),
+    1_500,
+    'Redis',
+  );
+  if (message) await withDeadline(deps.store.setJobMessage(jobId, message), 1_500, 'Redis');
+  await withDeadline(deps.queue.add(command.kind, data, { jobId }), 1_500, 'the queue');
+  return { status: 'queued', jobId, ...(message ? { message } : {}) };
+}

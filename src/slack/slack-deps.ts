@@ -1,0 +1,24 @@
+import type { SlashCommand } from '@slack/bolt';
+import type { WebClient } from '@slack/web-api';
+import type { RouteTable } from '../cloud/routes.js';
+import type { Shape } from '../cloud/shape.js';
+import type { GpuCommand } from '../command/command-schema.js';
+import type { GpuQueue } from '../jobs/queue.js';
+import type { Logger } from '../log/logger.js';
+import type { Store } from '../store/store.js';
+
+/** What the listeners need: no cloud client, by design. */
+export interface SlackDeps {
+  readonly queue: GpuQueue;
+  readonly store: Store;
+  readonly client: WebClient;
+  readonly log: Logger;
+  readonly shape: Shape;
+  /** The shape's route table with CLOUD_ROUTES applied: decides which subcommands exist. */
+  readonly routes: RouteTable;
+  readonly defaultProjectId?: string | undefined;
+  /** Opens the form of a command typed without arguments; returns an acknowledgement text if any. */
+  readonly openModal?: (command: GpuCommand, slash: SlashCommand) => Promise<{ text?: string } | undefined>;
+  /** Counts commands for /metrics. */
+  readonly onCommand?: (kind: string) => void;
+}

@@ -1,0 +1,163 @@
+import type { Redis } from 'ioredis';
+import type { MessageRef } from '../jobs/job-data.js';
+
+// Redis-backed state other than the queue. Every key starts with the store's prefix so several
+// deployments (or test files) can share one Redis without seeing each other's state.
+
+export interface ProjectBinding {
+  readonly projectId: string;
+  readonly name?: string;
+  readonly boundBy: string;
+  readonly boundAt: number;
+}
+
+export const JOB_STATES = ['queued', 'working', 'waiting', 'done', 'failed'] as const;
+export type JobState = (typeof JOB_STATES)[number];
+
+export interface JobRecord {
+  readonly id: string;
+  readonly kind: string;
+  /** What was asked, as the user would type it (no secrets: commands never carry any). */
+  readonly summary: string;
+  readonly userId: string;
+  readonly channelId: string;
+  readonly state: JobState;
+  readonly detail?: string;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+export interface SshKeyOwnership {
+  readonly name: string;
+  readonly userId: string;
+  readonly publicKey: string;
+  readonly addedAt: number;
+}
+
+const JOB_LOG_LENGTH = 200;
+const DEDUPE_SECONDS = 30;
+
+export interface Store {
+  readonly redis: Redis;
+  readonly prefix: string;
+
+  bindProject(channelId: string, binding: ProjectBinding): Promise<void>;
+  projectOf(channelId: string): Promise<ProjectBinding | undefined>;
+
+  /** Claims a request fingerprint for a short time; returns the job id already holding it, if any. */
+  claimRequest(fingerprint: string, jobId: string): Promise<string | undefined>;
+
+  recordJob(record: JobRecord): Promise<void>;
+  updateJob(id: string, change: { state: JobState; detail?: string }): Promise<void>;
+  job(id: string): Promise<JobRecord | undefined>;
+  recentJobs(channelId: string, limit: number): Promise<JobRecord[]>;
+
+  /** The message a job edits in place. */
+  setJobMessage(jobId: string, ref: MessageRef): Promise<void>;
+  jobMessage(jobId: string): Promise<MessageRef | undefined>;
+
+  addKeyOwner(key: SshKeyOwnership): Promise<void>;
+  removeKeyOwner(name: string): Promise<void>;
+  keyOwner(name: string): Promise<SshKeyOwnership | undefined>;
+  keysOf(userId: string): Promise<SshKeyOwnership[]>;
+
+  /** Cached catalogue data (configurations, capacity, instance types) for modals that must open at once. */
+  putCache(name: string, value: unknown, ttlSeconds: number): Promise<void>;
+  cached<T>(name: string): Promise<{ value: T; storedAt: number } | undefined>;
+}
+
+export function createStore(redis: Redis, prefix = 'gpuops'): Store {
+  const k = (...parts: string[]) => [prefix, ...parts].join(':');
+  const parse = <T>(raw: string | null): T | undefined => (raw === null ? undefined : (JSON.parse(raw) as T));
+
+  return {
+    redis,
+    prefix,
+
+    async bindProject(channelId, binding) {
+      await redis.set(k('channel', channelId, 'project'), JSON.stringify(binding));
+    },
+    async projectOf(channelId) {
+      return parse<ProjectBinding>(await redis.get(k('channel', channelId, 'project')));
+    },
+
+    async claimRequest(fingerprint, jobId) {
+      const key = k('dedupe', fingerprint);
+      const set = await redis.set(key, jobId, 'EX', DEDUPE_SECONDS, 'NX');
+      if (set === 'OK') return undefined;
+      return (await redis.get(key)) ?? undefined;
+    },
+
+    async recordJob(record) {
+      await redis
+        .multi()
+        .set(k('job', record.id), JSON.stringify(record), 'EX', 14 * 24 * 3600)
+        .lpush(k('channel', record.channelId, 'jobs'), record.id)
+        .ltrim(k('channel', record.channelId, 'jobs'), 0, JOB_LOG_LENGTH - 1)
+        .exec();
+    },
+    async updateJob(id, change) {
+      const current = parse<JobRecord>(await redis.get(k('job', id)));
+      if (!current) return;
+      const next: JobRecord = {
+        ...current,
+        state: change.state,
+        ...(change.detail !== undefined ? { detail: change.detail } : {}),
+        updatedAt: Date.now(),
+      };
+      await redis.set(k('job', id), JSON.stringify(next), 'KEEPTTL');
+    },
+    async job(id) {
+      return parse<JobRecord>(await redis.get(k('job', id)));
+    },
+    async recentJobs(channelId, limit) {
+      const ids = await redis.lrange(k('channel', channelId, 'jobs'), 0, Math.max(0, limit - 1));
+      if (ids.length === 0) return [];
+      const raws = await redis.mget(ids.map((id) => k('job', id)));
+      return raws.flatMap((raw) => {
+        const record = parse<JobRecord>(raw);
+        return record ? [record] : [];
+      });
+    },
+
+    async setJobMessage(jobId, ref) {
+      await redis.set(k('job', jobId, 'message'), JSON.stringify(ref), 'EX', 14 * 24 * 3600);
+    },
+    async jobMessage(jobId) {
+      return parse<MessageRef>(await redis.get(k('job', jobId, 'message')));
+    },
+
+    async addKeyOwner(key) {
+      const previous = parse<SshKeyOwnership>(await redis.get(k('sshkey', key.name)));
+      const tx = redis.multi().set(k('sshkey', key.name), JSON.stringify(key));
+      if (previous && previous.userId !== key.userId)
+        tx.srem(k('user', previous.userId, 'sshkeys'), key.name);
+      await tx.sadd(k('user', key.userId, 'sshkeys'), key.name).exec();
+    },
+    async removeKeyOwner(name) {
+      const previous = parse<SshKeyOwnership>(await redis.get(k('sshkey', name)));
+      const tx = redis.multi().del(k('sshkey', name));
+      if (previous) tx.srem(k('user', previous.userId, 'sshkeys'), name);
+      await tx.exec();
+    },
+    async keyOwner(name) {
+      return parse<SshKeyOwnership>(await redis.get(k('sshkey', name)));
+    },
+    async keysOf(userId) {
+      const names = (await redis.smembers(k('user', userId, 'sshkeys'))).sort();
+      if (names.length === 0) return [];
+      const raws = await redis.mget(names.map((n) => k('sshkey', n)));
+      return raws.flatMap((raw) => {
+        const key = parse<SshKeyOwnership>(raw);
+        return key && key.userId === userId ? [key] : [];
+      });
+    },
+
+    async putCache(name, value, ttlSeconds) {
+      await redis.set(k('cache', name), JSON.stringify({ value, storedAt: Date.now() }), 'EX', ttlSeconds);
+    },
+    async cached<T>(name: string) {
+      return parse<{ value: T; storedAt: number }>(await redis.get(k('cache', name)));
+    },
+  };
+}

@@ -1,0 +1,84 @@
+import { type Job, UnrecoverableError, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { type JobData, parseJobData } from '../jobs/job-data.js';
+import { QUEUE_NAME, QUEUE_PREFIX } from '../jobs/queue.js';
+import { handlerFor } from './handlers/index.js';
+import { classifyFailure, PermanentJobError } from './job-errors.js';
+import { JobRun } from './job-run.js';
+import type { WorkerDeps } from './worker-deps.js';
+
+export interface WorkerOptions {
+  readonly concurrency?: number;
+  /** How long a job's lock lasts; a worker killed mid-job loses it after this and another takes over. */
+  readonly lockDurationMs?: number;
+  readonly prefix?: string;
+  readonly autorun?: boolean;
+}
+
+/** Runs one attempt of a job: validate, dispatch, report; decides retry or end. */
+export async function processJob(job: Job<JobData>, deps: WorkerDeps, signal: AbortSignal): Promise<string> {
+  let data: JobData;
+  try {
+    data = parseJobData(job.data);
+  } catch (err) {
+    deps.log.error({ jobId: job.id, name: job.name, err }, 'job data rejected');
+    throw new UnrecoverableError(classifyFailure(err).message);
+  }
+  const run = new JobRun(job, data, deps, signal);
+  const handler = handlerFor(data.command.kind);
+  const attempts = job.opts.attempts ?? 1;
+  try {
+    if (!handler)
+      throw new PermanentJobError(`\`${run.request}\` is not handled by this version of gpuops yet.`);
+    await run.update(
+      'working',
+      job.attemptsMade > 0 ? `Working (attempt ${job.attemptsMade + 1} of ${attempts})…` : 'Working…',
+    );
+    const outcome = await handler(run, run.data.command);
+    await run.finish('done', outcome);
+    deps.log.info({ jobId: job.id, name: job.name, attempt: job.attemptsMade + 1 }, 'job done');
+    return outcome.detail;
+  } catch (err) {
+    if (signal.aborted) throw err;
+    const failure = classifyFailure(err);
+    const last = failure.permanent || job.attemptsMade + 1 >= attempts;
+    deps.log.warn(
+      { jobId: job.id, name: job.name, attempt: job.attemptsMade + 1, permanent: failure.permanent, err },
+      'job attempt failed',
+    );
+    try {
+      if (last) await run.finish('failed', { detail: failure.message });
+      else
+        await run.update(
+          'working',
+          `${failure.message} Retrying (attempt ${job.attemptsMade + 2} of ${attempts})…`,
+        );
+    } catch (reportErr) {
+      deps.log.error({ jobId: job.id, err: reportErr }, 'could not report the job failure to Slack');
+    }
+    if (failure.permanent) throw new UnrecoverableError(failure.message);
+    throw err;
+  }
+}
+
+export function createWorker(
+  connection: Redis,
+  deps: WorkerDeps,
+  options: WorkerOptions = {},
+): Worker<JobData> {
+  const worker = new Worker<JobData>(
+    QUEUE_NAME,
+    async (job, _token, signal) => processJob(job, deps, signal ?? new AbortController().signal),
+    {
+      connection,
+      prefix: options.prefix ?? QUEUE_PREFIX,
+      concurrency: options.concurrency ?? 8,
+      lockDuration: options.lockDurationMs ?? 30_000,
+      // A worker killed mid-job is not the job's fault: let it be picked up again several times.
+      maxStalledCount: 5,
+      autorun: options.autorun ?? true,
+    },
+  );
+  worker.on('error', (err) => deps.log.error({ err }, 'worker error'));
+  return worker;
+}

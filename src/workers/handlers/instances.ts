@@ -1,0 +1,175 @@
+import { CloudConflictError, CloudNotFoundError, type Instance } from '../../cloud/index.js';
+import type { CommandOf } from '../../command/command-schema.js';
+import { instanceDetailBlocks, instanceLine, listBlocks } from '../../render/instances.js';
+import { PermanentJobError } from '../job-errors.js';
+import type { JobRun, Outcome } from '../job-run.js';
+import { pickByRef, resolveRef } from '../resolve.js';
+import { waitFor } from '../wait-for.js';
+
+/** The tag that marks an instance as made by one job: how a retried create finds its own machine. */
+export const JOB_TAG = 'gpuops-job';
+const FAILED_STATES = new Set(['error', 'out-of-stock']);
+
+function resolveInstance(run: JobRun, ref: string): Promise<Instance> {
+  const { cloud } = run.deps;
+  return resolveRef(
+    ref,
+    'instance',
+    () => cloud.listInstances(run.call),
+    (id) => cloud.getInstance({ id }, run.call),
+  );
+}
+
+async function readInstance(run: JobRun, id: string): Promise<Instance | undefined> {
+  try {
+    return await run.deps.cloud.getInstance({ id }, run.call);
+  } catch (err) {
+    if (err instanceof CloudNotFoundError) return undefined;
+    throw err;
+  }
+}
+
+function waitForState(run: JobRun, instance: Instance, target: string): Promise<Instance | undefined> {
+  return waitFor(run, {
+    read: () => readInstance(run, instance.id),
+    done: (i) => i?.state === target,
+    failed: (i) =>
+      i === undefined
+        ? `${instance.name} disappeared while waiting for it to be ${target}.`
+        : FAILED_STATES.has(i.state)
+          ? `${instance.name} went to state "${i.state}" instead of ${target}.`
+          : null,
+    describe: (i) => `state: ${i?.state ?? 'gone'}`,
+    goal: `${instance.name} to be ${target}`,
+  });
+}
+
+function settled(instance: Instance, verb: string): Outcome {
+  const ip = instance.ip ? ` at ${instance.ip}` : '';
+  return {
+    detail: `${instance.name} is ${instance.state}${ip}${verb}.`,
+    result: instanceDetailBlocks(instance),
+  };
+}
+
+export async function listInstances(run: JobRun): Promise<Outcome> {
+  const instances = await run.deps.cloud.listInstances(run.call);
+  instances.sort((a, b) => a.name.localeCompare(b.name));
+  const { text, blocks } = listBlocks(`Instances (${instances.length})`, instances.map(instanceLine));
+  return { detail: text, result: blocks };
+}
+
+export async function showInstance(run: JobRun, command: CommandOf<'show'>): Promise<Outcome> {
+  const instance = await resolveInstance(run, command.instance);
+  return { detail: `${instance.name}: ${instance.state}`, result: instanceDetailBlocks(instance) };
+}
+
+async function transition(run: JobRun, ref: string, action: 'start' | 'stop'): Promise<Outcome> {
+  const target = action === 'start' ? 'running' : 'stopped';
+  const from = action === 'start' ? 'stopped' : 'running';
+  let instance = await resolveInstance(run, ref);
+  if (instance.state === target) return settled(instance, ', nothing to do');
+  const inFlight = action === 'start' ? 'starting' : 'stopping';
+  if (instance.state !== inFlight) {
+    if (instance.state !== from) {
+      throw new PermanentJobError(
+        `${instance.name} is ${instance.state}; only a ${from} instance can be ${action === 'start' ? 'started' : 'stopped'}.`,
+      );
+    }
+    await run.update('working', `Asking the cloud to ${action} ${instance.name}…`);
+    try {
+      if (action === 'start') await run.deps.cloud.startInstance({ id: instance.id }, run.call);
+      else await run.deps.cloud.stopInstance({ id: instance.id }, run.call);
+    } catch (err) {
+      // A retried job whose first attempt got through sees a conflict: the state tells what happened.
+      if (!(err instanceof CloudConflictError)) throw err;
+    }
+  }
+  instance = (await waitForState(run, instance, target)) ?? instance;
+  return settled(instance, '');
+}
+
+export const startInstance = (run: JobRun, c: CommandOf<'start'>) => transition(run, c.instance, 'start');
+export const stopInstance = (run: JobRun, c: CommandOf<'stop'>) => transition(run, c.instance, 'stop');
+
+export async function deleteInstance(run: JobRun, command: CommandOf<'rm'>): Promise<Outcome> {
+  const instance = await resolveInstance(run, command.instance);
+  if (instance.state !== 'deleting') {
+    await run.update('working', `Deleting ${instance.name}…`);
+    try {
+      await run.deps.cloud.deleteInstance({ id: instance.id }, run.call);
+    } catch (err) {
+      if (!(err instanceof CloudNotFoundError)) throw err;
+    }
+  }
+  await waitFor(run, {
+    read: () => readInstance(run, instance.id),
+    done: (i) => i === undefined,
+    describe: (i) => `state: ${i?.state ?? 'gone'}`,
+    goal: `${instance.name} to be deleted`,
+  });
+  return { detail: `${instance.name} is deleted.` };
+}
+
+type CreateArgs = Extract<CommandOf<'create'>, { modal: false }>;
+
+type CreateProgress = {
+  instanceId: string;
+  sent: boolean;
+};
+
+/**
+ * Creates are idempotent by name: before sending, the job looks for the instance it may already have
+ * made (its job tag says so), so a retry after a crash or a timeout never launches a second machine.
+ */
+export async function createInstance(run: JobRun, command: CreateArgs): Promise<Outcome> {
+  const { cloud } = run.deps;
+  const jobId = run.job.id!;
+  let instanceId = run.progress<CreateProgress>().instanceId;
+  if (!instanceId) {
+    const existing = (await cloud.listInstances(run.call)).filter((i) => i.name === command.name);
+    // Ours: tagged by this job; or, where the cloud does not echo tags, the only one of that name
+    // after this job recorded that it sent the create.
+    const sent = run.progress<CreateProgress>().sent === true;
+    const ours =
+      existing.find((i) => i.tags?.[JOB_TAG] === jobId) ??
+      (sent && existing.length === 1 && existing[0]!.tags?.[JOB_TAG] === undefined ? existing[0] : undefined);
+    if (ours) {
+      instanceId = ours.id;
+    } else if (existing.length > 0) {
+      throw new PermanentJobError(
+        `An instance named ${command.name} already exists in this project (${existing[0]!.state}); pick another name.`,
+      );
+    } else {
+      const filesystems = await resolveFilesystems(run, command.filesystems);
+      await run.update('working', `Creating ${command.name} (${command.type})…`);
+      await run.saveProgress({ sent: true });
+      const created = await cloud.createInstance(
+        {
+          name: command.name,
+          type: command.type,
+          ...(command.image ? { image: command.image } : {}),
+          preemptible: command.preemptible,
+          ephemeral: command.ephemeral,
+          ...(filesystems.length > 0 ? { filesystems } : {}),
+          tags: { ...command.tags, [JOB_TAG]: jobId },
+        },
+        run.call,
+      );
+      instanceId = created.id;
+    }
+    await run.saveProgress({ instanceId });
+  }
+  const current = await readInstance(run, instanceId);
+  if (!current)
+    throw new PermanentJobError(`${command.name} was created but is gone now; it may have been deleted.`);
+  const running = (await waitForState(run, current, 'running')) ?? current;
+  return settled(running, '');
+}
+
+async function resolveFilesystems(run: JobRun, refs: readonly string[]): Promise<string[]> {
+  if (refs.length === 0) return [];
+  if (!run.deps.cloud.supports('listFilesystems')) return [...refs];
+  const all = await run.deps.cloud.listFilesystems(run.call);
+  return refs.map((ref) => pickByRef(all, ref, 'filesystem').id);
+}

@@ -1,0 +1,44 @@
+import { UUID } from '../../cloud/rules.js';
+import type { CommandOf } from '../../command/command-schema.js';
+import { listBlocks } from '../../render/instances.js';
+import { escapeText } from '../../render/job-message.js';
+import { PermanentJobError } from '../job-errors.js';
+import type { JobRun, Outcome } from '../job-run.js';
+import { pickByRef } from '../resolve.js';
+
+export async function listProjects(run: JobRun): Promise<Outcome> {
+  const projects = await run.deps.cloud.listProjects({ signal: run.signal });
+  const current = run.data.ctx.projectId ?? run.deps.defaultProjectId;
+  const lines = projects
+    .sort((a, b) => a.name.localeCompare(b.name))
+    .map((p) => `${p.id === current ? ':round_pushpin: ' : ''}*${escapeText(p.name)}* · \`${p.id}\``);
+  const { text, blocks } = listBlocks(`Projects (${projects.length})`, lines);
+  return { detail: text, result: blocks };
+}
+
+/**
+ * Binds the channel to a project. Names are looked up where the cloud lists projects (shape C); ids are
+ * checked by listing the project's instances, so a typo or a project without access is refused.
+ */
+export async function useProject(run: JobRun, command: CommandOf<'project.use'>): Promise<Outcome> {
+  const { cloud, store } = run.deps;
+  let project: { id: string; name?: string };
+  if (cloud.supports('listProjects')) {
+    project = pickByRef(await cloud.listProjects({ signal: run.signal }), command.project, 'project');
+  } else if (UUID.test(command.project)) {
+    await cloud.listInstances({ projectId: command.project, signal: run.signal });
+    project = { id: command.project };
+  } else {
+    throw new PermanentJobError(
+      `This cloud cannot look projects up by name; give the project's id (a UUID), e.g. /gpu project use 3f1c2a9e-8b7d-4c1e-9f2a-1b2c3d4e5f60.`,
+    );
+  }
+  await store.bindProject(run.data.ctx.channelId, {
+    projectId: project.id,
+    ...(project.name ? { name: project.name } : {}),
+    boundBy: run.data.ctx.userId,
+    boundAt: run.now(),
+  });
+  const label = project.name ? `${project.name} (${project.id})` : project.id;
+  return { detail: `This channel now works in project ${label}.` };
+}

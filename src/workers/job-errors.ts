@@ -1,0 +1,52 @@
+import {
+  CloudApiError,
+  CloudNetworkError,
+  CloudSchemaError,
+  CloudTimeoutError,
+  CloudUnsupportedError,
+} from '../cloud/index.js';
+import { AppError, ValidationError } from '../errors.js';
+import { JobDataError } from '../jobs/job-data.js';
+
+/** A failure no retry can fix (bad input, a 4xx, a missing resource): the job ends at once. */
+export class PermanentJobError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PermanentJobError';
+  }
+}
+
+export interface Classified {
+  readonly permanent: boolean;
+  /** One sentence for people: what failed, why, what to do. No stack, no token, no raw JSON. */
+  readonly message: string;
+}
+
+/** Decides whether a failure is worth another attempt, and what the requester is told. */
+export function classifyFailure(err: unknown): Classified {
+  if (err instanceof PermanentJobError) return { permanent: true, message: err.message };
+  if (err instanceof JobDataError) {
+    return {
+      permanent: true,
+      message: 'This request was queued by another version of gpuops; please send it again.',
+    };
+  }
+  if (err instanceof ValidationError) return { permanent: true, message: err.message };
+  if (err instanceof CloudUnsupportedError) return { permanent: true, message: err.message };
+  if (err instanceof CloudApiError) {
+    const transient = err.status === 408 || err.status === 429 || (err.status >= 500 && err.status !== 501);
+    return { permanent: !transient, message: err.message };
+  }
+  if (err instanceof CloudNetworkError || err instanceof CloudTimeoutError) {
+    return { permanent: false, message: err.message };
+  }
+  // The cloud answered something we cannot read: retrying will not change it.
+  if (err instanceof CloudSchemaError) return { permanent: true, message: err.message };
+  if (err instanceof AppError) return { permanent: false, message: err.message };
+  // Slack Web API errors and anything unexpected: retried, and described without internals.
+  const code = (err as { code?: string; data?: { error?: string } } | undefined)?.data?.error;
+  return {
+    permanent: false,
+    message: code ? `Slack answered "${code}".` : 'Something unexpected went wrong; it was logged.',
+  };
+}

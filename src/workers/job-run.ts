@@ -1,0 +1,131 @@
+import type { KnownBlock } from '@slack/types';
+import type { Job } from 'bullmq';
+import type { JobData, MessageRef } from '../jobs/job-data.js';
+import { type Delivery, deliveryOf, describeCommand } from '../jobs/kinds.js';
+import { type JobPhase, renderJobMessage } from '../render/job-message.js';
+import { PermanentJobError } from './job-errors.js';
+import { DEFAULT_TIMING, type WorkerDeps, type WorkerTiming } from './worker-deps.js';
+
+/** What a handler ends with: a line on the outcome and, optionally, blocks that show the result. */
+export interface Outcome {
+  readonly detail: string;
+  readonly result?: readonly KnownBlock[];
+}
+
+/**
+ * One attempt of one job, as handlers see it: the deps, the project, and the one message the request
+ * shows, which every call here edits in place.
+ */
+export class JobRun {
+  readonly delivery: Delivery;
+  readonly request: string;
+  readonly timing: WorkerTiming;
+  private message: MessageRef | undefined;
+
+  constructor(
+    readonly job: Job<JobData>,
+    readonly data: JobData,
+    readonly deps: WorkerDeps,
+    readonly signal: AbortSignal,
+  ) {
+    this.delivery = deliveryOf(data.command.kind);
+    this.request = describeCommand(data.command);
+    this.timing = { ...DEFAULT_TIMING, ...deps.timing };
+    this.message = data.message;
+  }
+
+  now(): number {
+    return (this.deps.now ?? Date.now)();
+  }
+
+  /** The project of the request; a command that needs one and has none fails with what to do. */
+  get projectId(): string {
+    const id = this.data.ctx.projectId ?? this.deps.defaultProjectId;
+    if (!id) {
+      throw new PermanentJobError(
+        'This channel has no project yet: run `/gpu project use <name|id>` here, or set CLOUD_PROJECT_ID.',
+      );
+    }
+    return id;
+  }
+
+  /** Call options for the cloud client: this job's project and cancellation. */
+  get call(): { projectId: string; signal: AbortSignal } {
+    return { projectId: this.projectId, signal: this.signal };
+  }
+
+  progress<T extends Record<string, unknown>>(): Partial<T> {
+    return (this.data.progress ?? {}) as Partial<T>;
+  }
+
+  /** Records a step so a retry after a crash resumes after it instead of doing it twice. */
+  async saveProgress(patch: Record<string, unknown>): Promise<void> {
+    const next: JobData = { ...this.data, progress: { ...this.data.progress, ...patch } };
+    await this.job.updateData(next);
+    (this as { data: JobData }).data = next;
+  }
+
+  /** Shows where the job stands (channel and DM deliveries; ephemeral answers only show the end). */
+  async update(phase: JobPhase, detail?: string, result?: readonly KnownBlock[]): Promise<void> {
+    await this.deps.store.updateJob(this.job.id!, { state: phase, ...(detail ? { detail } : {}) });
+    if (this.delivery === 'ephemeral') return;
+    await this.show(phase, detail, result);
+  }
+
+  /** The final answer. */
+  async finish(phase: 'done' | 'failed', outcome: Outcome): Promise<void> {
+    await this.deps.store.updateJob(this.job.id!, { state: phase, detail: outcome.detail });
+    if (this.delivery === 'ephemeral') {
+      await this.answerPrivately(phase, outcome);
+      return;
+    }
+    await this.show(phase, outcome.detail, outcome.result);
+  }
+
+  private rendered(phase: JobPhase, detail?: string, result?: readonly KnownBlock[]) {
+    return renderJobMessage({
+      phase,
+      request: this.request,
+      userId: this.data.ctx.userId,
+      ...(detail !== undefined ? { detail } : {}),
+      ...(result ? { result } : {}),
+      startedAt: this.data.ctx.requestedAt,
+      now: this.now(),
+      jobId: this.job.id!,
+    });
+  }
+
+  private async show(phase: JobPhase, detail?: string, result?: readonly KnownBlock[]): Promise<void> {
+    const { text, blocks } = this.rendered(phase, detail, result);
+    const ref = this.message ?? (await this.deps.store.jobMessage(this.job.id!));
+    if (ref) {
+      await this.deps.slack.chat.update({ channel: ref.channel, ts: ref.ts, text, blocks });
+      return;
+    }
+    // The listener could not post (or crashed first): the job posts the one message itself.
+    const channel = this.data.ctx.channelId;
+    const posted = await this.deps.slack.chat.postMessage({ channel, text, blocks });
+    if (posted.ts) {
+      this.message = { channel: posted.channel ?? channel, ts: posted.ts };
+      await this.deps.store.setJobMessage(this.job.id!, this.message);
+    }
+  }
+
+  private async answerPrivately(phase: 'done' | 'failed', outcome: Outcome): Promise<void> {
+    const { text, blocks } =
+      phase === 'done' && outcome.result
+        ? { text: outcome.detail, blocks: [...outcome.result] }
+        : this.rendered(phase, outcome.detail, outcome.result);
+    const url = this.data.ctx.responseUrl;
+    if (url) {
+      await this.deps.respond(url, { response_type: 'ephemeral', replace_original: true, text, blocks });
+      return;
+    }
+    await this.deps.slack.chat.postEphemeral({
+      channel: this.data.ctx.channelId,
+      user: this.data.ctx.userId,
+      text,
+      blocks,
+    });
+  }
+}

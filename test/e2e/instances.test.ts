@@ -1,0 +1,127 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type BotStack, SIGNING_SECRET, startBotStack } from '../support/bot-stack.js';
+import { postSigned, slashCommandBody } from '../support/slack-driver.js';
+
+const CHANNEL = 'C0GPU';
+
+/** The text of the channel message a request produced, once it shows `phase`. */
+async function finalMessage(stack: BotStack, ts: string, phase: 'Done' | 'Failed', timeoutMs = 15_000) {
+  await stack.slack.waitFor(
+    'chat.update',
+    (c) => c.body.ts === ts && String(c.body.text).startsWith(`${phase}:`),
+    timeoutMs,
+  );
+  return stack.slack.message(CHANNEL, ts)!;
+}
+
+async function channelRequest(stack: BotStack, text: string) {
+  const since = stack.slack.mark();
+  const { response } = await stack.command(text);
+  expect(response.status).toBe(200);
+  const posted = await stack.slack.waitFor('chat.postMessage', () => true, 5_000, since);
+  return String((posted.response as { ts: string }).ts);
+}
+
+describe.each(['A', 'B', 'C'] as const)('instances end to end, shape %s', (shape) => {
+  let stack: BotStack;
+  beforeAll(async () => {
+    stack = await startBotStack({ shape });
+  });
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  it('creates a machine, shows it in place from queued to running with its IP', async () => {
+    const ts = await channelRequest(stack, 'create train-1 h100-hgx-80gb.1x --tag team=ml');
+    const message = await finalMessage(stack, ts, 'Done');
+    const phases = message.history.map((v) => String(v.text).split(':')[0]);
+    expect(phases[0]).toBe('Queued');
+    expect(phases).toContain('Working');
+    expect(phases).toContain('Waiting');
+    expect(message.text).toMatch(/train-1 is running at \d+\.\d+\.\d+\.\d+/);
+    expect(JSON.stringify(message.blocks)).toContain('requested by <@U0ADA>');
+    const instances = await stack.cloud.listInstances();
+    expect(instances.filter((i) => i.name === 'train-1')).toHaveLength(1);
+    expect(stack.slack.violations).toEqual([]);
+  });
+
+  it('lists instances privately, in place of the "looking" note', async () => {
+    const { response, responseUrl } = await stack.command('ls');
+    expect(JSON.parse(response.text).text).toMatch(/Looking that up/);
+    expect(JSON.parse(response.text).response_type).toBe('ephemeral');
+    const post = await stack.responses.waitForPost((p) => responseUrl.endsWith(p.id));
+    expect(post.replaceOriginal).toBe(true);
+    expect(post.responseType).toBe('ephemeral');
+    expect(JSON.stringify(post.body.blocks)).toContain('*train-1* · h100-hgx-80gb.1x · running');
+  });
+
+  it('stops and starts by name, waiting for each state', async () => {
+    const stopTs = await channelRequest(stack, 'stop train-1');
+    expect((await finalMessage(stack, stopTs, 'Done')).text).toContain('train-1 is stopped');
+    const startTs = await channelRequest(stack, 'start train-1');
+    expect((await finalMessage(stack, startTs, 'Done')).text).toMatch(/train-1 is running at/);
+  });
+
+  it('says clearly when an instance does not exist, naming the ones that do', async () => {
+    const ts = await channelRequest(stack, 'start train-9');
+    const message = await finalMessage(stack, ts, 'Failed');
+    expect(message.text).toContain('No instance "train-9" in this project. This project has: train-1');
+    expect(JSON.stringify(message.blocks)).not.toMatch(/at .*\.ts:\d+|Error:/);
+  });
+
+  it('deletes a machine and waits until it is gone', async () => {
+    const ts = await channelRequest(stack, 'rm train-1');
+    expect((await finalMessage(stack, ts, 'Done')).text).toContain('train-1 is deleted');
+    expect((await stack.cloud.listInstances()).some((i) => i.name === 'train-1')).toBe(false);
+  });
+});
+
+describe('requests that must not become jobs', () => {
+  let stack: BotStack;
+  beforeAll(async () => {
+    stack = await startBotStack({ shape: 'B' });
+  });
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  it('answers a typo with the usage, an example and the nearest subcommand, and queues nothing', async () => {
+    const { response } = await stack.command('strat train-1');
+    const body = JSON.parse(response.text);
+    expect(body.response_type).toBe('ephemeral');
+    expect(body.text).toContain('/gpu start');
+    expect(await stack.queue.count()).toBe(0);
+  });
+
+  it('refuses a forged or stale signature with 401 and queues nothing', async () => {
+    const body = slashCommandBody({ text: 'create evil h100-hgx-80gb.8x' });
+    const forged = await postSigned(stack.url, body, { secret: SIGNING_SECRET, badSignature: true });
+    expect(forged.status).toBe(401);
+    const stale = await postSigned(stack.url, body, {
+      secret: SIGNING_SECRET,
+      timestamp: Math.floor(Date.now() / 1000) - 600,
+    });
+    expect(stale.status).toBe(401);
+    expect(await stack.queue.count()).toBe(0);
+    expect(stack.slack.callsTo('chat.postMessage')).toHaveLength(0);
+  });
+
+  it('makes one job of a double submission', async () => {
+    const [first, second] = await Promise.all([
+      stack.command('create twin h100-hgx-80gb.1x'),
+      stack.command('create twin h100-hgx-80gb.1x'),
+    ]);
+    expect([first.response.status, second.response.status]).toEqual([200, 200]);
+    const answers = [first.response.text, second.response.text].join(' ');
+    expect(answers).toContain('Already on it');
+    await stack.slack.waitFor(
+      'chat.update',
+      (c) => String(c.body.text).startsWith('Done: /gpu create twin'),
+      15_000,
+    );
+    await stack.drained();
+    expect((await stack.cloud.listInstances()).filter((i) => i.name === 'twin')).toHaveLength(1);
+    expect(stack.sim.control.createCount('createInstance', 'twin')).toBe(1);
+    expect(stack.slack.callsTo('chat.postMessage')).toHaveLength(1);
+  });
+});

@@ -1,0 +1,182 @@
+import { randomBytes } from 'node:crypto';
+import { WebClient } from '@slack/web-api';
+import { Redis } from 'ioredis';
+import { request } from 'undici';
+import { inject } from 'vitest';
+import {
+  createInfraClient,
+  createPlatformClient,
+  type InfraClient,
+  type PlatformClient,
+} from '../../src/cloud/index.js';
+import { ROUTES } from '../../src/cloud/routes.js';
+import type { Shape } from '../../src/cloud/shape.js';
+import { staticToken } from '../../src/cloud/token-provider.js';
+import { createQueue, type GpuQueue } from '../../src/jobs/queue.js';
+import { createLogger, type Logger } from '../../src/log/logger.js';
+import { type RunningSim, startSim } from '../../src/sim/start-sim.js';
+import { createSlackWeb, type SlackWeb } from '../../src/slack/create-slack-app.js';
+import { createStore, type Store } from '../../src/store/store.js';
+import { createWorker } from '../../src/workers/create-worker.js';
+import type { WorkerDeps } from '../../src/workers/worker-deps.js';
+import { FakeSlackApi, type FakeSlackOptions } from '../fakes/slack-api.js';
+import { postSigned, ResponseUrlServer, type SignedResponse, slashCommandBody } from './slack-driver.js';
+
+// The whole bot on one machine for end-to-end tests: the simulator over real HTTP, the fake Slack Web
+// API driven by the real SDK, a real Redis with a queue and key prefix of this stack's own, real
+// BullMQ workers, and the Bolt app receiving requests signed as Slack signs them.
+
+export const SIGNING_SECRET = 'test-signing-secret';
+export const BOT_TOKEN = 'xoxb-test';
+
+export interface BotStackOptions {
+  readonly shape?: Shape;
+  /** Simulator transition time; short so tests stay quick. */
+  readonly transitionMs?: number;
+  readonly workers?: number;
+  readonly slack?: FakeSlackOptions;
+  readonly lockDurationMs?: number;
+}
+
+export interface BotStack {
+  readonly shape: Shape;
+  readonly sim: RunningSim;
+  readonly slack: FakeSlackApi;
+  readonly responses: ResponseUrlServer;
+  readonly queue: GpuQueue;
+  readonly store: Store;
+  readonly cloud: InfraClient;
+  readonly platform: PlatformClient;
+  readonly url: string;
+  readonly redis: Redis;
+  readonly log: Logger;
+  /** Sends `/gpu <text>` as Slack would; returns Bolt's answer and the response_url it was given. */
+  command(
+    text: string,
+    options?: { userId?: string; userName?: string; channelId?: string },
+  ): Promise<{
+    response: SignedResponse;
+    responseUrl: string;
+  }>;
+  /** Waits until the queue holds no waiting, active or delayed job. */
+  drained(timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startBotStack(options: BotStackOptions = {}): Promise<BotStack> {
+  const shape = options.shape ?? 'B';
+  const id = randomBytes(4).toString('hex');
+  const sim = await startSim({
+    shape,
+    port: 0,
+    metrics: false,
+    transitionMs: options.transitionMs ?? 300,
+    log: () => {},
+  });
+  const slack = await FakeSlackApi.start({ tokens: [BOT_TOKEN], ...options.slack });
+  const responses = await ResponseUrlServer.start();
+  const redisUrl = inject('redisUrl');
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+  const queueConnection = new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
+  const workerConnection = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  const prefix = `{t${id}}`;
+  const store = createStore(redis, `t${id}`);
+  const queue = createQueue(queueConnection, prefix);
+  const log = createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const cloud = createInfraClient({
+    baseUrl: sim.info.cloudUrl,
+    shape,
+    tokens: staticToken(sim.info.cloudToken),
+    projectId: sim.info.projectId,
+  });
+  const platform = createPlatformClient({ baseUrl: sim.info.platformUrl, apiKey: sim.info.platformApiKey });
+  const slackClient = new WebClient(BOT_TOKEN, { slackApiUrl: slack.apiUrl, retryConfig: { retries: 2 } });
+  const deps: WorkerDeps = {
+    cloud,
+    platform,
+    slack: slackClient,
+    store,
+    log,
+    shape,
+    defaultProjectId: sim.info.projectId,
+    respond: async (url, body) => {
+      const res = await request(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      await res.body.dump();
+    },
+    timing: { pollStartMs: 50, pollMaxMs: 200, settleTimeoutMs: 20_000 },
+  };
+  const workers = Array.from({ length: options.workers ?? 1 }, () =>
+    createWorker(workerConnection, deps, {
+      prefix,
+      concurrency: 4,
+      lockDurationMs: options.lockDurationMs ?? 5_000,
+    }),
+  );
+  const web: SlackWeb = createSlackWeb(
+    {
+      botToken: BOT_TOKEN,
+      signingSecret: SIGNING_SECRET,
+      slackApiUrl: slack.apiUrl,
+      botId: 'B0BOT',
+      botUserId: 'U0BOT',
+    },
+    { queue, store, log, shape, routes: ROUTES[shape], defaultProjectId: sim.info.projectId },
+  );
+  const port = await web.start(0, '127.0.0.1');
+  const url = `http://127.0.0.1:${port}/slack/events`;
+
+  return {
+    shape,
+    sim,
+    slack,
+    responses,
+    queue,
+    store,
+    cloud,
+    platform,
+    url,
+    redis,
+    log,
+    async command(text, opts = {}) {
+      const responseUrl = responses.newUrl();
+      const body = slashCommandBody({ text, responseUrl, ...opts });
+      const response = await postSigned(url, body, { secret: SIGNING_SECRET });
+      return { response, responseUrl };
+    },
+    async drained(timeoutMs = 15_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const counts = await queue.getJobCounts(
+          'waiting',
+          'active',
+          'delayed',
+          'prioritized',
+          'waiting-children',
+        );
+        if (Object.values(counts).every((n) => n === 0)) return;
+        if (Date.now() > deadline) throw new Error(`queue not drained: ${JSON.stringify(counts)}`);
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    },
+    async close() {
+      await web.stop();
+      await Promise.all(workers.map((w) => w.close()));
+      await queue.obliterate({ force: true }).catch(() => {});
+      await queue.close();
+      const keys = await redis.keys(`t${id}:*`);
+      if (keys.length > 0) await redis.del(...keys);
+      redis.disconnect();
+      queueConnection.disconnect();
+      workerConnection.disconnect();
+      await cloud.close();
+      await platform.close();
+      await responses.close();
+      await slack.close();
+      await sim.close();
+    },
+  };
+}
