@@ -6,6 +6,7 @@ import { formatParseError, helpText } from '../../command/help.js';
 import { parseCommand } from '../../command/parse-command.js';
 import { deliveryOf } from '../../jobs/kinds.js';
 import { escapeText } from '../../render/job-message.js';
+import { SLASH_COMMAND } from '../app-manifest.js';
 import { enqueueRequest } from '../enqueue-request.js';
 import type { SlackDeps } from '../slack-deps.js';
 
@@ -23,7 +24,7 @@ export const REDIS_DOWN =
 
 /** `/gpu …`: verify (Bolt), parse, check, acknowledge, and enqueue — never a call to the cloud here. */
 export function registerGpuCommand(app: App, deps: SlackDeps): void {
-  app.command('/gpu', async ({ command, ack }) => {
+  app.command(SLASH_COMMAND, async ({ command, ack }) => {
     const reply = await answer(command, deps).catch((err: unknown): Reply => {
       deps.log.error({ err }, 'could not accept /gpu');
       return { response_type: 'ephemeral', text: REDIS_DOWN };

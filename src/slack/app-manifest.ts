@@ -1,0 +1,56 @@
+// The Slack app gpuops needs, as a manifest Slack accepts when you create the app ("From an app
+// manifest"). manifests/*.json are generated from this, and a test keeps them in step with the code.
+
+/** The one slash command; every subcommand lives in its text. */
+export const SLASH_COMMAND = '/gpu';
+/** Where Slack sends commands, interactions and events in HTTP mode. */
+export const EVENTS_PATH = '/slack/events';
+
+/** The bot scopes, each with the reason it is needed — and nothing more. */
+export const BOT_SCOPES = {
+  commands: 'receive /gpu',
+  'chat:write': 'post the request message and edit it in place as the job moves; ephemeral answers',
+  'chat:write.public':
+    'post and edit that message in public channels the bot was not invited to (a slash command works in any channel)',
+  'users:read': 'read the requester profile to derive a POSIX username for /gpu slurm adduser',
+  'usergroups:read': 'resolve approvers and roles granted to user groups (policy)',
+  'im:write': 'open a direct message to send a kubeconfig or an idle-GPU alert to one person only',
+  'files:write': 'upload PNG metric snapshots and kubeconfig files',
+} as const;
+
+export interface ManifestOptions {
+  /** Public base URL of the web role, e.g. https://gpuops.example.com (HTTP mode only). */
+  readonly baseUrl?: string;
+  readonly socketMode: boolean;
+}
+
+export function appManifest(options: ManifestOptions): Record<string, unknown> {
+  const requestUrl = `${(options.baseUrl ?? 'https://gpuops.example.com').replace(/\/+$/, '')}${EVENTS_PATH}`;
+  return {
+    _metadata: { major_version: 1, minor_version: 1 },
+    display_information: {
+      name: 'gpuops',
+      description: 'Start, stop and create GPU machines, join Slurm, see prices, capacity and GPU load.',
+      background_color: '#1d3557',
+    },
+    features: {
+      bot_user: { display_name: 'gpuops', always_online: true },
+      slash_commands: [
+        {
+          command: SLASH_COMMAND,
+          description: 'GPU cloud operations: machines, clusters, Slurm, keys, metrics',
+          usage_hint: 'help | ls | create <name> <type> | start <instance> | metrics <instance>',
+          should_escape: true,
+          ...(options.socketMode ? {} : { url: requestUrl }),
+        },
+      ],
+    },
+    oauth_config: { scopes: { bot: Object.keys(BOT_SCOPES) } },
+    settings: {
+      interactivity: { is_enabled: true, ...(options.socketMode ? {} : { request_url: requestUrl }) },
+      org_deploy_enabled: false,
+      socket_mode_enabled: options.socketMode,
+      token_rotation_enabled: false,
+    },
+  };
+}
