@@ -48,7 +48,7 @@ const LABEL: Record<(typeof OPERATIONS)[number], string> = {
 };
 
 const DOC: Record<Shape, string> = {
-  A: 'infra v1alpha1 (B\'s route)',
+  A: "infra v1alpha1 (B's route)",
   B: 'infra v1alpha1',
   C: 'Atlas 1.0.0',
 };
@@ -61,7 +61,9 @@ function source(shape: Shape, s: RouteSource): string {
 
 function row(shape: Shape, op: (typeof OPERATIONS)[number], route: Route): string {
   const status =
-    route.successSource === route.source ? `${route.success}` : `${route.success} (${source(shape, route.successSource)})`;
+    route.successSource === route.source
+      ? `${route.success}`
+      : `${route.success} (${source(shape, route.successSource)})`;
   return `| \`${op}\` | ${LABEL[op]} | ${route.method} | \`${route.path}\` | ${status} | ${route.projectHeader ? 'yes' : 'no'} | ${route.errors.join(', ')} | ${source(shape, route.source)} |`;
 }
 

@@ -2,7 +2,7 @@
 const USAGE = `Usage: gpuops <command> [options]
 
 Commands:
-  start                       listener and workers in one process (ROLE=all)
+  start                       the role ROLE names (default all: listener and workers in one process)
   web                         the HTTP listener only
   worker                      the workers only
   sim [--port N] [--host H] [--shape A|B|C]
@@ -23,9 +23,9 @@ const notYet =
   };
 
 const commands: Record<string, Command> = {
-  start: notYet('start'),
-  web: notYet('web'),
-  worker: notYet('worker'),
+  start: async () => (await import('./main.js')).runBot(undefined),
+  web: async () => (await import('./main.js')).runBot('web'),
+  worker: async () => (await import('./main.js')).runBot('worker'),
   sim: async (args) => (await import('./sim/run-sim.js')).runSim(args),
   snapshot: async (args) => (await import('./snapshot/run-snapshot.js')).runSnapshot(args, process.env),
   demo: notYet('demo'),

@@ -40,6 +40,23 @@ export const envSchema = z.object({
     })
     .default('info'),
   GPUOPS_POLICY: optionalString,
+  /**
+   * 32-byte key (64 hex digits or base64) sealing form secrets (user data, kubeconfigs) in Redis.
+   * Unset: derived from SLACK_BOT_TOKEN with HKDF-SHA256, so rotating the token voids sealed values in flight.
+   */
+  GPUOPS_SEAL_KEY: z
+    .string()
+    .trim()
+    .transform((v) => (v === '' ? undefined : v))
+    .pipe(
+      z
+        .string()
+        .regex(/^(?:[0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=|[A-Za-z0-9_-]{43})$/, {
+          error: 'expected 32 bytes as 64 hex digits or base64 (openssl rand -hex 32)',
+        })
+        .optional(),
+    )
+    .optional(),
 
   CLOUD_API_URL: optionalUrl,
   CLOUD_API_SHAPE: z.enum(SHAPES, { error: 'expected A, B or C' }).default('B'),

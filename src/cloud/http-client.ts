@@ -40,6 +40,17 @@ export interface HttpClientOptions {
   readonly retry?: RetryOptions;
   /** Headers sent on every request. */
   readonly headers?: Readonly<Record<string, string>>;
+  /** Called once per HTTP try with its outcome and latency (observability; must not throw). */
+  readonly onCall?: (event: HttpCallEvent) => void;
+}
+
+/** One HTTP try as `onCall` sees it. */
+export interface HttpCallEvent {
+  readonly operation: string;
+  readonly method: string;
+  /** The HTTP status, or how the try failed without one. */
+  readonly status: number | 'network' | 'timeout' | 'cancelled';
+  readonly durationMs: number;
 }
 
 export interface HttpRequest {
@@ -129,6 +140,17 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     let status: number;
     let resHeaders: IncomingHttpHeaders;
     let text: string;
+    const started = performance.now();
+    const report = (outcome: HttpCallEvent['status']) => {
+      try {
+        options.onCall?.({
+          operation: req.operation,
+          method: req.method,
+          status: outcome,
+          durationMs: performance.now() - started,
+        });
+      } catch {}
+    };
     try {
       const res = await request(urlOf(req), { method: req.method, headers, body, signal, dispatcher });
       status = res.statusCode;
@@ -136,13 +158,19 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
       text = await res.body.text();
     } catch (err) {
       // The caller cancelled: give back their reason untouched, it is not a cloud failure.
-      if (req.signal?.aborted) throw req.signal.reason;
+      if (req.signal?.aborted) {
+        report('cancelled');
+        throw req.signal.reason;
+      }
       const code = (err as { code?: unknown }).code;
       if (timeout.aborted || (typeof code === 'string' && TIMEOUT_CODES.has(code))) {
+        report('timeout');
         throw new CloudTimeoutError(req.operation, timeoutMs, err);
       }
+      report('network');
       throw new CloudNetworkError(req.operation, err, origin);
     }
+    report(status);
     const contentType = header(resHeaders, 'content-type') ?? '';
     const requestId = header(resHeaders, 'x-request-id') ?? header(resHeaders, 'request-id');
     let json: unknown;

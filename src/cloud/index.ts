@@ -22,6 +22,7 @@ export {
   createKeepAliveAgent,
   DEFAULT_TIMEOUT_MS,
   type HttpAuth,
+  type HttpCallEvent,
   type HttpClient,
   type HttpClientOptions,
   type HttpRequest,

@@ -2,7 +2,7 @@ import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { AppError, ErrorCode, ValidationError } from '../errors.js';
 import { CloudSchemaError, CloudUnsupportedError } from './cloud-errors.js';
-import { createHttpClient, type HttpResponse } from './http-client.js';
+import { createHttpClient, type HttpCallEvent, type HttpResponse } from './http-client.js';
 import type { RetryOptions } from './retry.js';
 import { OPERATIONS, type Operation, ROUTES, type Route, type RouteTable, withOverrides } from './routes.js';
 import { DEFAULT_IMAGE, UUID } from './rules.js';
@@ -64,6 +64,8 @@ export interface InfraClientOptions {
   readonly retry?: RetryOptions;
   /** Image sent when a create gives none; default image://ubuntu22.04 (the reference's default). */
   readonly defaultImage?: string;
+  /** Called once per HTTP try (operation, status, latency), e.g. for /metrics. */
+  readonly onCall?: (event: HttpCallEvent) => void;
 }
 
 export interface CallOptions {
@@ -357,6 +359,7 @@ export function createInfraClient(options: InfraClientOptions): InfraClient {
     ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
     ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
     ...(options.retry ? { retry: options.retry } : {}),
+    ...(options.onCall ? { onCall: options.onCall } : {}),
   });
   const lists = {
     project: z.array(schemas.project),

@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { ValidationError } from '../errors.js';
-import { createHttpClient } from './http-client.js';
+import { createHttpClient, type HttpCallEvent, type HttpRequest } from './http-client.js';
 import type { RetryOptions } from './retry.js';
 import {
   type AddSshKeyInput,
@@ -32,6 +32,8 @@ export interface PlatformClientOptions {
   readonly timeoutMs?: number;
   readonly dispatcher?: Dispatcher;
   readonly retry?: RetryOptions;
+  /** Called once per HTTP try (operation, status, latency), e.g. for /metrics. */
+  readonly onCall?: (event: HttpCallEvent) => void;
 }
 
 export interface PlatformCallOptions {
@@ -62,29 +64,25 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
     ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
     ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
     ...(options.retry ? { retry: options.retry } : {}),
+    ...(options.onCall ? { onCall: options.onCall } : {}),
   });
   const signalOf = (opts?: PlatformCallOptions) => (opts?.signal ? { signal: opts.signal } : {});
+  /** Sends `req` and checks the answer against `schema`, naming the operation in any error. */
+  const fetchAs = async <T>(
+    schema: z.ZodType<T>,
+    req: HttpRequest,
+    opts?: PlatformCallOptions,
+  ): Promise<T> => {
+    const res = await http.send({ ...req, ...signalOf(opts) });
+    return parseResponse(schema, res.json, req.operation);
+  };
 
   return {
-    async listSshKeys(opts) {
-      const res = await http.send({
-        operation: 'listSshKeys',
-        method: 'GET',
-        path: '/ssh_keys',
-        ...signalOf(opts),
-      });
-      return parseResponse(sshKeyList, res.json, 'listSshKeys');
-    },
+    listSshKeys: (opts) =>
+      fetchAs(sshKeyList, { operation: 'listSshKeys', method: 'GET', path: '/ssh_keys' }, opts),
     async addSshKey(input, opts) {
       const body = validateInput(addSshKeyInput, input);
-      const res = await http.send({
-        operation: 'addSshKey',
-        method: 'POST',
-        path: '/ssh_keys',
-        body,
-        ...signalOf(opts),
-      });
-      return parseResponse(sshKeySchema, res.json, 'addSshKey');
+      return fetchAs(sshKeySchema, { operation: 'addSshKey', method: 'POST', path: '/ssh_keys', body }, opts);
     },
     async deleteSshKey(name, opts) {
       if (typeof name !== 'string' || name === '') {
@@ -97,25 +95,21 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
         ...signalOf(opts),
       });
     },
-    async listConfigurations(opts) {
-      const res = await http.send({
-        operation: 'listConfigurations',
-        method: 'GET',
-        path: '/list_available_configurations',
-        ...signalOf(opts),
-      });
-      return parseResponse(configurationList, res.json, 'listConfigurations');
-    },
+    listConfigurations: (opts) =>
+      fetchAs(
+        configurationList,
+        { operation: 'listConfigurations', method: 'GET', path: '/list_available_configurations' },
+        opts,
+      ),
     async createInstanceByGpuType(input, opts) {
       const body = validateInput(createByGpuTypeInput, input);
-      const res = await http.send({
+      const req: HttpRequest = {
         operation: 'createInstanceByGpuType',
         method: 'POST',
         path: '/instances',
         body,
-        ...signalOf(opts),
-      });
-      return parseResponse(platformCreateResponseSchema, res.json, 'createInstanceByGpuType');
+      };
+      return fetchAs(platformCreateResponseSchema, req, opts);
     },
     close: () => http.close(),
   };

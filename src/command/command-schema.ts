@@ -177,6 +177,17 @@ const poolAdd = <K extends 'k8s.pool.add' | 'slurm.pool.add'>(kind: K) =>
     }),
   ]);
 
+/** `k8s register` is typed without arguments; its form fills these in (the kubeconfig travels sealed). */
+export const k8sRegisterSchema = z.discriminatedUnion('modal', [
+  modal('k8s.register'),
+  z.object({
+    kind: z.literal('k8s.register'),
+    modal: z.literal(false),
+    name,
+    labels: z.record(ruled(checkLabelKey, LABEL_KEY_RULE), ruled(checkLabelValue, LABEL_VALUE_RULE)),
+  }),
+]);
+
 export const slurmCreateSchema = z.discriminatedUnion('modal', [
   modal('slurm.create'),
   z.object({ kind: z.literal('slurm.create'), modal: z.literal(false), name }),
@@ -206,7 +217,7 @@ export const gpuCommandSchema = z.discriminatedUnion('kind', [
   simple('k8s.ls'),
   onName('k8s.show', 'cluster'),
   k8sCreateSchema,
-  modal('k8s.register'),
+  k8sRegisterSchema,
   onName('k8s.rm', 'cluster'),
   z.object({ kind: z.literal('k8s.upgrade'), cluster: name, version: k8sVersion }),
   z.object({ kind: z.literal('k8s.label'), cluster: name, labels }),
@@ -227,6 +238,8 @@ export const gpuCommandSchema = z.discriminatedUnion('kind', [
     cluster: name,
     sudo: z.boolean(),
     username: username.optional(),
+    /** `--form`: open the form (prefilled with the other flags) instead of adding at once. */
+    modal: z.boolean().optional(),
   }),
   z.object({ kind: z.literal('slurm.rmuser'), cluster: name, user: username }),
   z.object({ kind: z.literal('slurm.sudo'), cluster: name, user: username, sudo: z.boolean() }),

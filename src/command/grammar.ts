@@ -164,8 +164,8 @@ export const SUBCOMMAND_DOCS: Readonly<Record<GroupKey, readonly SubcommandDoc[]
     d('slurm.users', '/gpu slurm users <cluster>', 'list the users of a cluster', '/gpu slurm users hpc'),
     d(
       'slurm.adduser',
-      '/gpu slurm adduser <cluster> [--sudo] [--username U]',
-      'add yourself with the SSH keys you added; the username comes from your Slack profile unless given',
+      '/gpu slurm adduser <cluster> [--sudo] [--username U] [--form]',
+      'add yourself with the SSH keys you added; the username comes from your Slack profile unless given; --form opens a form',
       '/gpu slurm adduser hpc --username ada',
     ),
     d(

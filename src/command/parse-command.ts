@@ -64,6 +64,9 @@ const SUBWORDS = {
   'slurm pool': ['add', 'rm'],
 } as const satisfies Record<string, readonly string[]>;
 
+/** What k8s and slurm subcommands call their first argument in errors. */
+const CLUSTER_ARG = 'the cluster name or id';
+
 class CommandError extends Error {
   readonly detail: ParseError;
   constructor(detail: ParseError) {
@@ -241,6 +244,20 @@ class Parser {
     return value;
   }
 
+  /** The cluster a k8s or slurm subcommand names first. */
+  private cluster(a: Args): string {
+    return this.name(a.positionals[0], CLUSTER_ARG);
+  }
+
+  /** Enters `kind`, whose one argument is a name or id, and reads it. */
+  private onlyName(kind: GpuCommandKind, what: string): string {
+    this.enter(kind);
+    const a = this.args();
+    const name = this.name(a.positionals[0], what);
+    this.noMore(a, 1);
+    return name;
+  }
+
   /** A second-level word of a group, lowercased, or a "did you mean" failure. */
   private sub(group: keyof typeof SUBWORDS, value: string): string {
     const lower = value.toLowerCase();
@@ -280,13 +297,8 @@ class Parser {
       case 'show':
       case 'start':
       case 'stop':
-      case 'rm': {
-        this.enter(top);
-        const a = this.args();
-        const instance = this.name(a.positionals[0], 'the instance name or id');
-        this.noMore(a, 1);
-        return { kind: top, instance };
-      }
+      case 'rm':
+        return { kind: top, instance: this.onlyName(top, 'the instance name or id') };
       case 'create':
         return this.create();
       case 'keys':
@@ -369,11 +381,7 @@ class Parser {
     const second = this.word();
     if (second === null) return { kind: 'project' };
     this.sub('project', second);
-    this.enter('project.use');
-    const a = this.args();
-    const project = this.name(a.positionals[0], 'the project name or id');
-    this.noMore(a, 1);
-    return { kind: 'project.use', project };
+    return { kind: 'project.use', project: this.onlyName('project.use', 'the project name or id') };
   }
 
   private create(): GpuCommand {
@@ -440,11 +448,7 @@ class Parser {
     const second = this.word();
     if (second === null) return { kind: 'keys' };
     if (this.sub('keys', second) === 'rm') {
-      this.enter('keys.rm');
-      const a = this.args();
-      const name = this.name(a.positionals[0], 'the name of the key');
-      this.noMore(a, 1);
-      return { kind: 'keys.rm', name };
+      return { kind: 'keys.rm', name: this.onlyName('keys.rm', 'the name of the key') };
     }
     this.enter('keys.add');
     const nameWord = this.word();
@@ -465,11 +469,7 @@ class Parser {
     const second = this.word();
     if (second === null) return { kind: 'fs' };
     if (this.sub('fs', second) === 'rm') {
-      this.enter('fs.rm');
-      const a = this.args();
-      const name = this.name(a.positionals[0], 'the filesystem name');
-      this.noMore(a, 1);
-      return { kind: 'fs.rm', name };
+      return { kind: 'fs.rm', name: this.onlyName('fs.rm', 'the filesystem name') };
     }
     this.enter('fs.create');
     const a = this.args();
@@ -481,16 +481,20 @@ class Parser {
     return { kind: 'fs.create', name, size };
   }
 
-  private k8s(): GpuCommand {
-    this.group = ALL_SUBCOMMAND_DOCS.filter((doc) => doc.kind.startsWith('k8s.')).map((doc) => doc.kind);
+  /** The second word of `/gpu k8s …` or `/gpu slurm …`, showing the group's usage until then. */
+  private clusterSub(family: 'k8s' | 'slurm'): string {
+    const kinds = ALL_SUBCOMMAND_DOCS.map((doc) => doc.kind);
+    this.group = kinds.filter((kind) => kind.startsWith(`${family}.`));
     const second = this.word();
     if (second === null) {
-      this.fail(
-        '`/gpu k8s` needs a subcommand: ls, show, create, register, rm, upgrade, label, pools, pool or kubeconfig',
-      );
+      const known = SUBWORDS[family];
+      this.fail(`\`/gpu ${family}\` needs a subcommand: ${known.slice(0, -1).join(', ')} or ${known.at(-1)}`);
     }
-    const sub = this.sub('k8s', second);
-    const cluster = (a: Args) => this.name(a.positionals[0], 'the cluster name or id');
+    return this.sub(family, second);
+  }
+
+  private k8s(): GpuCommand {
+    const sub = this.clusterSub('k8s');
     switch (sub) {
       case 'ls': {
         this.enter('k8s.ls');
@@ -502,11 +506,7 @@ class Parser {
       case 'pools':
       case 'kubeconfig': {
         const kind = `k8s.${sub}` as const;
-        this.enter(kind);
-        const a = this.args();
-        const c = cluster(a);
-        this.noMore(a, 1);
-        return { kind, cluster: c };
+        return { kind, cluster: this.onlyName(kind, CLUSTER_ARG) };
       }
       case 'create': {
         this.enter('k8s.create');
@@ -530,7 +530,7 @@ class Parser {
       case 'upgrade': {
         this.enter('k8s.upgrade');
         const a = this.args();
-        const c = cluster(a);
+        const c = this.cluster(a);
         const version = this.version(a.positionals[1]);
         this.noMore(a, 2);
         return { kind: 'k8s.upgrade', cluster: c, version };
@@ -538,7 +538,7 @@ class Parser {
       case 'label': {
         this.enter('k8s.label');
         const a = this.args();
-        const c = cluster(a);
+        const c = this.cluster(a);
         const pairs = a.positionals.slice(1);
         if (pairs.length === 0) {
           this.fail(`${this.label()} needs at least one label as key=value after the cluster`);
@@ -559,15 +559,7 @@ class Parser {
   }
 
   private slurm(): GpuCommand {
-    this.group = ALL_SUBCOMMAND_DOCS.filter((doc) => doc.kind.startsWith('slurm.')).map((doc) => doc.kind);
-    const second = this.word();
-    if (second === null) {
-      this.fail(
-        '`/gpu slurm` needs a subcommand: ls, show, create, rm, pools, pool, users, adduser, rmuser or sudo',
-      );
-    }
-    const sub = this.sub('slurm', second);
-    const cluster = (a: Args) => this.name(a.positionals[0], 'the cluster name or id');
+    const sub = this.clusterSub('slurm');
     switch (sub) {
       case 'ls': {
         this.enter('slurm.ls');
@@ -579,11 +571,7 @@ class Parser {
       case 'pools':
       case 'users': {
         const kind = `slurm.${sub}` as const;
-        this.enter(kind);
-        const a = this.args();
-        const c = cluster(a);
-        this.noMore(a, 1);
-        return { kind, cluster: c };
+        return { kind, cluster: this.onlyName(kind, CLUSTER_ARG) };
       }
       case 'create': {
         this.enter('slurm.create');
@@ -595,8 +583,8 @@ class Parser {
       }
       case 'adduser': {
         this.enter('slurm.adduser');
-        const a = this.args({ sudo: 'bool', username: 'value' });
-        const c = cluster(a);
+        const a = this.args({ sudo: 'bool', username: 'value', form: 'bool' });
+        const c = this.cluster(a);
         this.noMore(a, 1);
         const given = a.values.username?.[0];
         const username = given === undefined ? undefined : this.username(given, 'a username');
@@ -605,12 +593,13 @@ class Parser {
           cluster: c,
           sudo: a.bools.sudo ?? false,
           ...(username !== undefined ? { username } : {}),
+          ...(a.bools.form ? { modal: true } : {}),
         };
       }
       case 'rmuser': {
         this.enter('slurm.rmuser');
         const a = this.args();
-        const c = cluster(a);
+        const c = this.cluster(a);
         const user = this.username(a.positionals[1], 'the username to remove');
         this.noMore(a, 2);
         return { kind: 'slurm.rmuser', cluster: c, user };
@@ -618,7 +607,7 @@ class Parser {
       case 'sudo': {
         this.enter('slurm.sudo');
         const a = this.args();
-        const c = cluster(a);
+        const c = this.cluster(a);
         const user = this.username(a.positionals[1], 'the username');
         const state = a.positionals[2];
         if (state === undefined) this.fail(`${this.label()} needs on or off after the username`);
@@ -641,13 +630,13 @@ class Parser {
     const a = this.args();
     if (sub === 'rm') {
       this.enter(rmKind);
-      const cluster = this.name(a.positionals[0], 'the cluster name or id');
+      const cluster = this.cluster(a);
       const pool = this.name(a.positionals[1], 'the node pool name or id');
       this.noMore(a, 2);
       return { kind: rmKind, cluster, pool };
     }
     this.enter(addKind);
-    const cluster = this.name(a.positionals[0], 'the cluster name or id');
+    const cluster = this.cluster(a);
     if (a.positionals.length === 1) return { kind: addKind, modal: true, cluster };
     const name = this.name(a.positionals[1], 'a name for the node pool');
     const type = this.name(a.positionals[2], 'the instance type after the pool name');

@@ -20,6 +20,19 @@ export type JobContext = z.infer<typeof jobContextSchema>;
 export const messageRefSchema = z.object({ channel: z.string().min(1), ts: z.string().min(1) });
 export type MessageRef = z.infer<typeof messageRefSchema>;
 
+/** A secret sealed in Redis (src/store/sealed.ts): the job carries this reference, never the text. */
+export const sealedRefSchema = z.object({ sealedRef: z.string().regex(/^[A-Za-z0-9_-]{24}$/) });
+export type SealedRefData = z.infer<typeof sealedRefSchema>;
+
+/** Secrets a request typed into a form, by what they are for. */
+export const sealedInputsSchema = z.object({
+  /** cloud-init user data (already base64-encoded) for `create`. */
+  userData: sealedRefSchema.optional(),
+  /** The kubeconfig of `k8s register`. */
+  kubeconfig: sealedRefSchema.optional(),
+});
+export type SealedInputs = z.infer<typeof sealedInputsSchema>;
+
 export const jobDataSchema = z.object({
   v: z.literal(1),
   command: gpuCommandSchema,
@@ -30,6 +43,8 @@ export const jobDataSchema = z.object({
   approvalId: z.string().optional(),
   /** Progress a retried job resumes from instead of doing a step twice. */
   progress: z.record(z.string(), z.unknown()).optional(),
+  /** References to secrets sealed in Redis, for requests made through a form. */
+  sealed: sealedInputsSchema.optional(),
 });
 export type JobData = z.infer<typeof jobDataSchema>;
 
@@ -42,6 +57,41 @@ export class JobDataError extends Error {
 
 export function parseJobData(data: unknown): JobData {
   const result = jobDataSchema.safeParse(data);
+  if (!result.success) throw new JobDataError(z.prettifyError(result.error));
+  return result.data;
+}
+
+// System jobs: work the bot schedules for itself (no person asked, so no command and no channel).
+// A second schema on the same queue, told apart by its `system` field.
+
+export const catalogRefreshDataSchema = z.object({
+  v: z.literal(1),
+  system: z.literal('catalog.refresh'),
+  /** The project whose catalogue to refresh; CLOUD_PROJECT_ID when absent. */
+  projectId: z.uuid().optional(),
+  /** A form waiting for the data: updated in place (views.update) once the catalogue is written. */
+  view: z
+    .object({
+      id: z.string().min(1).max(64),
+      hash: z.string().min(1).max(128).optional(),
+      /** The form's private_metadata (channel, project, cluster: never a secret). */
+      metadata: z.string().max(3000),
+    })
+    .optional(),
+});
+export type CatalogRefreshData = z.infer<typeof catalogRefreshDataSchema>;
+
+export const systemJobDataSchema = z.discriminatedUnion('system', [catalogRefreshDataSchema]);
+export type SystemJobData = z.infer<typeof systemJobDataSchema>;
+export type SystemJobName = SystemJobData['system'];
+
+/** True for a system job's data (it names a `system` job instead of carrying a command). */
+export function isSystemJobData(data: unknown): boolean {
+  return typeof data === 'object' && data !== null && 'system' in data;
+}
+
+export function parseSystemJobData(data: unknown): SystemJobData {
+  const result = systemJobDataSchema.safeParse(data);
   if (!result.success) throw new JobDataError(z.prettifyError(result.error));
   return result.data;
 }

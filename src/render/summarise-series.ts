@@ -103,7 +103,7 @@ export function sparkline(
  */
 export function renderSummaryText(spec: ChartSpec): string {
   const chart = prepareChart(spec);
-  const lines = [`${spec.title} (${spec.unit}), ${formatRange(spec.start, spec.end)}`];
+  const lines = [`${spec.title}${spec.unit ? ` (${spec.unit})` : ''}, ${formatRange(spec.start, spec.end)}`];
   if (!chart.hasData) {
     lines.push(`No data for ${formatRange(spec.start, spec.end)}.`);
     return lines.join('\n');

@@ -46,11 +46,12 @@ import { createRouteMatcher } from './route-matcher.js';
 import { SimError, statusFor } from './sim-error.js';
 import type { SimRuntime } from './sim-runtime.js';
 import {
+  type ClusterKind,
   DEFAULT_K8S_VERSION,
   DEFAULT_SLURM_VERSION,
   type PoolInput,
+  type SimClusters,
   type SimProject,
-  type SimSlurmCluster,
   type SimState,
 } from './sim-state.js';
 
@@ -138,8 +139,9 @@ function readSshKeys(o: Fields): string[] {
   return keys;
 }
 
-function slurmClusterOf(call: Call, name = 'id'): SimSlurmCluster {
-  return call.state.getSlurmCluster(projectOf(call), param(call, name));
+/** The cluster of `kind` that the path parameter `name` names, in the call's project. */
+function clusterOf<K extends ClusterKind>(call: Call, kind: K, name = 'id'): SimClusters[K] {
+  return call.state.getCluster(projectOf(call), kind, param(call, name));
 }
 
 const HANDLERS: Record<Operation, Handler> = {
@@ -277,11 +279,10 @@ const HANDLERS: Record<Operation, Handler> = {
     });
     return json(k8sClusterView(cluster, call.shape));
   },
-  getK8sCluster: (call) =>
-    json(k8sClusterView(call.state.getK8sCluster(projectOf(call), param(call, 'id')), call.shape)),
+  getK8sCluster: (call) => json(k8sClusterView(clusterOf(call, 'k8s'), call.shape)),
   updateK8sCluster: (call) => {
     const o = asFields(call.body ?? {});
-    const cluster = call.state.getK8sCluster(projectOf(call), param(call, 'id'));
+    const cluster = clusterOf(call, 'k8s');
     const version = optionalString(o, 'version', 'a version such as v1.31.2');
     if (version !== undefined) check('version', version, checkK8sVersion);
     const labels = optionalStringMap(o, 'labels', LABEL_RULE);
@@ -290,7 +291,7 @@ const HANDLERS: Record<Operation, Handler> = {
     return json(k8sClusterView(cluster, call.shape));
   },
   deleteK8sCluster: (call) => {
-    call.state.deleteK8sCluster(projectOf(call), param(call, 'id'));
+    call.state.deleteCluster(projectOf(call), 'k8s', param(call, 'id'));
     return EMPTY;
   },
 
@@ -305,7 +306,7 @@ const HANDLERS: Record<Operation, Handler> = {
       }
       return json(out);
     }
-    const cluster = call.state.getK8sCluster(project, param(call, 'clusterId'));
+    const cluster = clusterOf(call, 'k8s', 'clusterId');
     return json([...cluster.pools.values()].map((p) => k8sPoolView(p, cluster, call.shape)));
   },
   createK8sNodePool: (call) => {
@@ -318,7 +319,7 @@ const HANDLERS: Record<Operation, Handler> = {
             requiredString(o, 'cluster', 'the name of a cluster'),
             'cluster',
           )
-        : call.state.getK8sCluster(project, param(call, 'clusterId'));
+        : clusterOf(call, 'k8s', 'clusterId');
     const pool = call.state.createK8sPool(cluster, readPool(o, true));
     return json(k8sPoolView(pool, cluster, call.shape));
   },
@@ -328,20 +329,20 @@ const HANDLERS: Record<Operation, Handler> = {
       const { cluster, pool } = call.state.findK8sPool(project, param(call, 'poolId'));
       return json(k8sPoolView(pool, cluster, call.shape));
     }
-    const cluster = call.state.getK8sCluster(project, param(call, 'clusterId'));
-    return json(k8sPoolView(call.state.getK8sPool(cluster, param(call, 'poolId')), cluster, call.shape));
+    const cluster = clusterOf(call, 'k8s', 'clusterId');
+    return json(k8sPoolView(call.state.getPool(cluster, param(call, 'poolId')), cluster, call.shape));
   },
   deleteK8sNodePool: (call) => {
     const project = projectOf(call);
     const cluster =
       call.shape === 'C'
         ? call.state.findK8sPool(project, param(call, 'poolId')).cluster
-        : call.state.getK8sCluster(project, param(call, 'clusterId'));
-    call.state.deleteK8sPool(cluster, param(call, 'poolId'));
+        : clusterOf(call, 'k8s', 'clusterId');
+    call.state.deletePool(cluster, param(call, 'poolId'));
     return EMPTY;
   },
   getKubeconfig: (call) => {
-    const cluster = call.state.getK8sCluster(projectOf(call), param(call, 'clusterId'));
+    const cluster = clusterOf(call, 'k8s', 'clusterId');
     return {
       text: Buffer.from(kubeconfigYaml(cluster)).toString('base64'),
       contentType: 'application/yaml',
@@ -360,9 +361,9 @@ const HANDLERS: Record<Operation, Handler> = {
     const version = optionalString(o, 'version') ?? DEFAULT_SLURM_VERSION;
     return json(slurmClusterView(call.state.createSlurmCluster(projectOf(call), name, version), call.shape));
   },
-  getSlurmCluster: (call) => json(slurmClusterView(slurmClusterOf(call), call.shape)),
+  getSlurmCluster: (call) => json(slurmClusterView(clusterOf(call, 'slurm'), call.shape)),
   deleteSlurmCluster: (call) => {
-    call.state.deleteSlurmCluster(projectOf(call), param(call, 'id'));
+    call.state.deleteCluster(projectOf(call), 'slurm', param(call, 'id'));
     return EMPTY;
   },
   listSlurmNodePools: (call) => {
@@ -374,29 +375,29 @@ const HANDLERS: Record<Operation, Handler> = {
       return json(out);
     }
     return json(
-      [...slurmClusterOf(call, 'clusterId').pools.values()].map((p) => slurmPoolView(p, call.shape)),
+      [...clusterOf(call, 'slurm', 'clusterId').pools.values()].map((p) => slurmPoolView(p, call.shape)),
     );
   },
   createSlurmNodePool: (call) => {
-    const cluster = slurmClusterOf(call, 'clusterId');
+    const cluster = clusterOf(call, 'slurm', 'clusterId');
     const pool = call.state.createSlurmPool(cluster, readPool(asFields(call.body), false));
     return json(slurmPoolView(pool, call.shape));
   },
   getSlurmNodePool: (call) =>
     json(
       slurmPoolView(
-        call.state.getSlurmPool(slurmClusterOf(call, 'clusterId'), param(call, 'poolId')),
+        call.state.getPool(clusterOf(call, 'slurm', 'clusterId'), param(call, 'poolId')),
         call.shape,
       ),
     ),
   deleteSlurmNodePool: (call) => {
-    call.state.deleteSlurmPool(slurmClusterOf(call, 'clusterId'), param(call, 'poolId'));
+    call.state.deletePool(clusterOf(call, 'slurm', 'clusterId'), param(call, 'poolId'));
     return EMPTY;
   },
 
-  listSlurmUsers: (call) => json([...slurmClusterOf(call).users.values()].map(slurmUserView)),
+  listSlurmUsers: (call) => json([...clusterOf(call, 'slurm').users.values()].map(slurmUserView)),
   addSlurmUser: (call) => {
-    const cluster = slurmClusterOf(call);
+    const cluster = clusterOf(call, 'slurm');
     const o = asFields(call.body);
     const username = requiredString(o, 'username', 'a POSIX user name such as alice');
     check('username', username, checkUsername);
@@ -405,9 +406,9 @@ const HANDLERS: Record<Operation, Handler> = {
     return json(slurmUserView(call.state.addSlurmUser(cluster, { username, sshKeys, sudo })));
   },
   getSlurmUser: (call) =>
-    json(slurmUserView(call.state.getSlurmUser(slurmClusterOf(call), param(call, 'username')))),
+    json(slurmUserView(call.state.getSlurmUser(clusterOf(call, 'slurm'), param(call, 'username')))),
   updateSlurmUser: (call) => {
-    const cluster = slurmClusterOf(call);
+    const cluster = clusterOf(call, 'slurm');
     const username = param(call, 'username');
     call.state.getSlurmUser(cluster, username);
     const o = asFields(call.body);
@@ -416,7 +417,7 @@ const HANDLERS: Record<Operation, Handler> = {
     return json(slurmUserView(call.state.updateSlurmUser(cluster, username, sshKeys, sudo)));
   },
   deleteSlurmUser: (call) => {
-    call.state.deleteSlurmUser(slurmClusterOf(call), param(call, 'username'));
+    call.state.deleteSlurmUser(clusterOf(call, 'slurm'), param(call, 'username'));
     return EMPTY;
   },
 

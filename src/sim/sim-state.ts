@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { UUID } from '../cloud/rules.js';
 import type { Shape } from '../cloud/shape.js';
 import { SIM_INSTANCE_TYPES, type SimInstanceType } from './catalog.js';
+import type { SimMetricsInstance } from './metrics/index.js';
 import type { SeededRandom } from './seeded-random.js';
 import type { SimClock } from './sim-clock.js';
 import { SimError, SimErrorKind } from './sim-error.js';
@@ -50,16 +51,29 @@ export interface SimNode {
   readonly privateIP: string;
 }
 
-export interface SimK8sPool {
+/** A node pool of either kind of cluster; a Slurm pool is just this. */
+export interface SimPool {
   readonly id: string;
   readonly name: string;
   readonly clusterId: string;
   readonly type: SimInstanceType;
   readonly count: number;
-  readonly version: string;
   readonly nodes: readonly SimNode[];
   /** Seeded pools stand on hardware outside the sellable capacity. */
   readonly holdsCapacity: boolean;
+}
+
+export interface SimK8sPool extends SimPool {
+  readonly version: string;
+}
+
+export type SimSlurmPool = SimPool;
+
+/** What Kubernetes and Slurm clusters share: pools are found, added and removed the same way. */
+export interface SimPoolCluster<P extends SimPool> {
+  readonly id: string;
+  readonly name: string;
+  readonly pools: Map<string, P>;
 }
 
 export interface SimK8sCluster {
@@ -76,16 +90,6 @@ export interface SimK8sCluster {
   readonly pools: Map<string, SimK8sPool>;
   /** Bearer token inside the kubeconfig this cluster hands out. */
   readonly adminToken: string;
-}
-
-export interface SimSlurmPool {
-  readonly id: string;
-  readonly name: string;
-  readonly clusterId: string;
-  readonly type: SimInstanceType;
-  readonly count: number;
-  readonly nodes: readonly SimNode[];
-  readonly holdsCapacity: boolean;
 }
 
 export interface SimSlurmUser {
@@ -116,6 +120,19 @@ export interface SimProject {
   readonly slurm: Map<string, SimSlurmCluster>;
 }
 
+/** The project maps that hold clusters, with the cluster each holds. */
+export interface SimClusters {
+  readonly k8s: SimK8sCluster;
+  readonly slurm: SimSlurmCluster;
+}
+export type ClusterKind = keyof SimClusters;
+
+/** How messages name each kind of cluster. */
+const CLUSTER_NOUN: Readonly<Record<ClusterKind, string>> = {
+  k8s: 'Kubernetes cluster',
+  slurm: 'Slurm cluster',
+};
+
 export interface CreateInstanceInput {
   readonly name: string;
   readonly type: string;
@@ -135,18 +152,8 @@ export interface PoolInput {
   readonly version?: string;
 }
 
-export interface RunningInstanceView {
-  id: string;
-  name: string;
-  type: string;
-  projectId: string;
-  gpuCount: number;
-  gpuModel: string;
-  gpuMemoryGiB: number;
-  maxPowerWatts: number;
-  startedAt: number;
-  load: GpuLoad;
-}
+/** What the metrics side sees of a running instance. */
+export type RunningInstanceView = SimMetricsInstance;
 
 /** `{ operation: { name: count } }` */
 export type CreateCounts = Record<string, Record<string, number>>;
@@ -163,6 +170,14 @@ function bump(table: Map<string, Map<string, number>>, operation: string, name: 
     table.set(operation, byName);
   }
   byName.set(name, (byName.get(name) ?? 0) + 1);
+}
+
+/** The entry of `map` for `id` (ids are stored lowercase), or a NotFound naming `what` and `where`. */
+function found<T>(map: ReadonlyMap<string, T>, id: string, what: string, where: string): T {
+  const value = map.get(id.toLowerCase());
+  if (!value)
+    throw new SimError(SimErrorKind.NotFound, `${what} ${id.slice(0, 40)} was not found in ${where}.`);
+  return value;
 }
 
 function plainCounts(table: Map<string, Map<string, number>>): CreateCounts {
@@ -251,7 +266,7 @@ export class SimState {
     const cluster = this.newSlurmCluster('slurm-1', DEFAULT_SLURM_VERSION);
     project.slurm.set(cluster.id, cluster);
     const type = SIM_INSTANCE_TYPES.find((t) => t.name === 'h100-hgx-80gb.8x') ?? SIM_INSTANCE_TYPES[0]!;
-    const pool = this.newSlurmPool(cluster, { name: 'gpu', type: type.name, count: 2 }, type, false);
+    const pool = this.newPool(cluster, { name: 'gpu', type: type.name, count: 2 }, type, false);
     cluster.pools.set(pool.id, pool);
   }
 
@@ -352,9 +367,7 @@ export class SimState {
     this.capacity.set(typeName, (this.capacity.get(typeName) ?? 0) + count);
   }
 
-  private releasePools(
-    pools: Iterable<{ type: SimInstanceType; count: number; holdsCapacity: boolean }>,
-  ): void {
+  private releasePools(pools: Iterable<SimPool>): void {
     for (const p of pools) if (p.holdsCapacity) this.release(p.type.name, p.count);
   }
 
@@ -409,13 +422,7 @@ export class SimState {
   }
 
   getInstance(project: SimProject, id: string): SimInstance {
-    const inst = project.instances.get(id.toLowerCase());
-    if (!inst)
-      throw new SimError(
-        SimErrorKind.NotFound,
-        `Instance ${id.slice(0, 40)} was not found in project ${project.id}.`,
-      );
-    return inst;
+    return found(project.instances, id, 'Instance', `project ${project.id}`);
   }
 
   startInstance(project: SimProject, id: string): SimInstance {
@@ -517,13 +524,7 @@ export class SimState {
   }
 
   getFilesystem(project: SimProject, id: string): SimFilesystem {
-    const fs = project.filesystems.get(id.toLowerCase());
-    if (!fs)
-      throw new SimError(
-        SimErrorKind.NotFound,
-        `Filesystem ${id.slice(0, 40)} was not found in project ${project.id}.`,
-      );
-    return fs;
+    return found(project.filesystems, id, 'Filesystem', `project ${project.id}`);
   }
 
   deleteFilesystem(project: SimProject, id: string): void {
@@ -543,24 +544,84 @@ export class SimState {
     }));
   }
 
-  // --- Kubernetes --------------------------------------------------------------------------------------
+  // --- clusters and pools of either kind ---------------------------------------------------------------
 
-  private ensureUniqueCluster(
-    project: SimProject,
-    map: Map<string, { name: string }>,
-    name: string,
-    what: string,
-  ) {
-    for (const c of map.values()) {
+  private clustersOf<K extends ClusterKind>(project: SimProject, kind: K): Map<string, SimClusters[K]> {
+    return project[kind] as Map<string, SimClusters[K]>;
+  }
+
+  private ensureUniqueCluster(project: SimProject, kind: ClusterKind, name: string): void {
+    for (const c of this.clustersOf(project, kind).values()) {
       if (c.name === name) {
         throw new SimError(
           SimErrorKind.Conflict,
-          `name: a ${what} named "${name}" already exists in project ${project.id}; choose another name.`,
+          `name: a ${CLUSTER_NOUN[kind]} named "${name}" already exists in project ${project.id}; choose another name.`,
           'name',
         );
       }
     }
   }
+
+  getCluster<K extends ClusterKind>(project: SimProject, kind: K, id: string): SimClusters[K] {
+    return found(this.clustersOf(project, kind), id, CLUSTER_NOUN[kind], `project ${project.id}`);
+  }
+
+  deleteCluster(project: SimProject, kind: ClusterKind, id: string): void {
+    const c = this.getCluster(project, kind, id);
+    this.releasePools(c.pools.values());
+    this.clustersOf(project, kind).delete(c.id);
+  }
+
+  private newPool(
+    cluster: { readonly id: string; readonly name: string },
+    input: PoolInput,
+    type: SimInstanceType,
+    holds: boolean,
+  ): SimPool {
+    return {
+      id: this.random.uuid(),
+      name: input.name,
+      clusterId: cluster.id,
+      type,
+      count: input.count,
+      nodes: this.newNodes(`${cluster.name}-${input.name}`, input.count),
+      holdsCapacity: holds,
+    };
+  }
+
+  /** Checks the type, the name within the cluster and the capacity, then adds what `build` makes. */
+  private addPool<P extends SimPool>(
+    cluster: SimPoolCluster<P>,
+    input: PoolInput,
+    build: (type: SimInstanceType) => P,
+  ): P {
+    const type = this.instanceType(input.type);
+    for (const p of cluster.pools.values()) {
+      if (p.name === input.name) {
+        throw new SimError(
+          SimErrorKind.Conflict,
+          `name: cluster ${cluster.name} already has a node pool named "${input.name}"; choose another name.`,
+          'name',
+        );
+      }
+    }
+    this.take(type, input.count, 'count');
+    const pool = build(type);
+    cluster.pools.set(pool.id, pool);
+    return pool;
+  }
+
+  getPool<P extends SimPool>(cluster: SimPoolCluster<P>, id: string): P {
+    return found(cluster.pools, id, 'Node pool', `cluster ${cluster.name}`);
+  }
+
+  deletePool<P extends SimPool>(cluster: SimPoolCluster<P>, id: string): void {
+    const pool = this.getPool(cluster, id);
+    this.releasePools([pool]);
+    cluster.pools.delete(pool.id);
+  }
+
+  // --- Kubernetes --------------------------------------------------------------------------------------
 
   createK8sCluster(
     project: SimProject,
@@ -574,7 +635,7 @@ export class SimState {
       registered?: boolean;
     },
   ): SimK8sCluster {
-    this.ensureUniqueCluster(project, project.k8s, input.name, 'Kubernetes cluster');
+    this.ensureUniqueCluster(project, 'k8s', input.name);
     const poolType = input.defaultNodePool
       ? this.instanceType(input.defaultNodePool.type, 'defaultNodePool.type')
       : undefined;
@@ -607,16 +668,6 @@ export class SimState {
     return cluster;
   }
 
-  getK8sCluster(project: SimProject, id: string): SimK8sCluster {
-    const c = project.k8s.get(id.toLowerCase());
-    if (!c)
-      throw new SimError(
-        SimErrorKind.NotFound,
-        `Kubernetes cluster ${id.slice(0, 40)} was not found in project ${project.id}.`,
-      );
-    return c;
-  }
-
   k8sClusterByName(project: SimProject, name: string, field: string): SimK8sCluster {
     for (const c of project.k8s.values()) if (c.name === name) return c;
     throw new SimError(
@@ -626,55 +677,17 @@ export class SimState {
     );
   }
 
-  deleteK8sCluster(project: SimProject, id: string): void {
-    const c = this.getK8sCluster(project, id);
-    this.releasePools(c.pools.values());
-    project.k8s.delete(c.id);
-  }
-
   private newK8sPool(
     cluster: SimK8sCluster,
     input: PoolInput,
     type: SimInstanceType,
     holds: boolean,
   ): SimK8sPool {
-    return {
-      id: this.random.uuid(),
-      name: input.name,
-      clusterId: cluster.id,
-      type,
-      count: input.count,
-      version: input.version ?? cluster.version,
-      nodes: this.newNodes(`${cluster.name}-${input.name}`, input.count),
-      holdsCapacity: holds,
-    };
+    return { ...this.newPool(cluster, input, type, holds), version: input.version ?? cluster.version };
   }
 
   createK8sPool(cluster: SimK8sCluster, input: PoolInput): SimK8sPool {
-    const type = this.instanceType(input.type);
-    for (const p of cluster.pools.values()) {
-      if (p.name === input.name) {
-        throw new SimError(
-          SimErrorKind.Conflict,
-          `name: cluster ${cluster.name} already has a node pool named "${input.name}"; choose another name.`,
-          'name',
-        );
-      }
-    }
-    this.take(type, input.count, 'count');
-    const pool = this.newK8sPool(cluster, input, type, true);
-    cluster.pools.set(pool.id, pool);
-    return pool;
-  }
-
-  getK8sPool(cluster: SimK8sCluster, id: string): SimK8sPool {
-    const p = cluster.pools.get(id.toLowerCase());
-    if (!p)
-      throw new SimError(
-        SimErrorKind.NotFound,
-        `Node pool ${id.slice(0, 40)} was not found in cluster ${cluster.name}.`,
-      );
-    return p;
+    return this.addPool(cluster, input, (type) => this.newK8sPool(cluster, input, type, true));
   }
 
   /** Shape C addresses pools without their cluster. */
@@ -688,12 +701,6 @@ export class SimState {
       SimErrorKind.NotFound,
       `Node pool ${id.slice(0, 40)} was not found in project ${project.id}.`,
     );
-  }
-
-  deleteK8sPool(cluster: SimK8sCluster, id: string): void {
-    const pool = this.getK8sPool(cluster, id);
-    this.releasePools([pool]);
-    cluster.pools.delete(pool.id);
   }
 
   // --- Slurm -------------------------------------------------------------------------------------------
@@ -710,76 +717,14 @@ export class SimState {
   }
 
   createSlurmCluster(project: SimProject, name: string, version: string): SimSlurmCluster {
-    this.ensureUniqueCluster(project, project.slurm, name, 'Slurm cluster');
+    this.ensureUniqueCluster(project, 'slurm', name);
     const cluster = this.newSlurmCluster(name, version);
     project.slurm.set(cluster.id, cluster);
     return cluster;
   }
 
-  getSlurmCluster(project: SimProject, id: string): SimSlurmCluster {
-    const c = project.slurm.get(id.toLowerCase());
-    if (!c)
-      throw new SimError(
-        SimErrorKind.NotFound,
-        `Slurm cluster ${id.slice(0, 40)} was not found in project ${project.id}.`,
-      );
-    return c;
-  }
-
-  deleteSlurmCluster(project: SimProject, id: string): void {
-    const c = this.getSlurmCluster(project, id);
-    this.releasePools(c.pools.values());
-    project.slurm.delete(c.id);
-  }
-
-  private newSlurmPool(
-    cluster: SimSlurmCluster,
-    input: PoolInput,
-    type: SimInstanceType,
-    holds: boolean,
-  ): SimSlurmPool {
-    return {
-      id: this.random.uuid(),
-      name: input.name,
-      clusterId: cluster.id,
-      type,
-      count: input.count,
-      nodes: this.newNodes(`${cluster.name}-${input.name}`, input.count),
-      holdsCapacity: holds,
-    };
-  }
-
   createSlurmPool(cluster: SimSlurmCluster, input: PoolInput): SimSlurmPool {
-    const type = this.instanceType(input.type);
-    for (const p of cluster.pools.values()) {
-      if (p.name === input.name) {
-        throw new SimError(
-          SimErrorKind.Conflict,
-          `name: cluster ${cluster.name} already has a node pool named "${input.name}"; choose another name.`,
-          'name',
-        );
-      }
-    }
-    this.take(type, input.count, 'count');
-    const pool = this.newSlurmPool(cluster, input, type, true);
-    cluster.pools.set(pool.id, pool);
-    return pool;
-  }
-
-  getSlurmPool(cluster: SimSlurmCluster, id: string): SimSlurmPool {
-    const p = cluster.pools.get(id.toLowerCase());
-    if (!p)
-      throw new SimError(
-        SimErrorKind.NotFound,
-        `Node pool ${id.slice(0, 40)} was not found in cluster ${cluster.name}.`,
-      );
-    return p;
-  }
-
-  deleteSlurmPool(cluster: SimSlurmCluster, id: string): void {
-    const pool = this.getSlurmPool(cluster, id);
-    this.releasePools([pool]);
-    cluster.pools.delete(pool.id);
+    return this.addPool(cluster, input, (type) => this.newPool(cluster, input, type, true));
   }
 
   addSlurmUser(cluster: SimSlurmCluster, user: SimSlurmUser): SimSlurmUser {

@@ -1,7 +1,8 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { CustomRoute } from '@slack/bolt';
-import { App, HTTPReceiver, LogLevel } from '@slack/bolt';
+import type { CustomRoute, Receiver } from '@slack/bolt';
+import { App, HTTPReceiver, LogLevel, SocketModeReceiver } from '@slack/bolt';
+import type { WebClientOptions } from '@slack/web-api';
 import type { Logger } from '../log/logger.js';
 import { registerGpuCommand } from './listeners/gpu-command.js';
 import type { SlackDeps } from './slack-deps.js';
@@ -17,12 +18,34 @@ export interface SlackAppOptions {
   readonly routes?: CustomRoute[];
   /** Largest request body accepted, in bytes; Slack's own are far smaller. */
   readonly bodyLimit?: number;
+  /** For the listeners' Web API client: short retries within Slack's 3 s, a fetch that counts errors. */
+  readonly clientOptions?: SlackClientOptions;
+}
+
+export type SlackClientOptions = Pick<WebClientOptions, 'fetch' | 'retryConfig' | 'timeout'>;
+
+/** Socket Mode: no public URL and no signing secret; Slack's envelopes arrive over a WebSocket. */
+export interface SlackSocketOptions {
+  readonly botToken: string;
+  /** App-level token (xapp-…) with connections:write, for apps.connections.open. */
+  readonly appToken: string;
+  readonly slackApiUrl: string;
+  readonly botId?: string | undefined;
+  readonly botUserId?: string | undefined;
+  readonly clientOptions?: SlackClientOptions;
 }
 
 export interface SlackWeb {
   readonly app: App;
   /** Listens on the port (0 for a free one) and resolves with the bound port. */
   start(port: number, host?: string): Promise<number>;
+  stop(): Promise<void>;
+}
+
+export interface SlackSocket {
+  readonly app: App;
+  /** Opens the connection (apps.connections.open, then the WebSocket) and resolves once Slack says hello. */
+  start(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -42,6 +65,33 @@ function boltLogger(log: Logger) {
   };
 }
 
+/** Every listener of the bot, whichever receiver delivers the requests. Listener groups register here. */
+export function registerListeners(app: App, deps: SlackDeps): void {
+  registerGpuCommand(app, deps);
+  app.error(async (err) => {
+    deps.log.error({ err }, 'unhandled error in a Slack listener');
+  });
+}
+
+function createApp(
+  receiver: Receiver,
+  options: Pick<SlackAppOptions, 'botToken' | 'slackApiUrl' | 'botId' | 'botUserId' | 'clientOptions'>,
+  deps: Omit<SlackDeps, 'client'>,
+  logger: ReturnType<typeof boltLogger>,
+): App {
+  const app = new App({
+    token: options.botToken,
+    receiver,
+    logger,
+    clientOptions: { ...options.clientOptions, slackApiUrl: options.slackApiUrl },
+    ...(options.botId && options.botUserId
+      ? { botId: options.botId, botUserId: options.botUserId, tokenVerificationEnabled: false }
+      : {}),
+  });
+  registerListeners(app, { ...deps, client: app.client });
+  return app;
+}
+
 /** The Bolt app over HTTP at POST /slack/events, signatures and timestamps checked by Bolt. */
 export function createSlackWeb(options: SlackAppOptions, deps: Omit<SlackDeps, 'client'>): SlackWeb {
   const logger = boltLogger(deps.log);
@@ -53,25 +103,46 @@ export function createSlackWeb(options: SlackAppOptions, deps: Omit<SlackDeps, '
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     logger,
   });
-  const app = new App({
-    token: options.botToken,
-    receiver,
-    logger,
-    clientOptions: { slackApiUrl: options.slackApiUrl },
-    ...(options.botId && options.botUserId
-      ? { botId: options.botId, botUserId: options.botUserId, tokenVerificationEnabled: false }
-      : {}),
-  });
-  registerGpuCommand(app, { ...deps, client: app.client });
-  app.error(async (err) => {
-    deps.log.error({ err }, 'unhandled error in a Slack listener');
-  });
+  const app = createApp(receiver, options, deps, logger);
   let server: Server | undefined;
   return {
     app,
     async start(port, host = '0.0.0.0') {
       server = (await receiver.start({ port, host })) as Server;
       return (server.address() as AddressInfo).port;
+    },
+    async stop() {
+      // Requests in flight finish; idle keep-alive sockets would otherwise hold the close open.
+      const closing = receiver.stop();
+      server?.closeIdleConnections();
+      const force = setTimeout(() => server?.closeAllConnections(), 5_000);
+      try {
+        await closing;
+      } finally {
+        clearTimeout(force);
+      }
+    },
+  };
+}
+
+/** The same app over Socket Mode; apps.connections.open goes to `slackApiUrl` like every other call. */
+export function createSlackSocket(options: SlackSocketOptions, deps: Omit<SlackDeps, 'client'>): SlackSocket {
+  const logger = boltLogger(deps.log);
+  const receiver = new SocketModeReceiver({
+    appToken: options.appToken,
+    logger,
+    installerOptions: {
+      clientOptions: {
+        slackApiUrl: options.slackApiUrl,
+        ...(options.clientOptions?.fetch ? { fetch: options.clientOptions.fetch } : {}),
+      },
+    },
+  });
+  const app = createApp(receiver, options, deps, logger);
+  return {
+    app,
+    async start() {
+      await receiver.start();
     },
     async stop() {
       await receiver.stop();

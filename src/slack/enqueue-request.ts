@@ -69,21 +69,41 @@ export async function enqueueRequest(
     ...(message ? { message } : {}),
     ...(extra.approvalId ? { approvalId: extra.approvalId } : {}),
   });
-  await withDeadline(
-    deps.store.recordJob({
-      id: jobId,
-      kind: command.kind,
-      summary: describeCommand(command),
-      userId: ctx.userId,
-      channelId: ctx.channelId,
-      state: 'queued',
-      createdAt: ctx.requestedAt,
-      updatedAt: ctx.requestedAt,
-    }),
-    1_500,
-    'Redis',
-  );
-  if (message) await withDeadline(deps.store.setJobMessage(jobId, message), 1_500, 'Redis');
-  await withDeadline(deps.queue.add(command.kind, data, { jobId }), 1_500, 'the queue');
+  try {
+    await withDeadline(
+      deps.store.recordJob({
+        id: jobId,
+        kind: command.kind,
+        summary: describeCommand(command),
+        userId: ctx.userId,
+        channelId: ctx.channelId,
+        state: 'queued',
+        createdAt: ctx.requestedAt,
+        updatedAt: ctx.requestedAt,
+      }),
+      1_500,
+      'Redis',
+    );
+    if (message) await withDeadline(deps.store.setJobMessage(jobId, message), 1_500, 'Redis');
+    await withDeadline(deps.queue.add(command.kind, data, { jobId }), 1_500, 'the queue');
+  } catch (err) {
+    await undoAccepted(deps, jobId, message);
+    throw err;
+  }
   return { status: 'queued', jobId, ...(message ? { message } : {}) };
+}
+
+/** Redis failed half-way: take back the "Queued" message and the job record, so nothing says it started. */
+async function undoAccepted(deps: EnqueueDeps, jobId: string, message: MessageRef | undefined): Promise<void> {
+  const undo: Promise<unknown>[] = [
+    withDeadline(
+      deps.store.updateJob(jobId, { state: 'failed', detail: 'Not started: the queue was unreachable.' }),
+      500,
+      'Redis',
+    ),
+  ];
+  if (message) undo.push(deps.client.chat.delete({ channel: message.channel, ts: message.ts }));
+  for (const result of await Promise.allSettled(undo)) {
+    if (result.status === 'rejected') deps.log.warn({ err: result.reason, jobId }, 'could not undo a request');
+  }
 }

@@ -1,22 +1,28 @@
 import { type Job, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { type JobData, parseJobData } from '../jobs/job-data.js';
+import { isSystemJobData, type JobData, parseJobData } from '../jobs/job-data.js';
 import { QUEUE_NAME, QUEUE_PREFIX } from '../jobs/queue.js';
 import { handlerFor } from './handlers/index.js';
 import { classifyFailure, PermanentJobError } from './job-errors.js';
 import { JobRun } from './job-run.js';
+import { processSystemJob } from './process-system-job.js';
+import { discardSealed } from './sealed-input.js';
 import type { WorkerDeps } from './worker-deps.js';
 
 export interface WorkerOptions {
   readonly concurrency?: number;
   /** How long a job's lock lasts; a worker killed mid-job loses it after this and another takes over. */
   readonly lockDurationMs?: number;
+  /** How often this worker looks for jobs whose worker died (their lock expired); default 30 s. */
+  readonly stalledIntervalMs?: number;
   readonly prefix?: string;
   readonly autorun?: boolean;
 }
 
 /** Runs one attempt of a job: validate, dispatch, report; decides retry or end. */
 export async function processJob(job: Job<JobData>, deps: WorkerDeps, signal: AbortSignal): Promise<string> {
+  // The bot's own jobs (catalogue refresh) carry no command: they have their own schema and processor.
+  if (isSystemJobData(job.data)) return processSystemJob(job, deps, signal);
   let data: JobData;
   try {
     data = parseJobData(job.data);
@@ -36,6 +42,7 @@ export async function processJob(job: Job<JobData>, deps: WorkerDeps, signal: Ab
     );
     const outcome = await handler(run, run.data.command);
     await run.finish('done', outcome);
+    await discardSealed(run.data, deps.sealer, deps.log);
     deps.log.info({ jobId: job.id, name: job.name, attempt: job.attemptsMade + 1 }, 'job done');
     return outcome.detail;
   } catch (err) {
@@ -56,6 +63,7 @@ export async function processJob(job: Job<JobData>, deps: WorkerDeps, signal: Ab
     } catch (reportErr) {
       deps.log.error({ jobId: job.id, err: reportErr }, 'could not report the job failure to Slack');
     }
+    if (last) await discardSealed(run.data, deps.sealer, deps.log);
     if (failure.permanent) throw new UnrecoverableError(failure.message);
     throw err;
   }
@@ -74,6 +82,7 @@ export function createWorker(
       prefix: options.prefix ?? QUEUE_PREFIX,
       concurrency: options.concurrency ?? 8,
       lockDuration: options.lockDurationMs ?? 30_000,
+      stalledInterval: options.stalledIntervalMs ?? 30_000,
       // A worker killed mid-job is not the job's fault: let it be picked up again several times.
       maxStalledCount: 5,
       autorun: options.autorun ?? true,

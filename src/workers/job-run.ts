@@ -65,17 +65,25 @@ export class JobRun {
     (this as { data: JobData }).data = next;
   }
 
-  /** Shows where the job stands (channel and DM deliveries; ephemeral answers only show the end). */
+  /** Private answers (ephemeral and DM deliveries) show only the end; nothing of theirs reaches the channel. */
+  private get answersPrivately(): boolean {
+    return this.delivery === 'ephemeral' || this.delivery === 'dm';
+  }
+
+  /** Shows where the job stands in the channel message (channel deliveries; private answers only show the end). */
   async update(phase: JobPhase, detail?: string, result?: readonly KnownBlock[]): Promise<void> {
     await this.deps.store.updateJob(this.job.id!, { state: phase, ...(detail ? { detail } : {}) });
-    if (this.delivery === 'ephemeral') return;
+    if (this.answersPrivately) return;
     await this.show(phase, detail, result);
   }
 
-  /** The final answer. */
+  /**
+   * The final answer. DM deliveries send their content to the DM themselves; their answer here says so,
+   * to the requester alone, in place of the listener's note.
+   */
   async finish(phase: 'done' | 'failed', outcome: Outcome): Promise<void> {
     await this.deps.store.updateJob(this.job.id!, { state: phase, detail: outcome.detail });
-    if (this.delivery === 'ephemeral') {
+    if (this.answersPrivately) {
       await this.answerPrivately(phase, outcome);
       return;
     }

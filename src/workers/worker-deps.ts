@@ -3,6 +3,7 @@ import type { InfraClient, PlatformClient } from '../cloud/index.js';
 import type { Shape } from '../cloud/shape.js';
 import type { Logger } from '../log/logger.js';
 import type { SnapshotDeps } from '../snapshot/take-snapshot.js';
+import type { Sealer } from '../store/sealed.js';
 import type { Store } from '../store/store.js';
 
 /** Everything a processor may touch, built once by the composition root. */
@@ -18,6 +19,8 @@ export interface WorkerDeps {
   readonly defaultProjectId?: string | undefined;
   /** Posts to a Slack response_url (ephemeral answers, replaced in place). */
   readonly respond: (url: string, body: Record<string, unknown>) => Promise<void>;
+  /** Unseals the secrets of form requests (user data, kubeconfigs); see src/store/sealed.ts. */
+  readonly sealer?: Sealer | undefined;
   readonly timing?: Partial<WorkerTiming>;
   readonly now?: () => number;
 }

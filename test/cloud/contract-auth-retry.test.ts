@@ -42,43 +42,34 @@ function make(extra: Partial<InfraClientOptions> = {}): InfraClient {
   return c;
 }
 
+/** A client that gets its tokens from the simulator's token server, for `audience`. */
+function makeOauth(audience: string, clientSecret = sim.info.clientSecret): InfraClient {
+  return make({
+    tokens: clientCredentials({
+      authUrl: sim.info.authUrl,
+      clientId: sim.info.clientId,
+      clientSecret,
+      audience,
+    }),
+  });
+}
+
 describe('authentication against the simulator', () => {
   it('OAuth client credentials: a token for the API audience works for every call', async () => {
-    const c = make({
-      tokens: clientCredentials({
-        authUrl: sim.info.authUrl,
-        clientId: sim.info.clientId,
-        clientSecret: sim.info.clientSecret,
-        audience: sim.info.cloudAudience,
-      }),
-    });
+    const c = makeOauth(sim.info.cloudAudience);
     const created = await c.createInstance({ name: 'oauth-1', type: 'cpu.16x' });
     expect((await c.listInstances()).map((i) => i.id)).toContain(created.id);
   });
 
   it('OAuth: a token for the metrics audience is refused by the infrastructure API', async () => {
-    const c = make({
-      tokens: clientCredentials({
-        authUrl: sim.info.authUrl,
-        clientId: sim.info.clientId,
-        clientSecret: sim.info.clientSecret,
-        audience: sim.info.metricsAudience,
-      }),
-    });
+    const c = makeOauth(sim.info.metricsAudience);
     const err = await c.listInstances().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CloudAuthError);
     expect((err as CloudAuthError).serverMessage).toMatch(/audience/i);
   });
 
   it('OAuth: a wrong secret is an auth error from the token server, nothing reaches the API', async () => {
-    const c = make({
-      tokens: clientCredentials({
-        authUrl: sim.info.authUrl,
-        clientId: sim.info.clientId,
-        clientSecret: 'not-the-secret',
-        audience: sim.info.cloudAudience,
-      }),
-    });
+    const c = makeOauth(sim.info.cloudAudience, 'not-the-secret');
     const err = await c.createInstance({ name: 'never', type: 'cpu.16x' }).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: ErrorCode.Auth });
     expect((err as Error).message).not.toContain('not-the-secret');

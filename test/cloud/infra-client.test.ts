@@ -19,26 +19,11 @@ import {
 } from '../../src/cloud/index.js';
 import { AppError, ErrorCode, ValidationError } from '../../src/errors.js';
 import { type ScriptedServer, startScriptedServer } from '../fakes/scripted-http-server.js';
+import { INSTANCE_ID as ID, instanceBody as instance, PROJECT } from './instance-fixtures.js';
 import { ed25519PublicKey, mislabelledKey, rsaPublicKey } from './ssh-key-fixtures.js';
 
-const PROJECT = '3f1c2a9e-8b7d-4c1e-9f2a-1b2c3d4e5f60';
 const OTHER_PROJECT = '11111111-2222-4333-8444-555555555555';
-const ID = '8a4b7c1d-0000-4000-8000-000000000001';
 const FS_ID = '8a4b7c1d-0000-4000-8000-0000000000f5';
-const instance = (extra: Record<string, unknown> = {}) => ({
-  id: ID,
-  name: 'train-1',
-  type: 'h100-hgx-80gb.8x',
-  ip: '10.0.0.5',
-  state: 'running',
-  image: 'ubuntu22.04',
-  preemptible: false,
-  ephemeral: false,
-  userData: null,
-  filesystems: [],
-  tags: {},
-  ...extra,
-});
 const KUBECONFIG =
   'apiVersion: v1\nkind: Config\nclusters:\n- name: c1\n  cluster:\n    server: https://k8s.example\n';
 

@@ -19,22 +19,9 @@ import {
 } from '../../src/cloud/index.js';
 import { ErrorCode } from '../../src/errors.js';
 import { type ScriptedServer, startScriptedServer } from '../fakes/scripted-http-server.js';
+import { INSTANCE_ID as ID, instanceBody, PROJECT } from './instance-fixtures.js';
 
-const PROJECT = '3f1c2a9e-8b7d-4c1e-9f2a-1b2c3d4e5f60';
-const ID = '8a4b7c1d-0000-4000-8000-000000000001';
-const INSTANCE = {
-  id: ID,
-  name: 'train-1',
-  type: 'h100-hgx-80gb.8x',
-  ip: null,
-  state: 'creating',
-  image: 'ubuntu22.04',
-  preemptible: false,
-  ephemeral: false,
-  userData: null,
-  filesystems: [],
-  tags: {},
-};
+const INSTANCE = instanceBody({ ip: null, state: 'creating' });
 
 describe('retry policy (pure)', () => {
   it('reads Retry-After as seconds or as an HTTP date', () => {

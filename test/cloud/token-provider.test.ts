@@ -5,24 +5,13 @@ import {
   createInfraClient,
   type InfraClient,
   staticToken,
+  type TokenProvider,
 } from '../../src/cloud/index.js';
 import { ErrorCode } from '../../src/errors.js';
 import { type ScriptedServer, startScriptedServer } from '../fakes/scripted-http-server.js';
+import { instanceBody, PROJECT } from './instance-fixtures.js';
 
-const PROJECT = '3f1c2a9e-8b7d-4c1e-9f2a-1b2c3d4e5f60';
-const INSTANCE = {
-  id: '8a4b7c1d-0000-4000-8000-000000000001',
-  name: 'train-1',
-  type: 'h100-hgx-80gb.8x',
-  ip: '10.0.0.5',
-  state: 'running',
-  image: 'ubuntu22.04',
-  preemptible: false,
-  ephemeral: false,
-  userData: null,
-  filesystems: [],
-  tags: {},
-};
+const INSTANCE = instanceBody();
 
 let auth: ScriptedServer;
 let api: ScriptedServer;
@@ -66,19 +55,20 @@ function acceptTokens(valid: () => readonly string[]) {
   });
 }
 
-function oauthClient(now?: () => number) {
-  return createInfraClient({
-    baseUrl: api.url,
-    shape: 'B',
-    projectId: PROJECT,
-    tokens: clientCredentials({
+function clientWith(tokens: TokenProvider) {
+  return createInfraClient({ baseUrl: api.url, shape: 'B', projectId: PROJECT, tokens });
+}
+
+function oauthClient({ now, clientSecret = 'secret' }: { now?: () => number; clientSecret?: string } = {}) {
+  return clientWith(
+    clientCredentials({
       authUrl: auth.url,
       clientId: 'cid',
-      clientSecret: 'secret',
+      clientSecret,
       audience: api.url,
       ...(now ? { now } : {}),
     }),
-  });
+  );
 }
 
 describe('OAuth client credentials', () => {
@@ -114,7 +104,7 @@ describe('OAuth client credentials', () => {
     let t = 1_000_000;
     issueTokens(3600);
     acceptTokens(() => ['tok-1', 'tok-2']);
-    client = oauthClient(() => t);
+    client = oauthClient({ now: () => t });
     await client.listInstances();
     t += 30 * 60_000; // half an hour: still well inside the hour
     await client.listInstances();
@@ -165,17 +155,7 @@ describe('OAuth client credentials', () => {
 
   it('wrong client credentials give an auth error that names what to check and no secret', async () => {
     issueTokens();
-    client = createInfraClient({
-      baseUrl: api.url,
-      shape: 'B',
-      projectId: PROJECT,
-      tokens: clientCredentials({
-        authUrl: auth.url,
-        clientId: 'cid',
-        clientSecret: 'wrong',
-        audience: api.url,
-      }),
-    });
+    client = oauthClient({ clientSecret: 'wrong' });
     const err = await client.listInstances().catch((e: unknown) => e);
     expect(err).toMatchObject({ code: ErrorCode.Auth });
     expect((err as Error).message).toMatch(/client id, secret and audience/);
@@ -187,24 +167,14 @@ describe('OAuth client credentials', () => {
 describe('static bearer token', () => {
   it('is sent as Authorization: Bearer on every call', async () => {
     acceptTokens(() => ['static-abc']);
-    client = createInfraClient({
-      baseUrl: api.url,
-      shape: 'B',
-      projectId: PROJECT,
-      tokens: staticToken('static-abc'),
-    });
+    client = clientWith(staticToken('static-abc'));
     await client.listInstances();
     expect(api.requests[0]!.headers.authorization).toBe('Bearer static-abc');
   });
 
   it('a refused static token is an auth error at once (the same token is not sent twice)', async () => {
     acceptTokens(() => ['right']);
-    client = createInfraClient({
-      baseUrl: api.url,
-      shape: 'B',
-      projectId: PROJECT,
-      tokens: staticToken('wrong'),
-    });
+    client = clientWith(staticToken('wrong'));
     await expect(client.listInstances()).rejects.toBeInstanceOf(CloudAuthError);
     expect(api.requests).toHaveLength(1);
   });

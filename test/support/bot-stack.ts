@@ -14,9 +14,13 @@ import type { Shape } from '../../src/cloud/shape.js';
 import { staticToken } from '../../src/cloud/token-provider.js';
 import { createQueue, type GpuQueue } from '../../src/jobs/queue.js';
 import { createLogger, type Logger } from '../../src/log/logger.js';
+import { createMetricCatalog } from '../../src/metrics/catalog.js';
+import { createMetricsClient } from '../../src/metrics/metrics-client.js';
 import { type RunningSim, startSim } from '../../src/sim/start-sim.js';
 import { createSlackWeb, type SlackWeb } from '../../src/slack/create-slack-app.js';
+import type { SnapshotDeps } from '../../src/snapshot/take-snapshot.js';
 import { createStore, type Store } from '../../src/store/store.js';
+import { findChartFonts } from '../../src/sys/fonts.js';
 import { createWorker } from '../../src/workers/create-worker.js';
 import type { WorkerDeps } from '../../src/workers/worker-deps.js';
 import { FakeSlackApi, type FakeSlackOptions } from '../fakes/slack-api.js';
@@ -36,6 +40,14 @@ export interface BotStackOptions {
   readonly workers?: number;
   readonly slack?: FakeSlackOptions;
   readonly lockDurationMs?: number;
+  /**
+   * Start the simulator's metrics side (a real Prometheus) and give the workers `snapshots` built from
+   * it, as the composition root does when METRICS_* is set. Default false: `/gpu metrics` then says
+   * metrics are not configured.
+   */
+  readonly metrics?: boolean;
+  /** Keep every log line (debug and up) in `logLines`, to check what never reaches a log. */
+  readonly captureLogs?: boolean;
 }
 
 export interface BotStack {
@@ -50,6 +62,10 @@ export interface BotStack {
   readonly url: string;
   readonly redis: Redis;
   readonly log: Logger;
+  /** Log lines written so far when `captureLogs` is on (JSON strings), else empty. */
+  readonly logLines: string[];
+  /** What `/gpu metrics` draws with, when `metrics` is on. */
+  readonly snapshots: SnapshotDeps | undefined;
   /** Sends `/gpu <text>` as Slack would; returns Bolt's answer and the response_url it was given. */
   command(
     text: string,
@@ -69,7 +85,7 @@ export async function startBotStack(options: BotStackOptions = {}): Promise<BotS
   const sim = await startSim({
     shape,
     port: 0,
-    metrics: false,
+    metrics: options.metrics ?? false,
     transitionMs: options.transitionMs ?? 300,
     log: () => {},
   });
@@ -82,7 +98,20 @@ export async function startBotStack(options: BotStackOptions = {}): Promise<BotS
   const prefix = `{t${id}}`;
   const store = createStore(redis, `t${id}`);
   const queue = createQueue(queueConnection, prefix);
-  const log = createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const logLines: string[] = [];
+  const log = options.captureLogs
+    ? createLogger({ level: 'debug', destination: { write: (line: string) => logLines.push(line) } })
+    : createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  let snapshots: SnapshotDeps | undefined;
+  if (options.metrics) {
+    if (!sim.info.metricsAvailable) throw new Error(`simulator metrics unavailable: ${sim.info.metricsNote}`);
+    const fonts = findChartFonts();
+    snapshots = {
+      client: createMetricsClient({ baseUrl: sim.info.metricsUrl, tokens: staticToken(sim.info.metricsApiKey) }),
+      catalog: createMetricCatalog(),
+      fonts: { fontFiles: fonts.files, fontFamily: fonts.family },
+    };
+  }
   const cloud = createInfraClient({
     baseUrl: sim.info.cloudUrl,
     shape,
@@ -94,6 +123,7 @@ export async function startBotStack(options: BotStackOptions = {}): Promise<BotS
   const deps: WorkerDeps = {
     cloud,
     platform,
+    snapshots,
     slack: slackClient,
     store,
     log,
@@ -141,6 +171,8 @@ export async function startBotStack(options: BotStackOptions = {}): Promise<BotS
     url,
     redis,
     log,
+    logLines,
+    snapshots,
     async command(text, opts = {}) {
       const responseUrl = responses.newUrl();
       const body = slashCommandBody({ text, responseUrl, ...opts });

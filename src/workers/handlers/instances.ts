@@ -4,6 +4,7 @@ import { instanceDetailBlocks, instanceLine, listBlocks } from '../../render/ins
 import { PermanentJobError } from '../job-errors.js';
 import type { JobRun, Outcome } from '../job-run.js';
 import { pickByRef, resolveRef } from '../resolve.js';
+import { sealedInput } from '../sealed-input.js';
 import { waitFor } from '../wait-for.js';
 
 /** The tag that marks an instance as made by one job: how a retried create finds its own machine. */
@@ -142,6 +143,8 @@ export async function createInstance(run: JobRun, command: CreateArgs): Promise<
       );
     } else {
       const filesystems = await resolveFilesystems(run, command.filesystems);
+      // From the create form only: sealed in Redis, never in the command or the job data.
+      const userData = await sealedInput(run, 'userData');
       await run.update('working', `Creating ${command.name} (${command.type})…`);
       await run.saveProgress({ sent: true });
       const created = await cloud.createInstance(
@@ -152,6 +155,7 @@ export async function createInstance(run: JobRun, command: CreateArgs): Promise<
           preemptible: command.preemptible,
           ephemeral: command.ephemeral,
           ...(filesystems.length > 0 ? { filesystems } : {}),
+          ...(userData !== undefined ? { userData } : {}),
           tags: { ...command.tags, [JOB_TAG]: jobId },
         },
         run.call,

@@ -32,6 +32,20 @@ afterAll(async () => {
   await stack?.close();
 });
 
+/** A metrics client on OAuth client credentials for the metrics audience; `now` is its own clock. */
+function oauthClient(now?: () => number) {
+  return createMetricsClient({
+    baseUrl: stack.metricsUrl,
+    tokens: metricsTokenProvider({
+      metricsUrl: stack.metricsUrl,
+      clientId: stack.clientId,
+      clientSecret: stack.clientSecret,
+      authUrl: stack.authUrl,
+      ...(now ? { now } : {}),
+    }),
+  });
+}
+
 async function raw(url: string, headers: Record<string, string> = {}) {
   const res = await request(url, { headers });
   return { status: res.statusCode, body: (await res.body.json()) as Record<string, unknown> };
@@ -58,15 +72,7 @@ describe('metrics gateway in front of a real Prometheus', () => {
 
   it('serves them with an OAuth client-credentials JWT for the metrics audience', async () => {
     const issuedBefore = stack.tokens.issued;
-    const client = createMetricsClient({
-      baseUrl: stack.metricsUrl,
-      tokens: metricsTokenProvider({
-        metricsUrl: stack.metricsUrl,
-        clientId: stack.clientId,
-        clientSecret: stack.clientSecret,
-        authUrl: stack.authUrl,
-      }),
-    });
+    const client = oauthClient();
     const answer = await client.query('count(DCGM_FI_DEV_POWER_USAGE)');
     expect(answer.data).toMatchObject({ resultType: 'vector', result: [{ value: 10 }] });
     expect(stack.tokens.issued).toBe(issuedBefore + 1);
@@ -169,16 +175,7 @@ describe('metrics gateway in front of a real Prometheus', () => {
   it('refreshes the OAuth token when it expires', async () => {
     stack.tokens.lifetimeSeconds = 60;
     const before = stack.tokens.issued;
-    const client = createMetricsClient({
-      baseUrl: stack.metricsUrl,
-      tokens: metricsTokenProvider({
-        metricsUrl: stack.metricsUrl,
-        clientId: stack.clientId,
-        clientSecret: stack.clientSecret,
-        authUrl: stack.authUrl,
-        now: stack.tokens.now,
-      }),
-    });
+    const client = oauthClient(stack.tokens.now);
     try {
       await client.query('count(DCGM_FI_DEV_GPU_UTIL)');
       await client.query('count(DCGM_FI_DEV_GPU_UTIL)');
@@ -194,16 +191,8 @@ describe('metrics gateway in front of a real Prometheus', () => {
 
   it('gets a new token and retries once when the server says the cached one expired', async () => {
     stack.tokens.lifetimeSeconds = 60;
-    const client = createMetricsClient({
-      baseUrl: stack.metricsUrl,
-      // The client's own clock does not move: only the server sees the token expire.
-      tokens: metricsTokenProvider({
-        metricsUrl: stack.metricsUrl,
-        clientId: stack.clientId,
-        clientSecret: stack.clientSecret,
-        authUrl: stack.authUrl,
-      }),
-    });
+    // The client's own clock does not move: only the server sees the token expire.
+    const client = oauthClient();
     try {
       await client.query('count(DCGM_FI_DEV_GPU_UTIL)');
       const issued = stack.tokens.issued;

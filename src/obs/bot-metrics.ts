@@ -1,0 +1,150 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+
+// The bot's own Prometheus metrics, served at GET /metrics. One registry per running bot (not the
+// library's global one) so two bots in one process, as in tests, never mix their counts.
+// docs/operations.md lists every name; keep it in step.
+
+export const METRIC_NAMES = {
+  commands: 'gpuops_commands_total',
+  jobs: 'gpuops_jobs_total',
+  jobDuration: 'gpuops_job_duration_seconds',
+  cloudRequests: 'gpuops_cloud_requests_total',
+  cloudDuration: 'gpuops_cloud_request_duration_seconds',
+  slackErrors: 'gpuops_slack_api_errors_total',
+  queueJobs: 'gpuops_queue_jobs',
+  info: 'gpuops_info',
+} as const;
+
+/** How one attempt of a job ended: done, failed for good, or failed and scheduled again. */
+export type JobOutcome = 'done' | 'failed' | 'retried';
+
+export interface CloudCallSample {
+  /** Which API: infra or platform. */
+  readonly api: string;
+  readonly operation: string;
+  /** HTTP status, or network | timeout | cancelled. */
+  readonly status: number | string;
+  readonly durationMs: number;
+}
+
+export interface BotMetricsOptions {
+  /** Node.js process metrics (CPU, memory, event loop lag, GC); default true. */
+  readonly defaultMetrics?: boolean;
+  /** Constant labels of gpuops_info. */
+  readonly info?: Readonly<Record<string, string>>;
+}
+
+export interface BotMetrics {
+  readonly registry: Registry;
+  commandReceived(subcommand: string): void;
+  jobEnded(name: string, outcome: JobOutcome, durationMs: number): void;
+  cloudCall(sample: CloudCallSample): void;
+  slackApiError(method: string, error: string): void;
+  /** Job counts by state, read from the queue at each scrape (web and worker roles). */
+  watchQueue(read: () => Promise<Readonly<Record<string, number>>>): void;
+  /** The text exposition and its content type. */
+  render(): Promise<{ contentType: string; body: string }>;
+}
+
+const JOB_BUCKETS = [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800];
+const CLOUD_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+export function createBotMetrics(options: BotMetricsOptions = {}): BotMetrics {
+  const registry = new Registry();
+  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
+
+  const commands = new Counter({
+    name: METRIC_NAMES.commands,
+    help: '/gpu commands accepted by the listener, by subcommand',
+    labelNames: ['subcommand'] as const,
+    registers: [registry],
+  });
+  const jobs = new Counter({
+    name: METRIC_NAMES.jobs,
+    help: 'Job attempts that ended, by job name and outcome (done, failed, retried)',
+    labelNames: ['name', 'outcome'] as const,
+    registers: [registry],
+  });
+  const jobDuration = new Histogram({
+    name: METRIC_NAMES.jobDuration,
+    help: 'How long one job attempt ran, by job name and outcome',
+    labelNames: ['name', 'outcome'] as const,
+    buckets: JOB_BUCKETS,
+    registers: [registry],
+  });
+  const cloudRequests = new Counter({
+    name: METRIC_NAMES.cloudRequests,
+    help: 'HTTP tries to the cloud APIs, by api, operation and status (HTTP code, network, timeout, cancelled)',
+    labelNames: ['api', 'operation', 'status'] as const,
+    registers: [registry],
+  });
+  const cloudDuration = new Histogram({
+    name: METRIC_NAMES.cloudDuration,
+    help: 'Latency of one HTTP try to the cloud APIs, by api, operation and status',
+    labelNames: ['api', 'operation', 'status'] as const,
+    buckets: CLOUD_BUCKETS,
+    registers: [registry],
+  });
+  const slackErrors = new Counter({
+    name: METRIC_NAMES.slackErrors,
+    help: 'Slack Web API calls that failed, by method and error (Slack error code, http_<status>, network)',
+    labelNames: ['method', 'error'] as const,
+    registers: [registry],
+  });
+  const info = new Gauge({
+    name: METRIC_NAMES.info,
+    help: 'Always 1; labels say what runs here',
+    labelNames: Object.keys(options.info ?? {}),
+    registers: [registry],
+  });
+  info.set({ ...options.info }, 1);
+
+  let readQueue: (() => Promise<Readonly<Record<string, number>>>) | undefined;
+  new Gauge({
+    name: METRIC_NAMES.queueJobs,
+    help: 'Jobs in the queue by state, read at scrape time',
+    labelNames: ['state'] as const,
+    registers: [registry],
+    async collect() {
+      if (!readQueue) return;
+      this.reset();
+      try {
+        const counts = await withTimeout(readQueue(), 1_000);
+        for (const [state, n] of Object.entries(counts)) this.set({ state }, n);
+      } catch {
+        // Redis is down: /readyz says so; /metrics still answers with everything else.
+      }
+    },
+  });
+
+  return {
+    registry,
+    commandReceived: (subcommand) => commands.inc({ subcommand }),
+    jobEnded(name, outcome, durationMs) {
+      jobs.inc({ name, outcome });
+      jobDuration.observe({ name, outcome }, Math.max(0, durationMs) / 1000);
+    },
+    cloudCall({ api, operation, status, durationMs }) {
+      const labels = { api, operation, status: String(status) };
+      cloudRequests.inc(labels);
+      cloudDuration.observe(labels, Math.max(0, durationMs) / 1000);
+    },
+    slackApiError: (method, error) => slackErrors.inc({ method, error }),
+    watchQueue(read) {
+      readQueue = read;
+    },
+    async render() {
+      return { contentType: registry.contentType, body: await registry.metrics() };
+    },
+  };
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('timed out')), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,106 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { redactText } from '../log/logger.js';
+import type { BotMetrics } from './bot-metrics.js';
+
+// GET /healthz, /readyz and /metrics. The same handlers serve as Bolt custom routes (HTTP mode) and
+// on a small node:http server (Socket Mode, worker role), so every role answers them alike.
+
+export interface HttpRoute {
+  readonly path: string;
+  readonly method: string[];
+  readonly handler: (req: IncomingMessage, res: ServerResponse) => void;
+}
+
+export interface ProbeDeps {
+  /** Resolves when Redis answers PING. */
+  readonly redisPing: () => Promise<unknown>;
+  /** Resolves when the queue's keys can be read. */
+  readonly queueCheck: () => Promise<unknown>;
+  readonly metrics: BotMetrics;
+  /** True once SIGTERM arrived: not ready, so a load balancer stops sending work. */
+  readonly shuttingDown: () => boolean;
+  /** Per check; default 1000 ms. */
+  readonly timeoutMs?: number;
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
+  res.end(text);
+}
+
+async function check(probe: () => Promise<unknown>, ms: number, what: string): Promise<string | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      probe(),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
+      }),
+    ]);
+    return undefined;
+  } catch (err) {
+    return redactText((err as Error)?.message ?? String(err));
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export function healthRoutes(deps: ProbeDeps): HttpRoute[] {
+  const ms = deps.timeoutMs ?? 1_000;
+  return [
+    {
+      path: '/healthz',
+      method: ['GET'],
+      // Alive while the process runs: Redis trouble is /readyz's business, not a reason to restart.
+      handler: (_req, res) => sendJson(res, 200, { status: 'ok' }),
+    },
+    {
+      path: '/readyz',
+      method: ['GET'],
+      handler: (_req, res) => {
+        void (async () => {
+          if (deps.shuttingDown()) {
+            sendJson(res, 503, { status: 'unavailable', reason: 'gpuops is shutting down.' });
+            return;
+          }
+          const [redis, queue] = await Promise.all([
+            check(deps.redisPing, ms, 'Redis'),
+            check(deps.queueCheck, ms, 'The queue'),
+          ]);
+          if (redis === undefined && queue === undefined) {
+            sendJson(res, 200, { status: 'ready', checks: { redis: 'ok', queue: 'ok' } });
+            return;
+          }
+          const reason =
+            redis !== undefined
+              ? `Redis does not answer PING (${redis}); check REDIS_URL and that Redis is running.`
+              : `The queue in Redis cannot be read (${queue}).`;
+          sendJson(res, 503, {
+            status: 'unavailable',
+            reason,
+            checks: { redis: redis ?? 'ok', queue: queue ?? 'ok' },
+          });
+        })().catch(() => {
+          if (!res.headersSent) sendJson(res, 503, { status: 'unavailable', reason: 'readiness check failed' });
+        });
+      },
+    },
+    {
+      path: '/metrics',
+      method: ['GET'],
+      handler: (_req, res) => {
+        deps.metrics
+          .render()
+          .then(({ contentType, body }) => {
+            res.writeHead(200, { 'content-type': contentType, 'cache-control': 'no-store' });
+            res.end(body);
+          })
+          .catch((err: unknown) => {
+            res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' });
+            res.end(`# metrics could not be collected: ${redactText(String((err as Error)?.message ?? err))}\n`);
+          });
+      },
+    },
+  ];
+}

@@ -1,0 +1,272 @@
+import { z } from 'zod';
+import { GPU_COMMAND_KINDS, type GpuCommandKind } from '../command/command-schema.js';
+import type { GpuModel } from '../pricing/instance-types.js';
+import { kindsOfClass, OPERATION_CLASSES, type OperationClass } from './operation-class.js';
+
+// The policy file (YAML at GPUOPS_POLICY): who may do what, what waits for an approver, how long the
+// audit trail is kept. Snake_case in the file, a normalised camelCase `Policy` in code. Every setting
+// has a safe default, so an empty file and no file mean the same thing (docs/policy.md).
+
+export const POLICY_ROLES = ['viewer', 'operator', 'admin'] as const;
+export type PolicyRole = (typeof POLICY_ROLES)[number];
+export const ROLE_RANK: Readonly<Record<PolicyRole, number>> = { viewer: 0, operator: 1, admin: 2 };
+
+export const DURATION_RULE =
+  'a duration is a whole number with a unit s, m, h, d or w, such as 30m, 8h, 1h30m or 30d';
+const DURATION_UNIT_SECONDS = { s: 1, m: 60, h: 3600, d: 86_400, w: 604_800 } as const;
+
+/** `30m` → 1800, `1h30m` → 5400; undefined when not a positive duration. */
+export function parsePolicyDuration(text: string): number | undefined {
+  const value = text.trim().toLowerCase();
+  if (!/^(?:[0-9]{1,6}[smhdw])+$/.test(value)) return undefined;
+  let seconds = 0;
+  for (const m of value.matchAll(/([0-9]+)([smhdw])/g)) {
+    seconds += Number(m[1]) * DURATION_UNIT_SECONDS[m[2] as keyof typeof DURATION_UNIT_SECONDS];
+  }
+  return seconds > 0 ? seconds : undefined;
+}
+
+export const USER_ID_RULE =
+  'a Slack user id starts with U or W, such as U012AB3CDE (profile → ⋮ → Copy member ID)';
+export const GROUP_ID_RULE = 'a Slack user group id starts with S, such as S0614TZR7';
+export const CHANNEL_ID_RULE =
+  'a Slack channel id starts with C or G, such as C0123ABCDEF (shown at the bottom of the channel details)';
+
+const userId = z.string({ error: USER_ID_RULE }).regex(/^[UW][A-Z0-9]{2,}$/, { error: USER_ID_RULE });
+const groupId = z.string({ error: GROUP_ID_RULE }).regex(/^S[A-Z0-9]{2,}$/, { error: GROUP_ID_RULE });
+const channelId = z
+  .string({ error: CHANNEL_ID_RULE })
+  .regex(/^[CG][A-Z0-9]{2,}$/, { error: CHANNEL_ID_RULE });
+
+export const roleSchema = z.enum(POLICY_ROLES, {
+  error: (issue) => `unknown role ${JSON.stringify(issue.input)}: roles are viewer, operator and admin`,
+});
+export const kindSchema = z.enum(GPU_COMMAND_KINDS, {
+  error: (issue) =>
+    `unknown kind ${JSON.stringify(issue.input)}: a kind is a /gpu subcommand with its words joined by dots, such as rm, fs.rm, k8s.pool.rm or slurm.sudo (docs/commands.md)`,
+});
+const classSchema = z.enum(OPERATION_CLASSES, {
+  error: (issue) =>
+    `unknown operation class ${JSON.stringify(issue.input)}: classes are ${OPERATION_CLASSES.join(', ')}`,
+});
+const duration = z
+  .string({ error: DURATION_RULE })
+  .refine((v) => parsePolicyDuration(v) !== undefined, { error: DURATION_RULE })
+  .transform((v) => parsePolicyDuration(v) ?? 0);
+const usdPerHour = (what: string) =>
+  z
+    .number({
+      error: (issue) =>
+        `${what} ${issue.input === undefined ? 'is required: ' : 'is '}a number of US dollars per hour, such as 10 or 2.5`,
+    })
+    .min(0, { error: `${what} must be 0 or more US dollars per hour` })
+    .max(1_000_000, { error: `${what} must be at most 1000000 US dollars per hour` });
+const bool = z.boolean({ error: 'expected true or false' });
+
+const grantSchema = z.strictObject({
+  users: z.array(userId).default([]),
+  groups: z.array(groupId).default([]),
+  channels: z.array(channelId).default([]),
+});
+
+/** Destructive kinds and Slurm sudo grants wait for an approver unless the policy lists others. */
+export const DEFAULT_ALWAYS: readonly GpuCommandKind[] = [...kindsOfClass('destroy'), 'slurm.sudo'];
+export const DEFAULT_THRESHOLD_PER_HOUR = 10;
+export const DEFAULT_EXPIRES_AFTER_SECONDS = 24 * 3600;
+export const DEFAULT_LEASE_SECONDS = 8 * 3600;
+export const DEFAULT_REMIND_BEFORE_SECONDS = 30 * 60;
+export const DEFAULT_AUDIT_RETENTION_SECONDS = 30 * 86_400;
+export const DEFAULT_ROLE: PolicyRole = 'operator';
+export const DEFAULT_CLASS_ROLES: Readonly<Record<OperationClass, PolicyRole>> = {
+  read: 'viewer',
+  operate: 'operator',
+  create: 'operator',
+  destroy: 'operator',
+  admin: 'admin',
+};
+
+const leaseSchema = z
+  .strictObject({
+    required_above_per_hour: usdPerHour('lease.required_above_per_hour'),
+    default: duration.default(DEFAULT_LEASE_SECONDS),
+    remind_before: duration.default(DEFAULT_REMIND_BEFORE_SECONDS),
+  })
+  .superRefine((lease, ctx) => {
+    if (lease.remind_before >= lease.default) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['remind_before'],
+        message:
+          'lease.remind_before must be shorter than lease.default, or the reminder comes before the lease starts',
+      });
+    }
+  });
+
+const approvalsSchema = z.strictObject({
+  threshold_per_hour: usdPerHour('threshold_per_hour').default(DEFAULT_THRESHOLD_PER_HOUR),
+  always: z
+    .array(kindSchema, { error: 'always is a list of kinds, such as [rm, fs.rm, slurm.sudo]' })
+    .default([...DEFAULT_ALWAYS]),
+  approvers: grantSchema.omit({ channels: true }).prefault({}),
+  allow_self_approval: bool.default(false),
+  expires_after: duration.default(DEFAULT_EXPIRES_AFTER_SECONDS),
+  channel: channelId.optional(),
+  lease: leaseSchema.optional(),
+});
+
+const pricingSchema = z.strictObject({
+  /** Exact instance type names → their GPUs, ahead of the name rules of src/pricing/instance-types.ts. */
+  types: z
+    .record(
+      z.string().min(1),
+      z.strictObject({
+        gpu_type: z.string({ error: 'gpu_type is the platform API gpu_type, such as H100_SXM5_80GB' }).min(1),
+        gpu_count: z
+          .number({ error: 'gpu_count is a whole number of GPUs per machine' })
+          .int({ error: 'gpu_count is a whole number of GPUs per machine' })
+          .min(0, { error: 'gpu_count must be 0 or more' })
+          .max(1024, { error: 'gpu_count must be at most 1024' }),
+      }),
+    )
+    .default({}),
+  /** Extra model prefixes (`b200` → B200_180GB), consulted before the built-in table. */
+  models: z
+    .array(
+      z.strictObject({
+        prefix: z.string().min(1),
+        gpu_type: z.string().min(1),
+      }),
+    )
+    .default([]),
+  /** Whether stopped_price_per_hour is per machine (default) or per GPU. */
+  stopped_price: z
+    .enum(['per_instance', 'per_gpu'], { error: 'stopped_price is per_instance or per_gpu' })
+    .default('per_instance'),
+});
+
+/** The file as written: snake_case, strict (an unknown key is an error, so a typo is not ignored). */
+export const policyFileSchema = z.strictObject(
+  {
+    version: z.literal(1, { error: 'version is 1 (or left out)' }).optional(),
+    default_role: roleSchema.default(DEFAULT_ROLE),
+    roles: z.partialRecord(roleSchema, grantSchema).default({}),
+    permissions: z
+      .strictObject({
+        classes: z.partialRecord(classSchema, roleSchema).default({}),
+        kinds: z.partialRecord(kindSchema, roleSchema).default({}),
+      })
+      .prefault({}),
+    approvals: approvalsSchema.prefault({}),
+    audit: z
+      .strictObject({
+        retention: duration.default(DEFAULT_AUDIT_RETENTION_SECONDS),
+        channel: channelId.optional(),
+      })
+      .prefault({}),
+    pricing: pricingSchema.prefault({}),
+  },
+  { error: 'the policy file is a mapping of settings (key: value lines), see docs/policy.md' },
+);
+export type PolicyFile = z.infer<typeof policyFileSchema>;
+
+export interface RoleGrant {
+  readonly users: readonly string[];
+  readonly groups: readonly string[];
+  readonly channels: readonly string[];
+}
+
+export interface LeasePolicy {
+  /** Instances costing more than this per hour get a stop time. */
+  readonly requiredAbovePerHour: number;
+  readonly defaultSeconds: number;
+  readonly remindBeforeSeconds: number;
+}
+
+export interface ApprovalPolicy {
+  readonly thresholdPerHour: number;
+  readonly always: readonly GpuCommandKind[];
+  readonly approvers: { readonly users: readonly string[]; readonly groups: readonly string[] };
+  readonly allowSelfApproval: boolean;
+  readonly expiresAfterSeconds: number;
+  /** Where cards go; undefined means the channel of the request. */
+  readonly channel?: string;
+  readonly lease?: LeasePolicy;
+}
+
+export interface PricingPolicy {
+  readonly types: Readonly<Record<string, { readonly gpuType: string; readonly gpuCount: number }>>;
+  readonly models: readonly GpuModel[];
+  readonly stoppedPrice: 'per_instance' | 'per_gpu';
+}
+
+export interface Policy {
+  /** Where it came from: the file path, or `built-in defaults`. */
+  readonly source: string;
+  readonly defaultRole: PolicyRole;
+  readonly grants: Readonly<Record<PolicyRole, RoleGrant>>;
+  readonly classes: Readonly<Record<OperationClass, PolicyRole>>;
+  readonly kinds: Readonly<Partial<Record<GpuCommandKind, PolicyRole>>>;
+  readonly approvals: ApprovalPolicy;
+  readonly audit: { readonly retentionSeconds: number; readonly channel?: string };
+  readonly pricing: PricingPolicy;
+}
+
+export const DEFAULTS_SOURCE = 'built-in defaults';
+
+/** The validated file as the normalised Policy the rest of the code reads. */
+export function toPolicy(file: PolicyFile, source: string): Policy {
+  const emptyGrant: RoleGrant = { users: [], groups: [], channels: [] };
+  const grants = Object.fromEntries(
+    POLICY_ROLES.map((role) => [role, file.roles[role] ?? emptyGrant]),
+  ) as Record<PolicyRole, RoleGrant>;
+  const a = file.approvals;
+  return deepFreeze({
+    source,
+    defaultRole: file.default_role,
+    grants,
+    classes: { ...DEFAULT_CLASS_ROLES, ...file.permissions.classes },
+    kinds: { ...file.permissions.kinds },
+    approvals: {
+      thresholdPerHour: a.threshold_per_hour,
+      always: [...new Set(a.always)],
+      approvers: { users: a.approvers.users, groups: a.approvers.groups },
+      allowSelfApproval: a.allow_self_approval,
+      expiresAfterSeconds: a.expires_after,
+      ...(a.channel !== undefined ? { channel: a.channel } : {}),
+      ...(a.lease
+        ? {
+            lease: {
+              requiredAbovePerHour: a.lease.required_above_per_hour,
+              defaultSeconds: a.lease.default,
+              remindBeforeSeconds: a.lease.remind_before,
+            },
+          }
+        : {}),
+    },
+    audit: {
+      retentionSeconds: file.audit.retention,
+      ...(file.audit.channel !== undefined ? { channel: file.audit.channel } : {}),
+    },
+    pricing: {
+      types: Object.fromEntries(
+        Object.entries(file.pricing.types).map(([type, t]) => [
+          type,
+          { gpuType: t.gpu_type, gpuCount: t.gpu_count },
+        ]),
+      ),
+      models: file.pricing.models.map((m) => ({ prefix: m.prefix, gpuType: m.gpu_type })),
+      stoppedPrice: file.pricing.stopped_price,
+    },
+  });
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object') {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/** The policy with no file: everyone operates and creates below the threshold; deletes need a second person. */
+export const DEFAULT_POLICY: Policy = toPolicy(policyFileSchema.parse({}), DEFAULTS_SOURCE);

@@ -1,0 +1,51 @@
+import { checkK8sVersion } from '../../cloud/rules.js';
+import { checkName } from '../../command/value-rules.js';
+import { complete, type FormContext, type FormSpec, type FormValues, formModal, readText, textInput } from './form-kit.js';
+
+// `/gpu k8s create` with no arguments: the cluster's name and Kubernetes version.
+
+export const K8S_CREATE_BLOCKS = { name: 'name', version: 'version' } as const;
+const B = K8S_CREATE_BLOCKS;
+
+function view(ctx: FormContext) {
+  return formModal(
+    k8sClusterForm,
+    ctx.metadata,
+    [
+      textInput(B.name, 'Cluster name', { placeholder: 'e.g. prod', maxLength: 63 }),
+      textInput(B.version, 'Kubernetes version', {
+        placeholder: 'e.g. v1.31',
+        hint: 'v, then major.minor, optionally .patch: v1.31 or v1.31.2.',
+        maxLength: 32,
+      }),
+    ],
+    'Create',
+  );
+}
+
+function read(values: FormValues, ctx: FormContext) {
+  const errors: Record<string, string> = {};
+  const name = readText(values, B.name);
+  if (name === undefined) errors[B.name] = 'Give the cluster a name.';
+  else if (checkName(name)) errors[B.name] = `${checkName(name)}.`;
+  const version = readText(values, B.version);
+  if (version === undefined) errors[B.version] = 'Give a version such as v1.31.';
+  else if (checkK8sVersion(version)) errors[B.version] = `${checkK8sVersion(version)}.`;
+  if (Object.keys(errors).length > 0) return { ok: false as const, errors };
+  return complete(
+    { kind: 'k8s.create', modal: false, name: name!, version: version! },
+    {},
+    ctx,
+    { name: B.name, version: B.version },
+    B.name,
+  );
+}
+
+export const k8sClusterForm: FormSpec = {
+  kind: 'k8s.create',
+  title: 'Create a K8s cluster',
+  needsCatalog: false,
+  firstBlock: B.name,
+  view,
+  read,
+};

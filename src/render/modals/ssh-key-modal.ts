@@ -1,0 +1,61 @@
+import { parseSshPublicKey } from '../../cloud/rules.js';
+import { checkName } from '../../command/value-rules.js';
+import {
+  complete,
+  context,
+  type FormContext,
+  type FormSpec,
+  type FormValues,
+  formModal,
+  readText,
+  textInput,
+} from './form-kit.js';
+
+// `/gpu keys add` with no arguments: a name and the public key, pasted whole.
+
+export const KEY_BLOCKS = { name: 'name', publicKey: 'public_key' } as const;
+
+function view(ctx: FormContext) {
+  return formModal(
+    sshKeyForm,
+    ctx.metadata,
+    [
+      context('The key is added to the account and recorded as yours, so `/gpu slurm adduser` can use it.'),
+      textInput(KEY_BLOCKS.name, 'Key name', { placeholder: 'e.g. laptop', maxLength: 63 }),
+      textInput(KEY_BLOCKS.publicKey, 'Public key', {
+        multiline: true,
+        placeholder: 'ssh-ed25519 AAAAC3Nza… you@laptop',
+        hint: 'The one line of your .pub file: ssh-ed25519, ssh-rsa, ssh-dss or ecdsa-sha2-nistp256/384/521. Never the private key.',
+      }),
+    ],
+    'Add key',
+  );
+}
+
+function read(values: FormValues, ctx: FormContext) {
+  const errors: Record<string, string> = {};
+  const name = readText(values, KEY_BLOCKS.name);
+  if (name === undefined) errors[KEY_BLOCKS.name] = 'Give the key a name.';
+  else if (checkName(name)) errors[KEY_BLOCKS.name] = `${checkName(name)}.`;
+  const text = readText(values, KEY_BLOCKS.publicKey);
+  const parsed = text === undefined ? 'paste the public key' : parseSshPublicKey(text);
+  if (typeof parsed === 'string') errors[KEY_BLOCKS.publicKey] = `That public key is not valid: ${parsed}.`;
+  if (Object.keys(errors).length > 0 || typeof parsed === 'string') return { ok: false as const, errors };
+  const publicKey = [parsed.type, parsed.blob, parsed.comment].filter((p) => p !== '').join(' ');
+  return complete(
+    { kind: 'keys.add', modal: false, name: name!, publicKey },
+    {},
+    ctx,
+    { name: KEY_BLOCKS.name, publicKey: KEY_BLOCKS.publicKey },
+    KEY_BLOCKS.name,
+  );
+}
+
+export const sshKeyForm: FormSpec = {
+  kind: 'keys.add',
+  title: 'Add an SSH key',
+  needsCatalog: false,
+  firstBlock: KEY_BLOCKS.name,
+  view,
+  read,
+};

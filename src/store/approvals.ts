@@ -1,0 +1,348 @@
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { z } from 'zod';
+import { GPU_COMMAND_KINDS, type GpuCommand, type GpuCommandKind, gpuCommandSchema } from '../command/command-schema.js';
+import { type JobContext, jobContextSchema, type MessageRef, messageRefSchema } from '../jobs/job-data.js';
+import type { CostEstimate } from '../policy/cost.js';
+
+// Approval requests in Redis. A request moves pending → approved | denied | expired exactly once: the
+// transition is one Lua script, so however many people click at once (and however many web replicas
+// receive the clicks) one click wins and every other sees the decision already made.
+//
+// Keys share the hash tag {approvals}, so the script's keys live in one Redis Cluster slot:
+//   <prefix>:{approvals}:req:<id>   hash: data (JSON), state, expiresAt, decision, card, requesterMessage
+//   <prefix>:{approvals}:pending    sorted set of pending ids, scored by expiresAt (ms)
+
+export const APPROVAL_STATES = ['pending', 'approved', 'denied', 'expired'] as const;
+export type ApprovalState = (typeof APPROVAL_STATES)[number];
+
+/** Who closed a request that expired: not a person. */
+export const SYSTEM_ACTOR = 'gpuops';
+
+const costSchema = z.union([
+  z.looseObject({ known: z.literal(true), perHour: z.number(), perDay: z.number() }),
+  z.looseObject({ known: z.literal(false), reason: z.string() }),
+]);
+
+const leaseSchema = z.object({ seconds: z.number().int().positive(), remindBeforeSeconds: z.number().int().min(0) });
+
+/** What is fixed when the request is made. Validated on write and on read: it outlives deploys. */
+const requestDataSchema = z.object({
+  v: z.literal(1),
+  id: z.string().min(1),
+  kind: z.enum(GPU_COMMAND_KINDS),
+  /** The typed command: commands never carry secrets (a kubeconfig or user data never enters one). */
+  command: gpuCommandSchema,
+  ctx: jobContextSchema,
+  cost: costSchema.optional(),
+  reasons: z.array(z.string()),
+  /** Slack user id of the person who asked (= ctx.userId). */
+  requester: z.string().min(1),
+  /** Where the card is posted. */
+  approvalChannel: z.string().min(1),
+  createdAt: z.number().int().positive(),
+  expiresAt: z.number().int().positive(),
+  /** The stop time the approved machine gets (policy approvals.lease). */
+  lease: leaseSchema.optional(),
+});
+
+const decisionSchema = z.object({
+  by: z.string().min(1),
+  at: z.number().int().positive(),
+  reason: z.string().optional(),
+});
+
+export interface ApprovalDecision {
+  /** Slack user id of the approver, or SYSTEM_ACTOR for an expiry. */
+  readonly by: string;
+  readonly at: number;
+  readonly reason?: string;
+}
+
+export interface ApprovalRequest {
+  readonly id: string;
+  readonly kind: GpuCommandKind;
+  readonly command: GpuCommand;
+  readonly ctx: JobContext;
+  readonly cost?: CostEstimate;
+  readonly reasons: readonly string[];
+  readonly requester: string;
+  readonly approvalChannel: string;
+  readonly createdAt: number;
+  readonly expiresAt: number;
+  readonly lease?: { readonly seconds: number; readonly remindBeforeSeconds: number };
+  readonly state: ApprovalState;
+  readonly decision?: ApprovalDecision;
+  /** The approval card with the buttons. */
+  readonly card?: MessageRef;
+  /** The requester's message that says where the request went. */
+  readonly requesterMessage?: MessageRef;
+}
+
+export interface NewApproval {
+  readonly command: GpuCommand;
+  readonly ctx: JobContext;
+  readonly cost?: CostEstimate;
+  readonly reasons: readonly string[];
+  readonly approvalChannel: string;
+  /** From the policy's approvals.expires_after. */
+  readonly expiresAfterSeconds: number;
+  readonly lease?: { readonly seconds: number; readonly remindBeforeSeconds: number };
+  /** Default Date.now(). */
+  readonly now?: number;
+}
+
+export type DecideResult =
+  /** This call made the transition. */
+  | { readonly outcome: 'decided'; readonly request: ApprovalRequest }
+  /** Someone decided first (or it was closed): `request` shows their decision. Nothing changed. */
+  | { readonly outcome: 'already-decided'; readonly request: ApprovalRequest }
+  /** Approve/deny after the expiry time: refused; close it with state 'expired' (or let expireDue). */
+  | { readonly outcome: 'expired'; readonly request: ApprovalRequest }
+  /** An 'expired' decision before the expiry time: refused. */
+  | { readonly outcome: 'not-due'; readonly request: ApprovalRequest }
+  | { readonly outcome: 'not-found' };
+
+export interface Approvals {
+  /** Stores a new pending request; the same request made twice returns the first (created: false). */
+  create(input: NewApproval): Promise<{ readonly created: boolean; readonly request: ApprovalRequest }>;
+  get(id: string): Promise<ApprovalRequest | undefined>;
+  /** Pending requests not yet past their expiry, oldest first. */
+  listPending(options?: { readonly now?: number; readonly limit?: number }): Promise<ApprovalRequest[]>;
+  /** Pending requests a person may decide; `mayDecide` applies the policy (decide.ts mayApprove). */
+  listPendingFor(options: {
+    readonly mayDecide: (request: ApprovalRequest) => boolean;
+    readonly now?: number;
+    readonly limit?: number;
+  }): Promise<ApprovalRequest[]>;
+  setCard(id: string, ref: MessageRef): Promise<void>;
+  setRequesterMessage(id: string, ref: MessageRef): Promise<void>;
+  /** The one atomic transition out of pending. */
+  decide(
+    id: string,
+    decision: {
+      readonly state: Exclude<ApprovalState, 'pending'>;
+      readonly by: string;
+      readonly at?: number;
+      readonly reason?: string;
+    },
+  ): Promise<DecideResult>;
+  /** Closes every pending request whose expiry time has come; returns those this call closed. */
+  expireDue(now?: number): Promise<ApprovalRequest[]>;
+}
+
+export interface ApprovalsOptions {
+  /** Key prefix, as the Store's (default `gpuops`). */
+  readonly prefix?: string;
+  /** How long a request is kept after its expiry time, decided or not (default 30 days). */
+  readonly keepForSeconds?: number;
+}
+
+/** Deterministic: the same request (same person, channel, time and command) gets the same id. No ':'. */
+export function approvalIdFor(ctx: JobContext, command: GpuCommand): string {
+  const parts = ['approval', ctx.teamId, ctx.channelId, ctx.userId, String(ctx.requestedAt), JSON.stringify(command)];
+  return `apr-${createHash('sha256').update(parts.join('\u0000')).digest('base64url').slice(0, 24)}`;
+}
+
+const CREATE = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('HGETALL', KEYS[1]) end
+redis.call('HSET', KEYS[1], 'data', ARGV[1], 'state', 'pending', 'expiresAt', ARGV[2])
+redis.call('PEXPIREAT', KEYS[1], ARGV[3])
+redis.call('ZADD', KEYS[2], ARGV[2], ARGV[4])
+return false
+`;
+
+// Returns {status, HGETALL...}: the state after the call, read in the same atomic step.
+const DECIDE = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return {'not-found'} end
+local status = 'decided'
+local state = redis.call('HGET', KEYS[1], 'state')
+local expiresAt = tonumber(redis.call('HGET', KEYS[1], 'expiresAt'))
+local at = tonumber(ARGV[3])
+if state ~= 'pending' then
+  status = 'already-decided'
+elseif ARGV[1] == 'expired' and at < expiresAt then
+  status = 'not-due'
+elseif ARGV[1] ~= 'expired' and at >= expiresAt then
+  status = 'expired'
+else
+  redis.call('HSET', KEYS[1], 'state', ARGV[1], 'decision', ARGV[2])
+  redis.call('ZREM', KEYS[2], ARGV[4])
+end
+local out = {status}
+for _, v in ipairs(redis.call('HGETALL', KEYS[1])) do table.insert(out, v) end
+return out
+`;
+
+const SET_IF_EXISTS = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+return 1
+`;
+
+interface ApprovalScripts {
+  gpuopsApprovalCreate(reqKey: string, pendingKey: string, ...args: string[]): Promise<string[] | null>;
+  gpuopsApprovalDecide(reqKey: string, pendingKey: string, ...args: string[]): Promise<string[]>;
+  gpuopsApprovalSet(reqKey: string, field: string, value: string): Promise<number>;
+}
+
+function withScripts(redis: Redis): Redis & ApprovalScripts {
+  const r = redis as Redis & Partial<ApprovalScripts>;
+  if (typeof r.gpuopsApprovalDecide !== 'function') {
+    redis.defineCommand('gpuopsApprovalCreate', { numberOfKeys: 2, lua: CREATE });
+    redis.defineCommand('gpuopsApprovalDecide', { numberOfKeys: 2, lua: DECIDE });
+    redis.defineCommand('gpuopsApprovalSet', { numberOfKeys: 1, lua: SET_IF_EXISTS });
+  }
+  return redis as Redis & ApprovalScripts;
+}
+
+function fromHash(flat: readonly string[]): ApprovalRequest | undefined {
+  const h: Record<string, string> = {};
+  for (let i = 0; i + 1 < flat.length; i += 2) h[flat[i]!] = flat[i + 1]!;
+  return fromFields(h);
+}
+
+function fromFields(h: Record<string, string>): ApprovalRequest | undefined {
+  if (!h.data) return undefined;
+  const data = requestDataSchema.safeParse(JSON.parse(h.data));
+  if (!data.success) return undefined;
+  const state = z.enum(APPROVAL_STATES).catch('pending').parse(h.state);
+  const decision = h.decision ? decisionSchema.safeParse(JSON.parse(h.decision)) : undefined;
+  const card = h.card ? messageRefSchema.safeParse(JSON.parse(h.card)) : undefined;
+  const requesterMessage = h.requesterMessage ? messageRefSchema.safeParse(JSON.parse(h.requesterMessage)) : undefined;
+  const { v: _v, cost, lease, ...rest } = data.data;
+  return {
+    ...rest,
+    ...(cost ? { cost: cost as CostEstimate } : {}),
+    ...(lease ? { lease } : {}),
+    state,
+    ...(decision?.success ? { decision: withoutUndefined(decision.data) } : {}),
+    ...(card?.success ? { card: card.data } : {}),
+    ...(requesterMessage?.success ? { requesterMessage: requesterMessage.data } : {}),
+  };
+}
+
+function withoutUndefined(d: z.infer<typeof decisionSchema>): ApprovalDecision {
+  return { by: d.by, at: d.at, ...(d.reason !== undefined ? { reason: d.reason } : {}) };
+}
+
+export function createApprovals(redis: Redis, options: ApprovalsOptions = {}): Approvals {
+  const prefix = options.prefix ?? 'gpuops';
+  const keepMs = (options.keepForSeconds ?? 30 * 86_400) * 1000;
+  const r = withScripts(redis);
+  const reqKey = (id: string) => `${prefix}:{approvals}:req:${id}`;
+  const pendingKey = `${prefix}:{approvals}:pending`;
+
+  const get = async (id: string) => fromFields(await redis.hgetall(reqKey(id)));
+
+  const decide: Approvals['decide'] = async (id, decision) => {
+    const at = decision.at ?? Date.now();
+    const stored = {
+      by: decision.by,
+      at,
+      ...(decision.reason !== undefined ? { reason: decision.reason } : {}),
+    };
+    const [status, ...flat] = await r.gpuopsApprovalDecide(
+      reqKey(id),
+      pendingKey,
+      decision.state,
+      JSON.stringify(stored),
+      String(at),
+      id,
+    );
+    if (status === 'not-found') return { outcome: 'not-found' };
+    const request = fromHash(flat);
+    if (!request) return { outcome: 'not-found' };
+    if (status === 'decided' || status === 'already-decided' || status === 'expired' || status === 'not-due') {
+      return { outcome: status, request };
+    }
+    throw new Error(`unexpected answer from the approval script: ${status}`);
+  };
+
+  const listPending: Approvals['listPending'] = async (opts = {}) => {
+    const now = opts.now ?? Date.now();
+    // Score > now: expiry is due at expiresAt itself.
+    const ids = await redis.zrangebyscore(pendingKey, `(${now}`, '+inf', 'LIMIT', 0, opts.limit ?? 200);
+    if (ids.length === 0) return [];
+    const pipeline = redis.pipeline();
+    for (const id of ids) pipeline.hgetall(reqKey(id));
+    const results = (await pipeline.exec()) ?? [];
+    return results
+      .flatMap(([err, fields]) => {
+        const request = err ? undefined : fromFields(fields as Record<string, string>);
+        return request && request.state === 'pending' ? [request] : [];
+      })
+      .sort((a, b) => a.createdAt - b.createdAt);
+  };
+
+  return {
+    async create(input) {
+      const now = input.now ?? Date.now();
+      const id = approvalIdFor(input.ctx, input.command);
+      const expiresAt = now + Math.round(input.expiresAfterSeconds * 1000);
+      const data = requestDataSchema.parse({
+        v: 1,
+        id,
+        kind: input.command.kind,
+        command: input.command,
+        ctx: input.ctx,
+        ...(input.cost ? { cost: input.cost } : {}),
+        reasons: [...input.reasons],
+        requester: input.ctx.userId,
+        approvalChannel: input.approvalChannel,
+        createdAt: now,
+        expiresAt,
+        ...(input.lease ? { lease: input.lease } : {}),
+      });
+      const existing = await r.gpuopsApprovalCreate(
+        reqKey(id),
+        pendingKey,
+        JSON.stringify(data),
+        String(expiresAt),
+        String(expiresAt + keepMs),
+        id,
+      );
+      if (existing) {
+        const request = fromHash(existing);
+        if (request) return { created: false, request };
+      }
+      const request = fromFields({ data: JSON.stringify(data), state: 'pending' });
+      if (!request) throw new Error('an approval request could not be read back');
+      return { created: true, request };
+    },
+
+    get,
+
+    listPending,
+
+    async listPendingFor(opts) {
+      const all = await listPending({
+        ...(opts.now !== undefined ? { now: opts.now } : {}),
+        ...(opts.limit !== undefined ? { limit: opts.limit } : {}),
+      });
+      return all.filter((request) => opts.mayDecide(request));
+    },
+
+    async setCard(id, ref) {
+      await r.gpuopsApprovalSet(reqKey(id), 'card', JSON.stringify(messageRefSchema.parse(ref)));
+    },
+
+    async setRequesterMessage(id, ref) {
+      await r.gpuopsApprovalSet(reqKey(id), 'requesterMessage', JSON.stringify(messageRefSchema.parse(ref)));
+    },
+
+    decide,
+
+    async expireDue(now = Date.now()) {
+      const due = await redis.zrangebyscore(pendingKey, '-inf', now);
+      const closed: ApprovalRequest[] = [];
+      for (const id of due) {
+        const result = await decide(id, { state: 'expired', by: SYSTEM_ACTOR, at: now });
+        if (result.outcome === 'decided') closed.push(result.request);
+        // A request whose hash has gone (kept past its time) must not stay in the index forever.
+        if (result.outcome === 'not-found') await redis.zrem(pendingKey, id);
+      }
+      return closed;
+    },
+  };
+}

@@ -1,0 +1,220 @@
+import type { Writable } from 'node:stream';
+import type { Redis } from 'ioredis';
+import { z } from 'zod';
+import type { GpuCommand } from '../command/command-schema.js';
+import { type Logger, redactText } from '../log/logger.js';
+
+// The audit trail: one Redis stream, trimmed to the policy's retention (approximate MINID trimming, so
+// Redis drops whole nodes cheaply; reads never show an entry older than the retention). Every entry
+// is also logged as one JSON line. Parameters are scrubbed before they are stored: a secret-looking
+// key is dropped and token-shaped text is masked, wherever it sits.
+
+export const AUDIT_EVENTS = ['request', 'decision', 'start', 'outcome'] as const;
+export type AuditEvent = (typeof AUDIT_EVENTS)[number];
+
+export interface AuditInput {
+  /** request (accepted, refused or sent for approval), decision (approve/deny/expiry), start, outcome. */
+  readonly event: AuditEvent;
+  /** Slack user id of who asked, or `gpuops` for what the bot does by itself. */
+  readonly actor: string;
+  readonly approver?: string;
+  /** The /gpu kind, e.g. `k8s.pool.add`. */
+  readonly operation: string;
+  /** What it acts on: `train-01`, `prod/gpu-a`. */
+  readonly target?: string;
+  readonly project?: string;
+  /** Scrubbed before storing: see scrubParameters. */
+  readonly parameters?: Readonly<Record<string, unknown>>;
+  /** queued, needs-approval, refused, approved, denied, expired, done, failed… */
+  readonly outcome?: string;
+  readonly durationMs?: number;
+  readonly jobId?: string;
+  readonly approvalId?: string;
+  readonly channel?: string;
+  /** Epoch ms; default the audit's clock. */
+  readonly at?: number;
+}
+
+export interface AuditEntry extends AuditInput {
+  /** The stream entry id. */
+  readonly id: string;
+  readonly at: number;
+  readonly parameters: Readonly<Record<string, unknown>>;
+}
+
+export interface Audit {
+  readonly key: string;
+  append(input: AuditInput): Promise<AuditEntry>;
+  /** The newest `n` entries within the retention, newest first. */
+  latest(n: number): Promise<AuditEntry[]>;
+  /** Writes every entry within the retention, oldest first, one JSON object a line; returns the count. */
+  exportJsonLines(out: Writable): Promise<number>;
+}
+
+export interface AuditOptions {
+  readonly prefix?: string;
+  /** From the policy's audit.retention. */
+  readonly retentionSeconds: number;
+  readonly log: Logger;
+  /** Default Date.now; tests move it to show trimming. */
+  readonly clock?: () => number;
+}
+
+// Key names, compared without case or separators: `user_data`, `userData` and `USER-DATA` are one.
+const SECRET_KEY_PARTS = [
+  'token',
+  'secret',
+  'password',
+  'passwd',
+  'apikey',
+  'authorization',
+  'kubeconfig',
+  'userdata',
+  'privatekey',
+  'credential',
+  'cookie',
+  'signature',
+  // Slack's response_url lets whoever holds it post to the channel for 30 minutes.
+  'responseurl',
+];
+
+/** True for a key whose value is never stored; public keys are not secret and stay. */
+export function isSecretKey(key: string): boolean {
+  const k = key.toLowerCase().replace(/[^a-z0-9]/g, '');
+  return SECRET_KEY_PARTS.some((part) => k.includes(part));
+}
+
+const MAX_TEXT = 2_000;
+const MAX_DEPTH = 6;
+
+function scrubText(text: string): string {
+  if (/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(text)) return '[redacted private key]';
+  if (/\bapiVersion:/.test(text) && /\bclusters:/.test(text)) return '[redacted kubeconfig]';
+  const masked = redactText(text);
+  return masked.length > MAX_TEXT ? `${masked.slice(0, MAX_TEXT)}…` : masked;
+}
+
+/** A copy with secret-looking keys dropped and token-shaped text masked, at any depth. */
+export function scrubParameters(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return scrubText(value);
+  if (value === null || typeof value !== 'object') return value;
+  if (depth >= MAX_DEPTH) return '[nested too deep]';
+  if (Array.isArray(value)) return value.map((v) => scrubParameters(v, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    if (isSecretKey(k) || v === undefined) continue;
+    out[k] = scrubParameters(v, depth + 1);
+  }
+  return out;
+}
+
+/** operation, target and parameters of a /gpu command, ready for an audit entry. */
+export function auditFieldsOf(command: GpuCommand): {
+  operation: string;
+  target?: string;
+  parameters: Record<string, unknown>;
+} {
+  const { kind, ...rest } = command as { kind: string } & Record<string, unknown>;
+  const parts = ['cluster', 'instance', 'name', 'pool', 'user', 'project', 'id']
+    .map((f) => rest[f])
+    .filter((v): v is string => typeof v === 'string');
+  return {
+    operation: kind,
+    ...(parts.length > 0 ? { target: parts.join('/') } : {}),
+    parameters: scrubParameters(rest) as Record<string, unknown>,
+  };
+}
+
+const storedSchema = z.looseObject({
+  event: z.enum(AUDIT_EVENTS),
+  actor: z.string(),
+  operation: z.string(),
+  at: z.number(),
+  parameters: z.record(z.string(), z.unknown()),
+});
+
+const FIELD = 'entry';
+
+function parseEntry(id: string, fields: readonly string[]): AuditEntry | undefined {
+  const i = fields.indexOf(FIELD);
+  const raw = i >= 0 ? fields[i + 1] : undefined;
+  if (raw === undefined) return undefined;
+  try {
+    const parsed = storedSchema.safeParse(JSON.parse(raw));
+    return parsed.success ? ({ ...(parsed.data as object), id } as AuditEntry) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function createAudit(redis: Redis, options: AuditOptions): Audit {
+  const key = `${options.prefix ?? 'gpuops'}:audit`;
+  const clock = options.clock ?? Date.now;
+  const retentionMs = options.retentionSeconds * 1000;
+  const minId = () => `${Math.max(0, clock() - retentionMs)}`;
+
+  return {
+    key,
+
+    async append(input) {
+      const now = clock();
+      const { parameters, ...rest } = input;
+      const text = (v: string | undefined) => (v === undefined ? undefined : scrubText(v));
+      const clean = Object.fromEntries(
+        Object.entries({
+          ...rest,
+          actor: text(rest.actor),
+          approver: text(rest.approver),
+          target: text(rest.target),
+          outcome: text(rest.outcome),
+          at: rest.at ?? now,
+          parameters: scrubParameters(parameters ?? {}),
+        }).filter(([, v]) => v !== undefined),
+      ) as Omit<AuditEntry, 'id'>;
+      const json = JSON.stringify(clean);
+      const min = minId();
+      let id: string | null;
+      try {
+        // The id carries the audit's clock so retention follows it; Redis adds the sequence number.
+        id = await redis.xadd(key, 'MINID', '~', min, `${now}-*`, FIELD, json);
+      } catch (err) {
+        // Another replica's clock ran ahead: let Redis pick the next id.
+        if (!/equal or smaller/i.test(String((err as Error).message))) throw err;
+        id = await redis.xadd(key, 'MINID', '~', min, '*', FIELD, json);
+      }
+      const entry = { ...clean, id: id ?? '' } as AuditEntry;
+      options.log.info({ audit: entry }, 'audit');
+      return entry;
+    },
+
+    async latest(n) {
+      const rows = await redis.xrevrange(key, '+', minId(), 'COUNT', Math.max(1, Math.floor(n)));
+      return rows.flatMap(([id, fields]) => {
+        const entry = parseEntry(id, fields);
+        return entry ? [entry] : [];
+      });
+    },
+
+    async exportJsonLines(out) {
+      let start = minId();
+      let count = 0;
+      for (;;) {
+        const rows = await redis.xrange(key, start, '+', 'COUNT', 500);
+        for (const [id, fields] of rows) {
+          const entry = parseEntry(id, fields);
+          if (!entry) continue;
+          if (!out.write(`${JSON.stringify(entry)}\n`)) {
+            await new Promise<void>((resolve, reject) => {
+              out.once('drain', resolve);
+              out.once('error', reject);
+            });
+          }
+          count += 1;
+        }
+        const last = rows.at(-1);
+        if (!last || rows.length < 500) return count;
+        start = `(${last[0]}`;
+      }
+    },
+  };
+}

@@ -1,0 +1,86 @@
+import { z } from 'zod';
+import type { Store } from './store.js';
+
+// What the forms show without calling the cloud: GPU configurations with prices, the instance types
+// known for a project, and its filesystems. A scheduled job writes it; the listener only reads it, so a
+// form opens inside Slack's three seconds. Validated on read, because the cache outlives deploys.
+
+/** Refreshed this often by the `catalog.refresh` job scheduler. */
+export const CATALOG_REFRESH_MS = 5 * 60_000;
+/** Older than this, opening a form also asks for a refresh (the form still opens from the cache). */
+export const CATALOG_STALE_MS = 2 * CATALOG_REFRESH_MS;
+/** After a day without a refresh the cache is gone and forms open in their loading state. */
+export const CATALOG_TTL_SECONDS = 24 * 3600;
+/** A type seen once (in capacity or on an instance) stays listed this long. */
+export const TYPE_MEMORY_MS = 30 * 24 * 3600_000;
+
+export const catalogConfigurationSchema = z.object({
+  gpuType: z.string(),
+  gpuCounts: z.array(z.number().int()),
+  /** Decimal strings, as the platform API gives them: never rounded. */
+  pricePerGpuHour: z.string(),
+  stoppedPricePerHour: z.string(),
+  regions: z.array(z.string()),
+  provisioningMinutes: z.number().int(),
+});
+export type CatalogConfiguration = z.infer<typeof catalogConfigurationSchema>;
+
+export const catalogInstanceTypeSchema = z.object({
+  name: z.string(),
+  /** Machines available now (shape C's capacity listing); absent where the cloud has none. */
+  capacity: z.number().int().optional(),
+  /** Instances of this type in the project at the last refresh. */
+  inUse: z.number().int().min(0),
+  lastSeenAt: z.number(),
+});
+export type CatalogInstanceType = z.infer<typeof catalogInstanceTypeSchema>;
+
+export const catalogFilesystemSchema = z.object({ id: z.string(), name: z.string(), size: z.string() });
+export type CatalogFilesystem = z.infer<typeof catalogFilesystemSchema>;
+
+export const catalogSchema = z.object({
+  v: z.literal(1),
+  refreshedAt: z.number(),
+  /** Undefined when prices could never be loaded (no platform API configured, or it failed). */
+  configurations: z.array(catalogConfigurationSchema).optional(),
+  instanceTypes: z.array(catalogInstanceTypeSchema),
+  /** Undefined where the shape cannot list filesystems. */
+  filesystems: z.array(catalogFilesystemSchema).optional(),
+  /** What could not be refreshed last time, in words for the form. */
+  problems: z.array(z.string()),
+});
+export type Catalog = z.infer<typeof catalogSchema>;
+
+const cacheName = (projectId: string | undefined) => `catalog:${projectId ?? 'none'}`;
+
+/** The project's catalogue and when it was stored, or undefined when missing or unreadable. */
+export async function readCatalog(
+  store: Store,
+  projectId: string | undefined,
+): Promise<{ catalog: Catalog; storedAt: number } | undefined> {
+  const entry = await store.cached<unknown>(cacheName(projectId));
+  if (!entry) return undefined;
+  const parsed = catalogSchema.safeParse(entry.value);
+  return parsed.success ? { catalog: parsed.data, storedAt: entry.storedAt } : undefined;
+}
+
+export async function writeCatalog(store: Store, projectId: string | undefined, catalog: Catalog): Promise<void> {
+  await store.putCache(cacheName(projectId), catalogSchema.parse(catalog), CATALOG_TTL_SECONDS);
+}
+
+/**
+ * Instance types in the order forms list them: available now (most capacity first), then types in
+ * use in the project, then the others seen before; types not seen for a month are dropped.
+ */
+export function orderedTypes(types: readonly CatalogInstanceType[], now: number): CatalogInstanceType[] {
+  const rank = (t: CatalogInstanceType) => ((t.capacity ?? 0) > 0 ? 0 : t.inUse > 0 ? 1 : 2);
+  return types
+    .filter((t) => now - t.lastSeenAt <= TYPE_MEMORY_MS)
+    .sort(
+      (a, b) =>
+        rank(a) - rank(b) ||
+        (b.capacity ?? 0) - (a.capacity ?? 0) ||
+        b.inUse - a.inUse ||
+        a.name.localeCompare(b.name),
+    );
+}

@@ -1,0 +1,442 @@
+import {
+  CloudConflictError,
+  CloudNotFoundError,
+  type SlurmCluster,
+  type SlurmNodePool,
+  type SlurmUser,
+} from '../../cloud/index.js';
+import { parseSshPublicKey } from '../../cloud/rules.js';
+import type { CommandOf } from '../../command/command-schema.js';
+import {
+  POOLS_OF_PROJECT_NOTE,
+  slurmClusterBlocks,
+  slurmClusterLine,
+  slurmPoolLine,
+  slurmPoolReadiness,
+  slurmUserLine,
+} from '../../render/clusters.js';
+import { listBlocks } from '../../render/instances.js';
+import { PermanentJobError } from '../job-errors.js';
+import type { JobRun, Outcome } from '../job-run.js';
+import { usernameFromSlackUser } from '../posix-username.js';
+import { resolveRef } from '../resolve.js';
+import { waitFor } from '../wait-for.js';
+import { pickPool } from './pick-pool.js';
+import { withArguments } from './with-arguments.js';
+
+// `/gpu slurm …`. A Slurm cluster reports no status in any shape: it is ready once it can be read. A
+// node pool is ready when `count` of its nodes are up (no down/drain/fail state) where the shape
+// lists nodes (A, B); C lists none. Users (A only) are added with the SSH keys the requester owns.
+
+const WHAT = 'Slurm cluster';
+
+export const NO_KEYS_MESSAGE =
+  'You have no SSH keys registered with gpuops: add one with `/gpu keys add <name> <public key>` and try again.';
+
+const byName = <T extends { name: string }>(a: T, b: T) => a.name.localeCompare(b.name);
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+function resolveCluster(run: JobRun, ref: string): Promise<SlurmCluster> {
+  const { cloud } = run.deps;
+  return resolveRef(
+    ref,
+    WHAT,
+    () => cloud.listSlurmClusters(run.call),
+    // Shape C has no get: its list is all there is.
+    cloud.supports('getSlurmCluster') ? (id) => cloud.getSlurmCluster({ id }, run.call) : undefined,
+  );
+}
+
+async function readCluster(run: JobRun, id: string): Promise<SlurmCluster | undefined> {
+  const { cloud } = run.deps;
+  if (!cloud.supports('getSlurmCluster'))
+    return (await cloud.listSlurmClusters(run.call)).find((c) => c.id === id);
+  try {
+    return await cloud.getSlurmCluster({ id }, run.call);
+  } catch (err) {
+    if (err instanceof CloudNotFoundError) return undefined;
+    throw err;
+  }
+}
+
+async function readPool(run: JobRun, clusterId: string, poolId: string): Promise<SlurmNodePool | undefined> {
+  try {
+    return await run.deps.cloud.getSlurmNodePool({ clusterId, poolId }, run.call);
+  } catch (err) {
+    if (err instanceof CloudNotFoundError) return undefined;
+    throw err;
+  }
+}
+
+/** Whether the shape lists Slurm pools per cluster; C's route takes no cluster and lists the project's. */
+function poolsPerCluster(run: JobRun): boolean {
+  return run.deps.cloud.routes.listSlurmNodePools?.path.includes('{') ?? false;
+}
+
+async function poolsOf(run: JobRun, clusterId: string): Promise<SlurmNodePool[]> {
+  return (await run.deps.cloud.listSlurmNodePools({ clusterId }, run.call)).sort(byName);
+}
+
+export async function listSlurmClusters(run: JobRun): Promise<Outcome> {
+  const clusters = (await run.deps.cloud.listSlurmClusters(run.call)).sort(byName);
+  const { text, blocks } = listBlocks(`Slurm clusters (${clusters.length})`, clusters.map(slurmClusterLine));
+  return { detail: text, result: blocks };
+}
+
+export async function showSlurmCluster(run: JobRun, command: CommandOf<'slurm.show'>): Promise<Outcome> {
+  const cluster = await resolveCluster(run, command.cluster);
+  const pools = run.deps.cloud.supports('listSlurmNodePools') ? await poolsOf(run, cluster.id) : undefined;
+  return {
+    detail: `${cluster.name}: Slurm cluster${cluster.version ? ` ${cluster.version}` : ''}`,
+    result: slurmClusterBlocks(cluster, pools, { poolsOfProject: !poolsPerCluster(run) }),
+  };
+}
+
+type CreateProgress = { clusterId: string; sent: boolean };
+
+function taken(name: string): PermanentJobError {
+  return new PermanentJobError(
+    `A Slurm cluster named ${name} already exists in this project; pick another name, or see it with /gpu slurm show ${name}.`,
+  );
+}
+
+/** Idempotent by name, as the Kubernetes create: a retry adopts the cluster it recorded sending. */
+export async function createSlurmCluster(run: JobRun, request: CommandOf<'slurm.create'>): Promise<Outcome> {
+  const command = withArguments(request);
+  const { cloud } = run.deps;
+  let clusterId = run.progress<CreateProgress>().clusterId;
+  if (!clusterId) {
+    const existing = (await cloud.listSlurmClusters(run.call)).find((c) => c.name === command.name);
+    if (existing && run.progress<CreateProgress>().sent === true) {
+      clusterId = existing.id;
+    } else if (existing) {
+      throw taken(command.name);
+    } else {
+      await run.update('working', `Creating Slurm cluster ${command.name}…`);
+      await run.saveProgress({ sent: true });
+      try {
+        clusterId = (await cloud.createSlurmCluster({ name: command.name }, run.call)).id;
+      } catch (err) {
+        if (err instanceof CloudConflictError) throw taken(command.name);
+        throw err;
+      }
+    }
+    await run.saveProgress({ clusterId });
+  }
+  const id = clusterId;
+  const cluster = await waitFor(run, {
+    read: () => readCluster(run, id),
+    done: (c) => c !== undefined,
+    describe: (c) => (c ? 'readable' : 'not readable yet'),
+    goal: `${command.name} to be ready`,
+  });
+  return {
+    detail: `Slurm cluster ${cluster!.name} is ready${cluster!.version ? ` (Slurm ${cluster!.version})` : ''}.`,
+    result: slurmClusterBlocks(cluster!),
+  };
+}
+
+type TargetProgress = { id: string; name: string };
+
+export async function deleteSlurmCluster(run: JobRun, command: CommandOf<'slurm.rm'>): Promise<Outcome> {
+  let target = run.progress<TargetProgress>();
+  if (!target.id || !target.name) {
+    const cluster = await resolveCluster(run, command.cluster);
+    await run.saveProgress({ id: cluster.id, name: cluster.name });
+    target = run.progress<TargetProgress>();
+  }
+  const { id, name } = target as TargetProgress;
+  await run.update('working', `Deleting Slurm cluster ${name}…`);
+  try {
+    await run.deps.cloud.deleteSlurmCluster({ id }, run.call);
+  } catch (err) {
+    if (!(err instanceof CloudNotFoundError)) throw err;
+  }
+  await waitFor(run, {
+    read: () => readCluster(run, id),
+    done: (c) => c === undefined,
+    describe: (c) => (c ? 'still there' : 'gone'),
+    goal: `${name} to be deleted`,
+  });
+  return { detail: `Slurm cluster ${name} is deleted.` };
+}
+
+export async function listSlurmPools(run: JobRun, command: CommandOf<'slurm.pools'>): Promise<Outcome> {
+  const cluster = await resolveCluster(run, command.cluster);
+  const pools = await poolsOf(run, cluster.id);
+  const perCluster = poolsPerCluster(run);
+  const title = perCluster
+    ? `Node pools of ${cluster.name} (${pools.length})`
+    : `Slurm node pools of this project (${pools.length})`;
+  const { text, blocks } = listBlocks(title, pools.map(slurmPoolLine));
+  if (!perCluster)
+    blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: POOLS_OF_PROJECT_NOTE }] });
+  return { detail: text, result: blocks };
+}
+
+type PoolProgress = { clusterId: string; clusterName: string; poolId: string; sent: boolean };
+
+function poolTaken(cluster: string, name: string, existing?: SlurmNodePool): PermanentJobError {
+  const what = existing?.count !== undefined ? ` (${existing.count} × ${existing.type})` : '';
+  return new PermanentJobError(
+    `Cluster ${cluster} already has a node pool named ${name}${what}; pick another name, or see them with /gpu slurm pools ${cluster}.`,
+  );
+}
+
+function poolSummary(pool: SlurmNodePool): string {
+  const r = slurmPoolReadiness(pool);
+  return r ? `${r.ready}/${pool.count ?? r.total} nodes up` : 'this cloud does not report its nodes';
+}
+
+/** Idempotent by name within the cluster; waits for `count` nodes up where nodes are listed. */
+export async function addSlurmPool(run: JobRun, request: CommandOf<'slurm.pool.add'>): Promise<Outcome> {
+  const command = withArguments(request);
+  const { cloud } = run.deps;
+  let progress = run.progress<PoolProgress>();
+  if (!progress.clusterId || !progress.clusterName) {
+    const cluster = await resolveCluster(run, command.cluster);
+    await run.saveProgress({ clusterId: cluster.id, clusterName: cluster.name });
+    progress = run.progress<PoolProgress>();
+  }
+  const clusterId = progress.clusterId!;
+  const clusterName = progress.clusterName!;
+  let poolId = progress.poolId;
+  if (!poolId) {
+    const existing = (await poolsOf(run, clusterId)).find((p) => p.name === command.name);
+    if (existing && progress.sent === true) {
+      poolId = existing.id;
+    } else if (existing) {
+      throw poolTaken(clusterName, command.name, existing);
+    } else {
+      await run.update(
+        'working',
+        `Adding node pool ${command.name} (${command.count} × ${command.type}) to ${clusterName}…`,
+      );
+      await run.saveProgress({ sent: true });
+      try {
+        poolId = (
+          await cloud.createSlurmNodePool(
+            { clusterId, name: command.name, type: command.type, count: command.count },
+            run.call,
+          )
+        ).id;
+      } catch (err) {
+        if (err instanceof CloudConflictError) throw poolTaken(clusterName, command.name);
+        throw err;
+      }
+    }
+    await run.saveProgress({ poolId });
+  }
+  const id = poolId;
+  const pool = await waitFor(run, {
+    read: () => readPool(run, clusterId, id),
+    done: (p) => {
+      if (!p) return false;
+      const r = slurmPoolReadiness(p);
+      return r === undefined || r.ready >= (p.count ?? command.count);
+    },
+    failed: (p) =>
+      p ? null : `Node pool ${command.name} disappeared from ${clusterName} while it was starting.`,
+    describe: (p) => (p ? poolSummary(p) : 'gone'),
+    goal: `node pool ${command.name} of ${clusterName} to be ready`,
+  });
+  return {
+    detail: `Node pool ${pool!.name} of ${clusterName} is ready: ${pool!.count ?? command.count} × ${pool!.type}, ${poolSummary(pool!)}.`,
+    result: listBlocks(`Node pool of ${clusterName}`, [slurmPoolLine(pool!)]).blocks,
+  };
+}
+
+type PoolRmProgress = { clusterId: string; clusterName: string; poolId: string; poolName: string };
+
+export async function removeSlurmPool(run: JobRun, command: CommandOf<'slurm.pool.rm'>): Promise<Outcome> {
+  let target = run.progress<PoolRmProgress>();
+  if (!target.poolId || !target.clusterId) {
+    const cluster = await resolveCluster(run, command.cluster);
+    const pool = pickPool(await poolsOf(run, cluster.id), command.pool, cluster.name);
+    await run.saveProgress({
+      clusterId: cluster.id,
+      clusterName: cluster.name,
+      poolId: pool.id,
+      poolName: pool.name,
+    });
+    target = run.progress<PoolRmProgress>();
+  }
+  const { clusterId, clusterName, poolId, poolName } = target as PoolRmProgress;
+  await run.update('working', `Deleting node pool ${poolName} of ${clusterName}…`);
+  try {
+    await run.deps.cloud.deleteSlurmNodePool({ clusterId, poolId }, run.call);
+  } catch (err) {
+    if (!(err instanceof CloudNotFoundError)) throw err;
+  }
+  await waitFor(run, {
+    read: () => readPool(run, clusterId, poolId),
+    done: (p) => p === undefined,
+    describe: (p) => (p ? 'still there' : 'gone'),
+    goal: `node pool ${poolName} of ${clusterName} to be deleted`,
+  });
+  return { detail: `Node pool ${poolName} of ${clusterName} is deleted.` };
+}
+
+// ─── Users (shape A) ─────────────────────────────────────────────────────────────────────────────
+
+export async function listSlurmUsers(run: JobRun, command: CommandOf<'slurm.users'>): Promise<Outcome> {
+  const cluster = await resolveCluster(run, command.cluster);
+  const users = (await run.deps.cloud.listSlurmUsers({ clusterId: cluster.id }, run.call)).sort((a, b) =>
+    a.username.localeCompare(b.username),
+  );
+  const { text, blocks } = listBlocks(`Users of ${cluster.name} (${users.length})`, users.map(slurmUserLine));
+  return { detail: text, result: blocks };
+}
+
+/** A key as the cloud compares it: type and data, without the comment. */
+function keyId(key: string): string {
+  const parsed = parseSshPublicKey(key);
+  return typeof parsed === 'string' ? key.trim() : `${parsed.type} ${parsed.blob}`;
+}
+
+function sameKeys(a: readonly string[], b: readonly string[]): boolean {
+  const left = new Set(a.map(keyId));
+  const right = new Set(b.map(keyId));
+  return left.size === right.size && [...left].every((k) => right.has(k));
+}
+
+function isSlackPlatformError(err: unknown): err is { data: { error?: string } } {
+  return (err as { code?: string } | undefined)?.code === 'slack_webapi_platform_error';
+}
+
+/** The requester's username from their Slack profile (users.info), or a message asking for --username. */
+async function usernameFromProfile(run: JobRun, cluster: string): Promise<string> {
+  const example = `/gpu slurm adduser ${cluster} --username ada`;
+  let user: Parameters<typeof usernameFromSlackUser>[0] | undefined;
+  try {
+    user = (await run.deps.slack.users.info({ user: run.data.ctx.userId })).user;
+  } catch (err) {
+    if (!isSlackPlatformError(err)) throw err;
+    throw new PermanentJobError(
+      `I could not read your Slack profile (Slack answered "${err.data.error ?? 'an error'}") to make a username; give one with --username, e.g. ${example}.`,
+    );
+  }
+  const name = user ? usernameFromSlackUser(user) : undefined;
+  if (!name) {
+    throw new PermanentJobError(
+      `Your Slack name gives no usable username (lowercase letters, digits, _ or -, starting with a letter); choose one with --username, e.g. ${example}.`,
+    );
+  }
+  return name;
+}
+
+function loginHint(cluster: SlurmCluster, username: string): string {
+  const ip = cluster.loginNodes?.find((n) => n.publicIP)?.publicIP;
+  return ip ? ` Log in with ssh ${username}@${ip}.` : '';
+}
+
+type AddUserProgress = { username: string };
+
+/**
+ * Adds the requester with the SSH keys they own, under --username or a name from their Slack profile.
+ * A user already there with exactly these keys (a retried job, or the same request twice) is adopted;
+ * anyone else under that name makes the username taken.
+ */
+export async function addSlurmUser(run: JobRun, command: CommandOf<'slurm.adduser'>): Promise<Outcome> {
+  const { cloud, store } = run.deps;
+  const cluster = await resolveCluster(run, command.cluster);
+  const keys = await store.keysOf(run.data.ctx.userId);
+  if (keys.length === 0) throw new PermanentJobError(NO_KEYS_MESSAGE);
+  const sshKeys = keys.map((k) => k.publicKey);
+  // Recorded so a retry uses the same name even if the profile changed in between.
+  let username = run.progress<AddUserProgress>().username;
+  if (!username) {
+    username = command.username ?? (await usernameFromProfile(run, cluster.name));
+    await run.saveProgress({ username });
+  }
+  const derived = command.username ? '' : ' (from your Slack name; choose another with --username)';
+  await run.update(
+    'working',
+    `Adding ${username} to ${cluster.name} with ${plural(keys.length, 'SSH key')}…`,
+  );
+  let user: SlurmUser;
+  let adopted = false;
+  try {
+    user = await cloud.addSlurmUser(
+      { clusterId: cluster.id, username, sshKeys, sudo: command.sudo },
+      run.call,
+    );
+  } catch (err) {
+    if (!(err instanceof CloudConflictError)) throw err;
+    const current = await findUser(run, cluster.id, username);
+    if (!current || !sameKeys(current.sshKeys, sshKeys)) {
+      throw new PermanentJobError(
+        `The username ${username} is already taken on ${cluster.name}; pick another with --username.`,
+      );
+    }
+    user = current;
+    adopted = true;
+  }
+  const sudo = user.sudo ? 'with sudo' : 'without sudo';
+  const detail = adopted
+    ? `You are on ${cluster.name} as ${user.username}${derived} with your ${plural(sshKeys.length, 'SSH key')}, ${sudo}.`
+    : `Added you to ${cluster.name} as ${user.username}${derived} with ${plural(sshKeys.length, 'SSH key')}, ${sudo}.`;
+  return { detail: `${detail}${loginHint(cluster, user.username)}` };
+}
+
+async function findUser(run: JobRun, clusterId: string, username: string): Promise<SlurmUser | undefined> {
+  const { cloud } = run.deps;
+  if (!cloud.supports('getSlurmUser'))
+    return (await cloud.listSlurmUsers({ clusterId }, run.call)).find((u) => u.username === username);
+  try {
+    return await cloud.getSlurmUser({ clusterId, username }, run.call);
+  } catch (err) {
+    if (err instanceof CloudNotFoundError) return undefined;
+    throw err;
+  }
+}
+
+async function notAUser(run: JobRun, cluster: SlurmCluster, username: string): Promise<PermanentJobError> {
+  const users = run.deps.cloud.supports('listSlurmUsers')
+    ? (await run.deps.cloud.listSlurmUsers({ clusterId: cluster.id }, run.call)).map((u) => u.username)
+    : [];
+  const known =
+    users.length > 0
+      ? ` Its users: ${users.slice(0, 10).join(', ')}${users.length > 10 ? ', …' : ''}.`
+      : ' It has no users yet.';
+  return new PermanentJobError(`${username} is not a user of ${cluster.name}.${known}`);
+}
+
+type RmUserProgress = { sent: boolean };
+
+export async function removeSlurmUser(run: JobRun, command: CommandOf<'slurm.rmuser'>): Promise<Outcome> {
+  const cluster = await resolveCluster(run, command.cluster);
+  const wasSent = run.progress<RmUserProgress>().sent === true;
+  await run.update('working', `Removing ${command.user} from ${cluster.name}…`);
+  await run.saveProgress({ sent: true });
+  try {
+    await run.deps.cloud.deleteSlurmUser({ clusterId: cluster.id, username: command.user }, run.call);
+  } catch (err) {
+    if (!(err instanceof CloudNotFoundError)) throw err;
+    // Gone already: by this job's earlier attempt, or never there.
+    if (!wasSent) throw await notAUser(run, cluster, command.user);
+  }
+  return { detail: `${command.user} is no longer a user of ${cluster.name}.` };
+}
+
+/** The update resends the user's current keys: the API replaces the key list with what it is given. */
+export async function setSlurmSudo(run: JobRun, command: CommandOf<'slurm.sudo'>): Promise<Outcome> {
+  const cluster = await resolveCluster(run, command.cluster);
+  const user = await findUser(run, cluster.id, command.user);
+  if (!user) throw await notAUser(run, cluster, command.user);
+  const state = command.sudo ? 'has sudo' : 'has no sudo';
+  if (user.sudo === command.sudo) {
+    return { detail: `${user.username} already ${state} on ${cluster.name}; nothing to do.` };
+  }
+  await run.update(
+    'working',
+    `${command.sudo ? 'Granting' : 'Revoking'} sudo for ${user.username} on ${cluster.name}…`,
+  );
+  const updated = await run.deps.cloud.updateSlurmUser(
+    { clusterId: cluster.id, username: user.username, sshKeys: user.sshKeys, sudo: command.sudo },
+    run.call,
+  );
+  return {
+    detail: `${updated.username} now ${updated.sudo ? 'has sudo' : 'has no sudo'} on ${cluster.name}.`,
+  };
+}

@@ -1,0 +1,79 @@
+import { expect } from 'vitest';
+import type { StoredMessage } from '../fakes/slack-api.js';
+import type { BotStack } from '../support/bot-stack.js';
+import type { ResponseUrlPost } from '../support/slack-driver.js';
+
+// What a user sees after `/gpu …`, for the e2e tests of catalogue, keys, filesystems, metrics and
+// kubeconfig: the channel message a job edits, or the private answer that replaces the "looking" note.
+
+export const CHANNEL = 'C0GPU';
+
+interface As {
+  readonly userId?: string;
+  readonly userName?: string;
+}
+
+/** Sends a channel-delivered request; returns the ts of the message it shows. */
+export async function channelRequest(stack: BotStack, text: string, as: As = {}): Promise<string> {
+  const since = stack.slack.mark();
+  const { response } = await stack.command(text, as);
+  expect(response.status).toBe(200);
+  const posted = await stack.slack.waitFor(
+    'chat.postMessage',
+    (c) => c.body.channel === CHANNEL,
+    5_000,
+    since,
+  );
+  return String((posted.response as { ts: string }).ts);
+}
+
+/** The channel message once its text starts with `Done:` or `Failed:`. */
+export async function finalMessage(
+  stack: BotStack,
+  ts: string,
+  phase: 'Done' | 'Failed',
+  timeoutMs = 15_000,
+): Promise<StoredMessage> {
+  await stack.slack.waitFor(
+    'chat.update',
+    (c) => c.body.ts === ts && /^(Done|Failed):/.test(String(c.body.text)),
+    timeoutMs,
+  );
+  const message = stack.slack.message(CHANNEL, ts)!;
+  expect(String(message.text)).toMatch(new RegExp(`^${phase}:`));
+  return message;
+}
+
+/** Sends a privately answered request; returns the job's answer posted to the response_url. */
+export async function privateAnswer(
+  stack: BotStack,
+  text: string,
+  as: As = {},
+  timeoutMs = 15_000,
+): Promise<ResponseUrlPost & { text: string; blocksJson: string }> {
+  const { response, responseUrl } = await stack.command(text, as);
+  expect(response.status).toBe(200);
+  const ack = JSON.parse(response.text) as { response_type?: string; text?: string };
+  expect(ack.response_type, `ack of "${text}": ${response.text}`).toBe('ephemeral');
+  const id = responseUrl.split('/').at(-1);
+  const post = await stack.responses.waitForPost((p) => p.id === id, timeoutMs);
+  expect(post.replaceOriginal).toBe(true);
+  expect(post.responseType).toBe('ephemeral');
+  return { ...post, text: String(post.body.text ?? ''), blocksJson: JSON.stringify(post.body.blocks ?? []) };
+}
+
+/** The listener's own answer (parse errors, shapes without the operation): nothing is queued. */
+export async function listenerAnswer(stack: BotStack, text: string): Promise<string> {
+  const { response } = await stack.command(text);
+  expect(response.status).toBe(200);
+  const body = JSON.parse(response.text) as { response_type?: string; text?: string };
+  expect(body.response_type).toBe('ephemeral');
+  return String(body.text ?? '');
+}
+
+/** Nothing the user saw broke Block Kit limits, and the fakes saw nothing unexpected. */
+export function expectCleanSlack(stack: BotStack): void {
+  expect(stack.slack.violations).toEqual([]);
+  expect(stack.slack.unexpected).toEqual([]);
+  expect(stack.responses.violations).toEqual([]);
+}

@@ -1,0 +1,102 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Filesystem } from '../../src/cloud/index.js';
+import { type BotStack, startBotStack } from '../support/bot-stack.js';
+import { channelRequest, expectCleanSlack, finalMessage, listenerAnswer, privateAnswer } from './answers.js';
+
+// /gpu fs, /gpu fs create, /gpu fs rm. Shape C has all three, B can only create, A has none.
+
+/** The filesystems the simulator holds in the stack's project. */
+function simFilesystems(stack: BotStack): Filesystem[] {
+  const project = stack.sim.control
+    .state()
+    .projects.find((p) => (p as { id: string }).id === stack.sim.info.projectId) as { filesystems: Filesystem[] };
+  return project.filesystems;
+}
+
+describe.each(['B', 'C'] as const)('/gpu fs create, shape %s', (shape) => {
+  let stack: BotStack;
+  beforeAll(async () => {
+    stack = await startBotStack({ shape });
+  });
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  it('creates a filesystem and shows its size and id in the channel', async () => {
+    const ts = await channelRequest(stack, 'fs create datasets 512Gi');
+    const message = await finalMessage(stack, ts, 'Done');
+    expect(message.text).toContain('Filesystem datasets (512Gi) is ready; attach it with /gpu create … --fs datasets.');
+    const made = simFilesystems(stack).filter((f) => f.name === 'datasets');
+    expect(made).toHaveLength(1);
+    expect(JSON.stringify(message.blocks)).toContain(made[0]!.id);
+    expect(message.history.map((v) => String(v.text).split(':')[0])).toEqual(
+      expect.arrayContaining(['Queued', 'Working', 'Done']),
+    );
+    expectCleanSlack(stack);
+  });
+
+  it('retries a cloud fault and makes one filesystem, with one final answer', async () => {
+    stack.sim.control.addFault({ operation: 'createFilesystem', status: 503, count: 1 });
+    const ts = await channelRequest(stack, 'fs create scratch 1Ti');
+    const message = await finalMessage(stack, ts, 'Done', 20_000);
+    expect(message.text).toContain('Filesystem scratch (1Ti) is ready');
+    expect(simFilesystems(stack).filter((f) => f.name === 'scratch')).toHaveLength(1);
+    expect(message.history.some((v) => String(v.text).includes('Retrying (attempt 2 of 6)'))).toBe(true);
+    expect(message.history.filter((v) => /^(Done|Failed):/.test(String(v.text)))).toHaveLength(1);
+  });
+
+  if (shape === 'B') {
+    it('says listing and deleting filesystems are not available in shape B', async () => {
+      expect(await listenerAnswer(stack, 'fs')).toContain('`/gpu fs` is not available in shape B');
+      expect(await listenerAnswer(stack, 'fs rm datasets')).toContain('`/gpu fs rm` is not available in shape B');
+      expect(simFilesystems(stack).some((f) => f.name === 'datasets')).toBe(true);
+    });
+    return;
+  }
+
+  it('refuses a name already taken in the project', async () => {
+    const ts = await channelRequest(stack, 'fs create datasets 1Ti');
+    expect((await finalMessage(stack, ts, 'Failed')).text).toContain(
+      'A filesystem named datasets already exists in this project (512Gi); pick another name',
+    );
+    expect(simFilesystems(stack).filter((f) => f.name === 'datasets')).toHaveLength(1);
+  });
+
+  it('lists filesystems privately', async () => {
+    const answer = await privateAnswer(stack, 'fs');
+    expect(answer.text).toBe('Filesystems (2): 2 items');
+    expect(answer.blocksJson).toContain('*datasets* · 512Gi');
+    expect(answer.blocksJson).toContain('*scratch* · 1Ti');
+    expectCleanSlack(stack);
+  });
+
+  it('deletes a filesystem by name, and names the ones there are for an unknown name', async () => {
+    const ts = await channelRequest(stack, 'fs rm scratch');
+    expect((await finalMessage(stack, ts, 'Done')).text).toContain('Filesystem scratch (1Ti) is deleted.');
+    expect(simFilesystems(stack).some((f) => f.name === 'scratch')).toBe(false);
+
+    const missing = await channelRequest(stack, 'fs rm nope');
+    expect((await finalMessage(stack, missing, 'Failed')).text).toContain(
+      'No filesystem "nope" in this project. This project has: datasets.',
+    );
+    expectCleanSlack(stack);
+  });
+});
+
+describe('/gpu fs in shape A', () => {
+  let stack: BotStack;
+  beforeAll(async () => {
+    stack = await startBotStack({ shape: 'A' });
+  });
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  it('says filesystems are not available, and queues nothing', async () => {
+    expect(await listenerAnswer(stack, 'fs')).toContain('`/gpu fs` is not available in shape A');
+    expect(await listenerAnswer(stack, 'fs create datasets 512Gi')).toContain(
+      '`/gpu fs create` is not available in shape A',
+    );
+    expect(await stack.queue.count()).toBe(0);
+  });
+});

@@ -1,0 +1,181 @@
+import { Redis } from 'ioredis';
+import { request } from 'undici';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { ROUTES } from '../../src/cloud/routes.js';
+import { parseConfig } from '../../src/config.js';
+import { createQueue, type GpuQueue } from '../../src/jobs/queue.js';
+import { createLogger } from '../../src/log/logger.js';
+import { type RunningBot, startBot } from '../../src/main.js';
+import { type RunningSim, startSim } from '../../src/sim/start-sim.js';
+import { createSlackWeb, type SlackWeb } from '../../src/slack/create-slack-app.js';
+import { REDIS_DOWN } from '../../src/slack/listeners/gpu-command.js';
+import { createStore, type Store } from '../../src/store/store.js';
+import { type PrivateRedis, startPrivateRedis } from '../../src/sys/private-redis.js';
+import { FakeSlackApi } from '../fakes/slack-api.js';
+import { until } from '../support/gpuops-process.js';
+import { postSigned, slashCommandBody } from '../support/slack-driver.js';
+
+// Redis going away under a running bot: the listener still answers inside Slack's three seconds with
+// the "try again" sentence, leaves nothing half-done, /readyz says 503, and all is well once it is back.
+
+const SECRET = 'redis-down-secret';
+const BOT_TOKEN = 'xoxb-redis-down';
+const CHANNEL = 'C0DOWN';
+const log = createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+
+describe('the bot while its Redis is down', () => {
+  let redis: PrivateRedis;
+  let sim: RunningSim;
+  let slack: FakeSlackApi;
+  let bot: RunningBot;
+  let base: string;
+
+  beforeAll(async () => {
+    redis = await startPrivateRedis();
+    sim = await startSim({ shape: 'B', port: 0, metrics: false, transitionMs: 200, log: () => {} });
+    slack = await FakeSlackApi.start({ tokens: [BOT_TOKEN] });
+    const config = parseConfig(
+      {
+        SLACK_BOT_TOKEN: BOT_TOKEN,
+        SLACK_SIGNING_SECRET: SECRET,
+        SLACK_API_URL: slack.apiUrl,
+        PORT: '0',
+        REDIS_URL: redis.url,
+        CLOUD_API_URL: sim.info.cloudUrl,
+        CLOUD_API_TOKEN: sim.info.cloudToken,
+        CLOUD_PROJECT_ID: sim.info.projectId,
+      },
+      'bot',
+    );
+    bot = await startBot(config, { log, host: '127.0.0.1', shutdownGraceMs: 2_000 });
+    base = `http://127.0.0.1:${bot.port}`;
+  });
+
+  afterAll(async () => {
+    await bot?.stop();
+    await slack?.close();
+    await sim?.close();
+    await redis?.close();
+  });
+
+  const slash = (text: string) =>
+    postSigned(`${base}/slack/events`, slashCommandBody({ text, channelId: CHANNEL }), { secret: SECRET });
+  const readyz = async () => {
+    const res = await request(`${base}/readyz`);
+    return { status: res.statusCode, body: (await res.body.json()) as Record<string, unknown> };
+  };
+
+  it('answers within three seconds with "try again", posts nothing and queues nothing', async () => {
+    expect((await readyz()).status).toBe(200);
+    await redis.kill();
+    const started = Date.now();
+    const response = await slash('create lost-1 h100-hgx-80gb.1x');
+    const elapsed = Date.now() - started;
+    expect(response.status).toBe(200);
+    expect(elapsed).toBeLessThan(3_000);
+    expect(JSON.parse(response.text)).toMatchObject({ response_type: 'ephemeral', text: REDIS_DOWN });
+    expect(slack.callsTo('chat.postMessage')).toHaveLength(0);
+  });
+
+  it('says 503 at /readyz with the reason, while /healthz stays 200', async () => {
+    const { status, body } = await readyz();
+    expect(status).toBe(503);
+    expect(body.status).toBe('unavailable');
+    expect(String(body.reason)).toMatch(/^Redis does not answer PING .*check REDIS_URL/);
+    expect((await request(`${base}/healthz`)).statusCode).toBe(200);
+  });
+
+  it('is ready again once Redis is back, with no trace of the refused request', async () => {
+    await redis.restart();
+    await until(async () => (await readyz()).status === 200, '/readyz to answer 200', 15_000);
+    const check = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+    try {
+      const queue = createQueue(check);
+      expect(await queue.getJobCounts('waiting', 'active', 'delayed', 'completed', 'failed')).toEqual({
+        waiting: 0,
+        active: 0,
+        delayed: 0,
+        completed: 0,
+        failed: 0,
+      });
+      await queue.close();
+      expect(await createStore(check).recentJobs(CHANNEL, 10)).toEqual([]);
+    } finally {
+      check.disconnect();
+    }
+    // And the next request goes through as usual.
+    const since = slack.mark();
+    const response = await slash('create back-1 h100-hgx-80gb.1x');
+    expect(response.status).toBe(200);
+    const update = await slack.waitFor(
+      'chat.update',
+      (c) => String(c.body.text).startsWith('Done: /gpu create back-1'),
+      15_000,
+      since,
+    );
+    expect(String(update.body.text)).toMatch(/back-1 is running/);
+  });
+});
+
+describe('Redis failing half-way through accepting a request', () => {
+  // The store's Redis answers but the queue's does not: the channel already shows "Queued" when the
+  // job cannot be added. The listener takes the message back and marks the record, so nothing says
+  // the request started.
+  let storeRedis: Redis;
+  let queueServer: PrivateRedis;
+  let queueRedis: Redis;
+  let queue: GpuQueue;
+  let store: Store;
+  let slack: FakeSlackApi;
+  let web: SlackWeb;
+  let url: string;
+  const prefix = `halfway${Date.now().toString(36)}`;
+
+  beforeAll(async () => {
+    storeRedis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1 });
+    store = createStore(storeRedis, prefix);
+    queueServer = await startPrivateRedis();
+    queueRedis = new Redis(queueServer.url, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
+    await until(() => queueRedis.status === 'ready', 'the queue connection');
+    queue = createQueue(queueRedis, `{${prefix}}`);
+    queue.on('error', () => {});
+    slack = await FakeSlackApi.start({ tokens: [BOT_TOKEN] });
+    web = createSlackWeb(
+      { botToken: BOT_TOKEN, signingSecret: SECRET, slackApiUrl: slack.apiUrl, botId: 'B0BOT', botUserId: 'U0BOT' },
+      { queue, store, log, shape: 'B', routes: ROUTES.B, defaultProjectId: '3f1c2a9e-8b7d-4c1e-9f2a-1b2c3d4e5f60' },
+    );
+    url = `http://127.0.0.1:${await web.start(0, '127.0.0.1')}/slack/events`;
+  });
+
+  afterEach(async () => {
+    await queueServer.restart().catch(() => {});
+  });
+
+  afterAll(async () => {
+    await web?.stop();
+    await queue?.close().catch(() => {});
+    queueRedis?.disconnect();
+    await queueServer?.close();
+    const keys = await storeRedis.keys(`${prefix}:*`);
+    if (keys.length > 0) await storeRedis.del(...keys);
+    storeRedis?.disconnect();
+    await slack?.close();
+  });
+
+  it('answers "try again" in time and leaves no "Queued" message in the channel', async () => {
+    await queueServer.kill();
+    const started = Date.now();
+    const response = await postSigned(url, slashCommandBody({ text: 'create half-1 h100-hgx-80gb.1x', channelId: CHANNEL }), {
+      secret: SECRET,
+    });
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(JSON.parse(response.text)).toMatchObject({ text: REDIS_DOWN });
+    // It had posted "Queued"…
+    expect(slack.callsTo('chat.postMessage')).toHaveLength(1);
+    // …and took it back, so the channel shows nothing started.
+    expect(slack.callsTo('chat.delete')).toHaveLength(1);
+    expect(slack.channelView(CHANNEL)).toEqual([]);
+    const [record] = await store.recentJobs(CHANNEL, 5);
+    expect(record).toMatchObject({ state: 'failed', detail: 'Not started: the queue was unreachable.' });
+  });
+});

@@ -1,0 +1,82 @@
+import { expect } from 'vitest';
+import type { StoredMessage } from '../fakes/slack-api.js';
+import type { BotStack } from './bot-stack.js';
+import type { ResponseUrlPost } from './slack-driver.js';
+
+// What a person sees after typing `/gpu …`, for end-to-end tests: the one channel message a changing
+// request shows (and its final text), or the private answer a read-only request gets in place.
+
+export interface Requester {
+  readonly userId?: string;
+  readonly userName?: string;
+  readonly channelId?: string;
+}
+
+const DEFAULT_CHANNEL = 'C0GPU';
+
+/** Sends a request that posts a channel message; resolves with that message's ts. */
+export async function channelRequest(stack: BotStack, text: string, who: Requester = {}): Promise<string> {
+  const since = stack.slack.mark();
+  const { response } = await stack.command(text, who);
+  expect(response.status).toBe(200);
+  const posted = await stack.slack.waitFor('chat.postMessage', () => true, 5_000, since);
+  return String((posted.response as { ts: string }).ts);
+}
+
+/** The channel message once it shows `phase` (Done or Failed), with its edit history. */
+export async function finalMessage(
+  stack: BotStack,
+  ts: string,
+  phase: 'Done' | 'Failed',
+  channel = DEFAULT_CHANNEL,
+  timeoutMs = 15_000,
+): Promise<StoredMessage> {
+  await stack.slack.waitFor(
+    'chat.update',
+    (c) => c.body.ts === ts && /^(Done|Failed):/.test(String(c.body.text)),
+    timeoutMs,
+  );
+  const message = stack.slack.message(channel, ts)!;
+  expect(String(message.text).split(':')[0], String(message.text)).toBe(phase);
+  return message;
+}
+
+/** Sends a request and waits for its outcome in the channel. */
+export async function settled(
+  stack: BotStack,
+  text: string,
+  phase: 'Done' | 'Failed',
+  who: Requester = {},
+): Promise<StoredMessage> {
+  const ts = await channelRequest(stack, text, who);
+  return finalMessage(stack, ts, phase, who.channelId ?? DEFAULT_CHANNEL);
+}
+
+/** Sends a read-only request; resolves with the ephemeral answer that replaced the "looking" note. */
+export async function privateAnswer(
+  stack: BotStack,
+  text: string,
+  who: Requester = {},
+): Promise<ResponseUrlPost> {
+  const { response, responseUrl } = await stack.command(text, who);
+  expect(response.status).toBe(200);
+  expect(JSON.parse(response.text).text).toMatch(/Looking that up/);
+  const post = await stack.responses.waitForPost((p) => responseUrl.endsWith(p.id), 15_000);
+  expect(post.replaceOriginal).toBe(true);
+  expect(post.responseType).toBe('ephemeral');
+  return post;
+}
+
+/** Everything a private answer shows, text and blocks, as one string to search. */
+export function shown(post: ResponseUrlPost): string {
+  return `${String(post.body.text)}\n${JSON.stringify(post.body.blocks ?? [])}`;
+}
+
+/** The immediate answer of a request the listener refuses (parse error, shape lacks it). */
+export async function refused(stack: BotStack, text: string, who: Requester = {}): Promise<string> {
+  const { response } = await stack.command(text, who);
+  expect(response.status).toBe(200);
+  const body = JSON.parse(response.text) as { text: string; response_type: string };
+  expect(body.response_type).toBe('ephemeral');
+  return body.text;
+}
