@@ -19,6 +19,7 @@ import { type Config, ConfigError, parseConfig, type Role } from './config.js';
 import { AppError, ErrorCode } from './errors.js';
 import type { JobData } from './jobs/job-data.js';
 import { createQueue, type GpuQueue } from './jobs/queue.js';
+import { scheduleCatalogRefresh } from './jobs/system-jobs.js';
 import { createLogger, type Logger, redactText } from './log/logger.js';
 import { createMetricCatalog, parseSeriesOverrides } from './metrics/catalog.js';
 import { metricsTokenProvider } from './metrics/metrics-auth.js';
@@ -30,6 +31,7 @@ import { type RouteServer, startRouteServer } from './obs/route-server.js';
 import { createSlackSocket, createSlackWeb, type SlackClientOptions } from './slack/create-slack-app.js';
 import type { SlackDeps } from './slack/slack-deps.js';
 import type { SnapshotDeps } from './snapshot/take-snapshot.js';
+import { createSealer, sealKeyFrom } from './store/sealed.js';
 import { createStore } from './store/store.js';
 import { findChartFonts } from './sys/fonts.js';
 import { createWorker } from './workers/create-worker.js';
@@ -281,6 +283,8 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
       commandTimeout: 2_000,
     });
     const store = createStore(storeRedis);
+    // Form secrets (user data, kubeconfigs) travel sealed in Redis, never in job data.
+    const sealer = createSealer(storeRedis, store.prefix, sealKeyFrom(config));
     const queue: GpuQueue = createQueue(queueRedis);
     queue.on('error', () => {}); // the connection's own listener above reports it
     closers.push({ what: 'queue', close: () => queue.close() });
@@ -337,6 +341,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
         shape: config.CLOUD_API_SHAPE,
         defaultProjectId: config.CLOUD_PROJECT_ID,
         respond: respondTo,
+        sealer,
         ...(options.workerTiming ? { timing: options.workerTiming } : {}),
       };
       // BullMQ's blocking commands need a connection that never gives up on a request.
@@ -346,7 +351,9 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
         ...(options.stalledIntervalMs !== undefined ? { stalledIntervalMs: options.stalledIntervalMs } : {}),
         ...(options.workerConcurrency !== undefined ? { concurrency: options.workerConcurrency } : {}),
       });
-      w.on('completed', (job) => metrics.jobEnded(job.name, 'done', Date.now() - (job.processedOn ?? Date.now())));
+      w.on('completed', (job) =>
+        metrics.jobEnded(job.name, 'done', Date.now() - (job.processedOn ?? Date.now())),
+      );
       w.on('failed', (job) => {
         if (!job) return;
         const outcome = job.finishedOn ? 'failed' : 'retried';
@@ -355,6 +362,12 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
       worker = w;
       // On failure before the end of start-up; stop() drains it with the grace period instead.
       closers.push({ what: 'worker', close: () => w.close(true) });
+      // A BullMQ job scheduler: fires once per period however many workers run; upserting is idempotent.
+      await scheduleCatalogRefresh(queue, {
+        ...(config.CLOUD_PROJECT_ID ? { projectId: config.CLOUD_PROJECT_ID } : {}),
+      }).catch((err: unknown) =>
+        log.warn({ err }, 'could not schedule the catalogue refresh; modals load on demand'),
+      );
     }
 
     // --- HTTP and Slack receivers --------------------------------------------------------------------
@@ -378,6 +391,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
       shape: config.CLOUD_API_SHAPE,
       routes,
       defaultProjectId: config.CLOUD_PROJECT_ID,
+      sealer,
       onCommand: (kind) => metrics.commandReceived(kind),
     };
     let port: number;
@@ -509,7 +523,10 @@ async function respondTo(url: string, body: Record<string, unknown>): Promise<vo
   });
   await res.body.dump();
   if (res.statusCode >= 400) {
-    throw new AppError(ErrorCode.Unknown, `Slack refused the reply on the response URL (HTTP ${res.statusCode}).`);
+    throw new AppError(
+      ErrorCode.Unknown,
+      `Slack refused the reply on the response URL (HTTP ${res.statusCode}).`,
+    );
   }
 }
 
@@ -537,7 +554,8 @@ export async function runBot(
   try {
     bot = await startBot(config, { log });
   } catch (err) {
-    const message = err instanceof AppError ? err.message : redactText((err as Error)?.message ?? String(err));
+    const message =
+      err instanceof AppError ? err.message : redactText((err as Error)?.message ?? String(err));
     log.fatal({ err }, 'gpuops could not start');
     log.flush();
     process.stderr.write(`gpuops ${command}: ${message}\n`);

@@ -13,7 +13,10 @@ export function slackMethodOf(url: string | URL): string {
   return /^[a-z]+(\.[A-Za-z]+)+$/.test(last) ? last : 'file_upload';
 }
 
-export function countSlackErrors(onError: SlackErrorSink, base: FetchFunction = globalThis.fetch): FetchFunction {
+export function countSlackErrors(
+  onError: SlackErrorSink,
+  base: FetchFunction = globalThis.fetch,
+): FetchFunction {
   const report = (method: string, error: string) => {
     try {
       onError(method, error);

@@ -82,7 +82,8 @@ export function healthRoutes(deps: ProbeDeps): HttpRoute[] {
             checks: { redis: redis ?? 'ok', queue: queue ?? 'ok' },
           });
         })().catch(() => {
-          if (!res.headersSent) sendJson(res, 503, { status: 'unavailable', reason: 'readiness check failed' });
+          if (!res.headersSent)
+            sendJson(res, 503, { status: 'unavailable', reason: 'readiness check failed' });
         });
       },
     },
@@ -98,7 +99,9 @@ export function healthRoutes(deps: ProbeDeps): HttpRoute[] {
           })
           .catch((err: unknown) => {
             res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' });
-            res.end(`# metrics could not be collected: ${redactText(String((err as Error)?.message ?? err))}\n`);
+            res.end(
+              `# metrics could not be collected: ${redactText(String((err as Error)?.message ?? err))}\n`,
+            );
           });
       },
     },

@@ -24,8 +24,13 @@ export interface RoleOf {
 /** The highest role a person gets directly, through any of their groups, or through the channel. */
 export function roleOf({ policy, userId, userGroups, channelId }: Who): RoleOf {
   let best: RoleOf = { role: policy.defaultRole, via: 'the default for everyone' };
+  let granted = false;
+  // A grant equal to the default still explains the role better than "the default".
   const consider = (role: PolicyRole, via: string) => {
-    if (ROLE_RANK[role] > ROLE_RANK[best.role]) best = { role, via };
+    if (ROLE_RANK[role] > ROLE_RANK[best.role] || (!granted && role === best.role)) {
+      best = { role, via };
+      granted = true;
+    }
   };
   for (const role of POLICY_ROLES) {
     const grant = policy.grants[role];

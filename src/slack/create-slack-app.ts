@@ -4,7 +4,10 @@ import type { CustomRoute, Receiver } from '@slack/bolt';
 import { App, HTTPReceiver, LogLevel, SocketModeReceiver } from '@slack/bolt';
 import type { WebClientOptions } from '@slack/web-api';
 import type { Logger } from '../log/logger.js';
+import { registerFormActions } from './listeners/form-actions.js';
+import { registerFormSubmissions } from './listeners/form-submissions.js';
 import { registerGpuCommand } from './listeners/gpu-command.js';
+import { createOpenModal } from './open-form.js';
 import type { SlackDeps } from './slack-deps.js';
 
 export interface SlackAppOptions {
@@ -67,7 +70,10 @@ function boltLogger(log: Logger) {
 
 /** Every listener of the bot, whichever receiver delivers the requests. Listener groups register here. */
 export function registerListeners(app: App, deps: SlackDeps): void {
-  registerGpuCommand(app, deps);
+  // Forms open from the cached catalogue unless the caller supplies its own opener.
+  registerGpuCommand(app, { ...deps, openModal: deps.openModal ?? createOpenModal(deps) });
+  registerFormSubmissions(app, deps);
+  registerFormActions(app, deps);
   app.error(async (err) => {
     deps.log.error({ err }, 'unhandled error in a Slack listener');
   });

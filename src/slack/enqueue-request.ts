@@ -1,6 +1,12 @@
 import type { WebClient } from '@slack/web-api';
 import type { GpuCommand } from '../command/command-schema.js';
-import { type JobContext, type JobData, jobDataSchema, type MessageRef } from '../jobs/job-data.js';
+import {
+  type JobContext,
+  type JobData,
+  jobDataSchema,
+  type MessageRef,
+  type SealedInputs,
+} from '../jobs/job-data.js';
 import { deliveryOf, describeCommand } from '../jobs/kinds.js';
 import { type GpuQueue, jobIdFor } from '../jobs/queue.js';
 import type { Logger } from '../log/logger.js';
@@ -36,7 +42,7 @@ export async function enqueueRequest(
   deps: EnqueueDeps,
   command: GpuCommand,
   ctx: JobContext,
-  extra: { readonly approvalId?: string } = {},
+  extra: { readonly approvalId?: string; readonly sealed?: SealedInputs } = {},
 ): Promise<EnqueueResult> {
   const fingerprint = jobIdFor(ctx.teamId, ctx.channelId, ctx.userId, JSON.stringify(command));
   const jobId = extra.approvalId ?? `${fingerprint}-${ctx.requestedAt}`;
@@ -68,6 +74,8 @@ export async function enqueueRequest(
     ctx,
     ...(message ? { message } : {}),
     ...(extra.approvalId ? { approvalId: extra.approvalId } : {}),
+    // References to secrets a form sealed in Redis; the secrets themselves never enter the job.
+    ...(extra.sealed ? { sealed: extra.sealed } : {}),
   });
   try {
     await withDeadline(
@@ -94,7 +102,11 @@ export async function enqueueRequest(
 }
 
 /** Redis failed half-way: take back the "Queued" message and the job record, so nothing says it started. */
-async function undoAccepted(deps: EnqueueDeps, jobId: string, message: MessageRef | undefined): Promise<void> {
+async function undoAccepted(
+  deps: EnqueueDeps,
+  jobId: string,
+  message: MessageRef | undefined,
+): Promise<void> {
   const undo: Promise<unknown>[] = [
     withDeadline(
       deps.store.updateJob(jobId, { state: 'failed', detail: 'Not started: the queue was unreachable.' }),
@@ -104,6 +116,7 @@ async function undoAccepted(deps: EnqueueDeps, jobId: string, message: MessageRe
   ];
   if (message) undo.push(deps.client.chat.delete({ channel: message.channel, ts: message.ts }));
   for (const result of await Promise.allSettled(undo)) {
-    if (result.status === 'rejected') deps.log.warn({ err: result.reason, jobId }, 'could not undo a request');
+    if (result.status === 'rejected')
+      deps.log.warn({ err: result.reason, jobId }, 'could not undo a request');
   }
 }

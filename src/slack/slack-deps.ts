@@ -5,6 +5,7 @@ import type { Shape } from '../cloud/shape.js';
 import type { GpuCommand } from '../command/command-schema.js';
 import type { GpuQueue } from '../jobs/queue.js';
 import type { Logger } from '../log/logger.js';
+import type { Sealer } from '../store/sealed.js';
 import type { Store } from '../store/store.js';
 
 /** What the listeners need: no cloud client, by design. */
@@ -19,6 +20,8 @@ export interface SlackDeps {
   readonly defaultProjectId?: string | undefined;
   /** Opens the form of a command typed without arguments; returns an acknowledgement text if any. */
   readonly openModal?: (command: GpuCommand, slash: SlashCommand) => Promise<{ text?: string } | undefined>;
+  /** Seals secrets typed into forms (user data, kubeconfigs) before their job is queued. */
+  readonly sealer?: Sealer | undefined;
   /** Counts commands for /metrics. */
   readonly onCommand?: (kind: string) => void;
 }

@@ -1,7 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import { GPU_COMMAND_KINDS, type GpuCommand, type GpuCommandKind, gpuCommandSchema } from '../command/command-schema.js';
+import {
+  GPU_COMMAND_KINDS,
+  type GpuCommand,
+  type GpuCommandKind,
+  gpuCommandSchema,
+} from '../command/command-schema.js';
 import { type JobContext, jobContextSchema, type MessageRef, messageRefSchema } from '../jobs/job-data.js';
 import type { CostEstimate } from '../policy/cost.js';
 
@@ -24,7 +29,10 @@ const costSchema = z.union([
   z.looseObject({ known: z.literal(false), reason: z.string() }),
 ]);
 
-const leaseSchema = z.object({ seconds: z.number().int().positive(), remindBeforeSeconds: z.number().int().min(0) });
+const leaseSchema = z.object({
+  seconds: z.number().int().positive(),
+  remindBeforeSeconds: z.number().int().min(0),
+});
 
 /** What is fixed when the request is made. Validated on write and on read: it outlives deploys. */
 const requestDataSchema = z.object({
@@ -140,7 +148,14 @@ export interface ApprovalsOptions {
 
 /** Deterministic: the same request (same person, channel, time and command) gets the same id. No ':'. */
 export function approvalIdFor(ctx: JobContext, command: GpuCommand): string {
-  const parts = ['approval', ctx.teamId, ctx.channelId, ctx.userId, String(ctx.requestedAt), JSON.stringify(command)];
+  const parts = [
+    'approval',
+    ctx.teamId,
+    ctx.channelId,
+    ctx.userId,
+    String(ctx.requestedAt),
+    JSON.stringify(command),
+  ];
   return `apr-${createHash('sha256').update(parts.join('\u0000')).digest('base64url').slice(0, 24)}`;
 }
 
@@ -209,7 +224,9 @@ function fromFields(h: Record<string, string>): ApprovalRequest | undefined {
   const state = z.enum(APPROVAL_STATES).catch('pending').parse(h.state);
   const decision = h.decision ? decisionSchema.safeParse(JSON.parse(h.decision)) : undefined;
   const card = h.card ? messageRefSchema.safeParse(JSON.parse(h.card)) : undefined;
-  const requesterMessage = h.requesterMessage ? messageRefSchema.safeParse(JSON.parse(h.requesterMessage)) : undefined;
+  const requesterMessage = h.requesterMessage
+    ? messageRefSchema.safeParse(JSON.parse(h.requesterMessage))
+    : undefined;
   const { v: _v, cost, lease, ...rest } = data.data;
   return {
     ...rest,
@@ -253,7 +270,12 @@ export function createApprovals(redis: Redis, options: ApprovalsOptions = {}): A
     if (status === 'not-found') return { outcome: 'not-found' };
     const request = fromHash(flat);
     if (!request) return { outcome: 'not-found' };
-    if (status === 'decided' || status === 'already-decided' || status === 'expired' || status === 'not-due') {
+    if (
+      status === 'decided' ||
+      status === 'already-decided' ||
+      status === 'expired' ||
+      status === 'not-due'
+    ) {
       return { outcome: status, request };
     }
     throw new Error(`unexpected answer from the approval script: ${status}`);

@@ -205,8 +205,14 @@ export function createAudit(redis: Redis, options: AuditOptions): Audit {
           if (!entry) continue;
           if (!out.write(`${JSON.stringify(entry)}\n`)) {
             await new Promise<void>((resolve, reject) => {
-              out.once('drain', resolve);
-              out.once('error', reject);
+              const done = (err?: Error) => {
+                out.off('drain', done);
+                out.off('error', done);
+                if (err) reject(err);
+                else resolve();
+              };
+              out.on('drain', done);
+              out.on('error', done);
             });
           }
           count += 1;

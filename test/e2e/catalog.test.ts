@@ -58,7 +58,9 @@ describe.each(['A', 'B', 'C'] as const)('/gpu configs and /gpu capacity, shape %
     const answer = await privateAnswer(stack, 'capacity', { userId: 'U0BOB', userName: 'bob' });
     expect(answer.text).toBe('Capacity: 5 of 6 instance types available.');
     expect(answer.blocksJson).toContain('*h100-hgx-80gb.8x* · 3 available');
-    expect(answer.blocksJson).toContain(':red_circle: *a100-sxm4-80gb.4x* · none available · 4× A100_SXM4_80GB');
+    expect(answer.blocksJson).toContain(
+      ':red_circle: *a100-sxm4-80gb.4x* · none available · 4× A100_SXM4_80GB',
+    );
     expectCleanSlack(stack);
   });
 });

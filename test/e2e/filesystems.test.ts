@@ -9,7 +9,9 @@ import { channelRequest, expectCleanSlack, finalMessage, listenerAnswer, private
 function simFilesystems(stack: BotStack): Filesystem[] {
   const project = stack.sim.control
     .state()
-    .projects.find((p) => (p as { id: string }).id === stack.sim.info.projectId) as { filesystems: Filesystem[] };
+    .projects.find((p) => (p as { id: string }).id === stack.sim.info.projectId) as {
+    filesystems: Filesystem[];
+  };
   return project.filesystems;
 }
 
@@ -25,7 +27,9 @@ describe.each(['B', 'C'] as const)('/gpu fs create, shape %s', (shape) => {
   it('creates a filesystem and shows its size and id in the channel', async () => {
     const ts = await channelRequest(stack, 'fs create datasets 512Gi');
     const message = await finalMessage(stack, ts, 'Done');
-    expect(message.text).toContain('Filesystem datasets (512Gi) is ready; attach it with /gpu create … --fs datasets.');
+    expect(message.text).toContain(
+      'Filesystem datasets (512Gi) is ready; attach it with /gpu create … --fs datasets.',
+    );
     const made = simFilesystems(stack).filter((f) => f.name === 'datasets');
     expect(made).toHaveLength(1);
     expect(JSON.stringify(message.blocks)).toContain(made[0]!.id);
@@ -48,7 +52,9 @@ describe.each(['B', 'C'] as const)('/gpu fs create, shape %s', (shape) => {
   if (shape === 'B') {
     it('says listing and deleting filesystems are not available in shape B', async () => {
       expect(await listenerAnswer(stack, 'fs')).toContain('`/gpu fs` is not available in shape B');
-      expect(await listenerAnswer(stack, 'fs rm datasets')).toContain('`/gpu fs rm` is not available in shape B');
+      expect(await listenerAnswer(stack, 'fs rm datasets')).toContain(
+        '`/gpu fs rm` is not available in shape B',
+      );
       expect(simFilesystems(stack).some((f) => f.name === 'datasets')).toBe(true);
     });
     return;

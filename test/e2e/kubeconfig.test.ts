@@ -15,7 +15,7 @@ async function redisDump(stack: BotStack): Promise<{ keys: string[]; text: strin
   for (const pattern of [`{${store.prefix}}*`, `${store.prefix}:*`]) {
     let cursor = '0';
     do {
-      const [next, batch] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
+      const [next, batch] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', '500');
       keys.push(...batch);
       cursor = next;
     } while (cursor !== '0');
@@ -27,7 +27,7 @@ async function redisDump(stack: BotStack): Promise<{ keys: string[]; text: strin
     else if (type === 'hash') parts.push(JSON.stringify(await redis.hgetall(key)));
     else if (type === 'list') parts.push(JSON.stringify(await redis.lrange(key, 0, -1)));
     else if (type === 'set') parts.push(JSON.stringify(await redis.smembers(key)));
-    else if (type === 'zset') parts.push(JSON.stringify(await redis.zrange(key, 0, -1)));
+    else if (type === 'zset') parts.push(JSON.stringify(await redis.zrange(key, '0', '-1')));
     else if (type === 'stream') parts.push(JSON.stringify(await redis.xrange(key, '-', '+')));
   }
   return { keys, text: parts.join('\n') };
@@ -117,7 +117,9 @@ describe.each(['A', 'B'] as const)('/gpu k8s kubeconfig, shape %s', (shape) => {
   it('takes the cluster id as well as its name', async () => {
     const answer = await privateAnswer(stack, `k8s kubeconfig ${clusterId}`);
     expect(answer.text).toContain('Sent you the kubeconfig of prod in a direct message');
-    expect([...stack.slack.files.values()].filter((f) => f.filename === 'kubeconfig-prod.yaml')).toHaveLength(2);
+    expect([...stack.slack.files.values()].filter((f) => f.filename === 'kubeconfig-prod.yaml')).toHaveLength(
+      2,
+    );
   });
 
   it('says privately which clusters there are when the name is unknown, and sends nothing', async () => {

@@ -48,7 +48,9 @@ describe.each(['A', 'B', 'C'] as const)('/gpu metrics end to end, shape %s', (sh
   it('posts the GPU chart of an instance by name in the thread, with the summary in the message', async () => {
     const ts = await channelRequest(stack, 'metrics train-1 --range 15m');
     const message = await finalMessage(stack, ts, 'Done');
-    expect(message.text).toContain('GPU utilisation of train-1 over the last 15m: the chart is in the thread.');
+    expect(message.text).toContain(
+      'GPU utilisation of train-1 over the last 15m: the chart is in the thread.',
+    );
     const blocks = JSON.stringify(message.blocks);
     expect(blocks).toMatch(/```train-1 \([0-9a-f]{8}\) · GPU utilisation \(%\), .* UTC \(15m\)\\nGPU 0 /);
     expect(blocks).toContain('requested by <@U0ADA>');

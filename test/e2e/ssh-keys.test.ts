@@ -11,7 +11,10 @@ const BOB = { userId: 'U0BOB', userName: 'bob' };
 
 const blobOf = (key: string) => key.split(' ')[1]!;
 const fingerprint = (key: string) =>
-  `SHA256:${createHash('sha256').update(Buffer.from(blobOf(key), 'base64')).digest('base64').replace(/=+$/, '')}`;
+  `SHA256:${createHash('sha256')
+    .update(Buffer.from(blobOf(key), 'base64'))
+    .digest('base64')
+    .replace(/=+$/, '')}`;
 
 describe.each(['A', 'B', 'C'] as const)('SSH keys end to end, shape %s', (shape) => {
   let stack: BotStack;
@@ -29,7 +32,9 @@ describe.each(['A', 'B', 'C'] as const)('SSH keys end to end, shape %s', (shape)
   it('adds a key to the account, records its owner, and shows it short in the channel', async () => {
     const ts = await channelRequest(stack, `keys add laptop ${laptop}`, ADA);
     const message = await finalMessage(stack, ts, 'Done');
-    expect(message.text).toContain(`Added SSH key laptop (ssh-ed25519 ${fingerprint(laptop)}) to the account.`);
+    expect(message.text).toContain(
+      `Added SSH key laptop (ssh-ed25519 ${fingerprint(laptop)}) to the account.`,
+    );
     const shown = JSON.stringify(message.history);
     expect(shown).toContain('<@U0ADA>');
     expect(shown).not.toContain(blobOf(laptop));
@@ -56,8 +61,14 @@ describe.each(['A', 'B', 'C'] as const)('SSH keys end to end, shape %s', (shape)
 
   it('is idempotent by name: the same key again is a no-op, an unowned identical key is adopted', async () => {
     // A new comment makes it a new request (not a double click) with the same key.
-    const again = await channelRequest(stack, `keys add laptop ssh-ed25519 ${blobOf(laptop)} ada@new-laptop`, ADA);
-    expect((await finalMessage(stack, again, 'Done')).text).toContain('is already on the account and yours; nothing to do');
+    const again = await channelRequest(
+      stack,
+      `keys add laptop ssh-ed25519 ${blobOf(laptop)} ada@new-laptop`,
+      ADA,
+    );
+    expect((await finalMessage(stack, again, 'Done')).text).toContain(
+      'is already on the account and yours; nothing to do',
+    );
     const adopt = await channelRequest(stack, `keys add ci-key ${ci}`, BOB);
     expect((await finalMessage(stack, adopt, 'Done')).text).toContain(
       'was already on the account with this public key; it is now recorded as yours',
@@ -79,7 +90,9 @@ describe.each(['A', 'B', 'C'] as const)('SSH keys end to end, shape %s', (shape)
 
   it('answers an invalid key at once, naming the rule, and queues nothing', async () => {
     const wrongType = await listenerAnswer(stack, `keys add bad ${laptop.replace('ssh-ed25519', 'ssh-foo')}`);
-    expect(wrongType).toContain('key type "ssh-foo" is not accepted; use one of ssh-rsa, ssh-dss, ssh-ed25519');
+    expect(wrongType).toContain(
+      'key type "ssh-foo" is not accepted; use one of ssh-rsa, ssh-dss, ssh-ed25519',
+    );
     const mislabelled = await listenerAnswer(stack, `keys add bad ${mislabelledKey()}`);
     expect(mislabelled).toContain('the key says "ssh-rsa" but its data is a "ssh-ed25519" key');
     expect(await stack.queue.count()).toBe(0);
@@ -94,7 +107,9 @@ describe.each(['A', 'B', 'C'] as const)('SSH keys end to end, shape %s', (shape)
     expect(accountKeys().some((k) => k.name === 'laptop')).toBe(true);
 
     const removed = await channelRequest(stack, 'keys rm laptop', ADA);
-    expect((await finalMessage(stack, removed, 'Done')).text).toContain('Removed SSH key laptop from the account.');
+    expect((await finalMessage(stack, removed, 'Done')).text).toContain(
+      'Removed SSH key laptop from the account.',
+    );
     expect(accountKeys().some((k) => k.name === 'laptop')).toBe(false);
     expect(await stack.store.keyOwner('laptop')).toBeUndefined();
     expect(await stack.store.keysOf('U0ADA')).toEqual([]);

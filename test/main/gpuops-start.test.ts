@@ -1,12 +1,11 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { QUEUE_NAME, QUEUE_PREFIX } from '../../src/jobs/queue.js';
 import { type RunningSim, startSim } from '../../src/sim/start-sim.js';
 import { FakeSlackApi } from '../fakes/slack-api.js';
-import { type GpuopsProcess, redisDb, spawnGpuops } from '../support/gpuops-process.js';
+import { type GpuopsProcess, redisDb, spawnGpuops, until } from '../support/gpuops-process.js';
 import { postSigned, ResponseUrlServer, slashCommandBody } from '../support/slack-driver.js';
 
 // `gpuops start` as an operator runs it: a child process configured only by its environment, against
@@ -138,6 +137,26 @@ describe('gpuops start', () => {
     expect(sim.control.faults().every((f) => f.remaining === 0)).toBe(true);
   });
 
+  it('posts its own message when the listener could not, and counts the Slack error', async () => {
+    slack.failWith('chat.postMessage', 'not_in_channel', 1);
+    const { response, since } = await slash(`project use ${sim.info.projectId}`);
+    expect(JSON.parse(response.text).text).toMatch(/Queued as job/);
+    // The job posts the one message itself and edits it to the end.
+    const own = await slack.waitFor(
+      'chat.postMessage',
+      (c) => c.body.channel === CHANNEL && c.response?.ok === true,
+      10_000,
+      since,
+    );
+    const ts = String((own.response as { ts: string }).ts);
+    await slack.waitFor(
+      'chat.update',
+      (c) => c.body.ts === ts && String(c.body.text).startsWith('Done:'),
+      10_000,
+    );
+    expect(slack.channelView(CHANNEL).filter((m) => String(m.text).includes('project use'))).toHaveLength(1);
+  });
+
   it('counts commands, jobs, cloud calls (faults included) and their latency at /metrics', async () => {
     const { status, text } = await get('/metrics');
     expect(status).toBe(200);
@@ -146,10 +165,18 @@ describe('gpuops start', () => {
     expect(text).toContain('gpuops_jobs_total{name="ls",outcome="done"} 1');
     expect(text).toContain('gpuops_jobs_total{name="create",outcome="done"} 1');
     expect(text).toMatch(/gpuops_job_duration_seconds_bucket\{le="[\d.]+",name="create",outcome="done"\} 1/);
-    expect(text).toContain('gpuops_cloud_requests_total{api="infra",operation="startInstance",status="503"} 2');
-    expect(text).toContain('gpuops_cloud_requests_total{api="infra",operation="startInstance",status="202"} 1');
-    expect(text).toMatch(/gpuops_cloud_request_duration_seconds_count\{api="infra",operation="listInstances",status="200"\} \d+/);
-    expect(text).toContain('# TYPE gpuops_slack_api_errors_total counter');
+    expect(text).toContain(
+      'gpuops_cloud_requests_total{api="infra",operation="startInstance",status="503"} 2',
+    );
+    expect(text).toContain(
+      'gpuops_cloud_requests_total{api="infra",operation="startInstance",status="202"} 1',
+    );
+    expect(text).toMatch(
+      /gpuops_cloud_request_duration_seconds_count\{api="infra",operation="listInstances",status="200"\} \d+/,
+    );
+    expect(text).toContain(
+      'gpuops_slack_api_errors_total{method="chat.postMessage",error="not_in_channel"} 1',
+    );
     expect(text).toMatch(/gpuops_queue_jobs\{state="waiting"\} 0/);
     expect(text).toContain('gpuops_info{role="all",shape="B",mode="http"} 1');
     expect(text).toContain('process_cpu_seconds_total');
@@ -160,7 +187,12 @@ describe('gpuops start', () => {
     const posted = await slack.waitFor('chat.postMessage', (c) => c.body.channel === CHANNEL, 5_000, since);
     const ts = String((posted.response as { ts: string }).ts);
     // The job is in hand: the machine is being created and the worker polls for `running`.
-    await slack.waitFor('chat.update', (c) => c.body.ts === ts && String(c.body.text).startsWith('Waiting'), 10_000, since);
+    await slack.waitFor(
+      'chat.update',
+      (c) => c.body.ts === ts && String(c.body.text).startsWith('Waiting'),
+      10_000,
+      since,
+    );
     const signalledAt = Date.now();
     bot.child.kill('SIGTERM');
     const exit = await bot.exited;
@@ -180,8 +212,74 @@ describe('gpuops start', () => {
   });
 });
 
+describe('gpuops web and gpuops worker as separate processes', () => {
+  it('share one Redis: the web process takes the request, the worker runs it, each serves its probes', async () => {
+    await redis.flushdb();
+    const { SLACK_SIGNING_SECRET: _, ...workerEnv } = env();
+    const web = spawnGpuops(['web'], env());
+    const worker = spawnGpuops(['worker'], workerEnv);
+    try {
+      const [webReady, workerReady] = await Promise.all([
+        web.waitForLog((r) => r.msg === 'gpuops ready', 30_000),
+        worker.waitForLog((r) => r.msg === 'gpuops ready', 30_000),
+      ]);
+      expect(webReady.role).toBe('web');
+      expect(workerReady.role).toBe('worker');
+      base = `http://127.0.0.1:${webReady.port}`;
+      const { responseUrl } = await slash('ls');
+      const post = await responses.waitForPost((p) => responseUrl.endsWith(p.id), 10_000);
+      expect(String(post.body.text)).toMatch(/Instances \(\d+\)/);
+
+      const workerBase = `http://127.0.0.1:${workerReady.port}`;
+      expect((await request(`${workerBase}/readyz`)).statusCode).toBe(200);
+      const workerMetrics = await (await request(`${workerBase}/metrics`)).body.text();
+      expect(workerMetrics).toContain('gpuops_jobs_total{name="ls",outcome="done"} 1');
+      expect((await request(`${workerBase}/slack/events`, { method: 'POST', body: '' })).statusCode).toBe(
+        404,
+      );
+      const webMetrics = (await get('/metrics')).text;
+      expect(webMetrics).toContain('gpuops_commands_total{subcommand="ls"} 1');
+      expect(webMetrics).not.toContain('gpuops_jobs_total{');
+
+      web.child.kill('SIGTERM');
+      worker.child.kill('SIGTERM');
+      expect((await web.exited).code).toBe(0);
+      expect((await worker.exited).code).toBe(0);
+    } finally {
+      await web.kill();
+      await worker.kill();
+    }
+  });
+});
+
+describe('gpuops start, signalled twice', () => {
+  it('exits at once on a second signal while a job is still in hand', async () => {
+    await redis.flushdb();
+    const second = spawnGpuops(['start'], env());
+    try {
+      const ready = await second.waitForLog((r) => r.msg === 'gpuops ready', 30_000);
+      base = `http://127.0.0.1:${ready.port}`;
+      // The create hangs in the cloud, so the drain after the first signal would wait out its grace.
+      sim.control.addFault({ operation: 'createInstance', latencyMs: 60_000, count: 1 });
+      await slash(`create stuck-1 ${TYPE}`);
+      const attempts = () => sim.control.creates().attempts.createInstance?.['stuck-1'] ?? 0;
+      await until(() => attempts() === 1, 'the create to reach the simulator');
+      second.child.kill('SIGTERM');
+      await second.waitForLog((r) => r.msg === 'stopping: no new requests or jobs');
+      const at = Date.now();
+      second.child.kill('SIGTERM');
+      expect((await second.exited).code).toBe(1);
+      expect(Date.now() - at).toBeLessThan(2_000);
+      expect(second.lines.some((l) => l.includes('second signal: exiting now'))).toBe(true);
+    } finally {
+      sim.control.clearFaults();
+      await second.kill();
+    }
+  });
+});
+
 describe('gpuops start with a bad configuration', () => {
-  it('exits 1 naming a missing key, and never its neighbours\' values', async () => {
+  it("exits 1 naming a missing key, and never its neighbours' values", async () => {
     const { SLACK_BOT_TOKEN: _, ...rest } = env();
     const child = spawnGpuops(['start'], rest);
     const exit = await child.exited;

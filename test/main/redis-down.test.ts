@@ -141,8 +141,21 @@ describe('Redis failing half-way through accepting a request', () => {
     queue.on('error', () => {});
     slack = await FakeSlackApi.start({ tokens: [BOT_TOKEN] });
     web = createSlackWeb(
-      { botToken: BOT_TOKEN, signingSecret: SECRET, slackApiUrl: slack.apiUrl, botId: 'B0BOT', botUserId: 'U0BOT' },
-      { queue, store, log, shape: 'B', routes: ROUTES.B, defaultProjectId: '3f1c2a9e-8b7d-4c1e-9f2a-1b2c3d4e5f60' },
+      {
+        botToken: BOT_TOKEN,
+        signingSecret: SECRET,
+        slackApiUrl: slack.apiUrl,
+        botId: 'B0BOT',
+        botUserId: 'U0BOT',
+      },
+      {
+        queue,
+        store,
+        log,
+        shape: 'B',
+        routes: ROUTES.B,
+        defaultProjectId: '3f1c2a9e-8b7d-4c1e-9f2a-1b2c3d4e5f60',
+      },
     );
     url = `http://127.0.0.1:${await web.start(0, '127.0.0.1')}/slack/events`;
   });
@@ -165,9 +178,13 @@ describe('Redis failing half-way through accepting a request', () => {
   it('answers "try again" in time and leaves no "Queued" message in the channel', async () => {
     await queueServer.kill();
     const started = Date.now();
-    const response = await postSigned(url, slashCommandBody({ text: 'create half-1 h100-hgx-80gb.1x', channelId: CHANNEL }), {
-      secret: SECRET,
-    });
+    const response = await postSigned(
+      url,
+      slashCommandBody({ text: 'create half-1 h100-hgx-80gb.1x', channelId: CHANNEL }),
+      {
+        secret: SECRET,
+      },
+    );
     expect(Date.now() - started).toBeLessThan(3_000);
     expect(JSON.parse(response.text)).toMatchObject({ text: REDIS_DOWN });
     // It had posted "Queued"…

@@ -31,8 +31,14 @@ describe('instance type → GPUs', () => {
 
   it('prefers the longest prefix, so a specific model can be added before a general one', () => {
     const models = [...GPU_MODELS, { prefix: 'a100-pcie-40gb', gpuType: 'A100_PCIE_40GB' }];
-    expect(gpusOfInstanceType('a100-pcie-40gb.2x', models)).toEqual({ gpuType: 'A100_PCIE_40GB', gpuCount: 2 });
-    expect(gpusOfInstanceType('a100-sxm4-80gb.4x', models)).toEqual({ gpuType: 'A100_SXM4_80GB', gpuCount: 4 });
+    expect(gpusOfInstanceType('a100-pcie-40gb.2x', models)).toEqual({
+      gpuType: 'A100_PCIE_40GB',
+      gpuCount: 2,
+    });
+    expect(gpusOfInstanceType('a100-sxm4-80gb.4x', models)).toEqual({
+      gpuType: 'A100_SXM4_80GB',
+      gpuCount: 4,
+    });
     expect(gpusOfInstanceType('H100-HGX-80GB.8X')).toEqual({ gpuType: 'H100_SXM5_80GB', gpuCount: 8 });
   });
 });

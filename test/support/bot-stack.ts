@@ -19,12 +19,19 @@ import { createMetricsClient } from '../../src/metrics/metrics-client.js';
 import { type RunningSim, startSim } from '../../src/sim/start-sim.js';
 import { createSlackWeb, type SlackWeb } from '../../src/slack/create-slack-app.js';
 import type { SnapshotDeps } from '../../src/snapshot/take-snapshot.js';
+import { createSealer, type Sealer } from '../../src/store/sealed.js';
 import { createStore, type Store } from '../../src/store/store.js';
 import { findChartFonts } from '../../src/sys/fonts.js';
 import { createWorker } from '../../src/workers/create-worker.js';
 import type { WorkerDeps } from '../../src/workers/worker-deps.js';
 import { FakeSlackApi, type FakeSlackOptions } from '../fakes/slack-api.js';
-import { postSigned, ResponseUrlServer, type SignedResponse, slashCommandBody } from './slack-driver.js';
+import {
+  interactionBody,
+  postSigned,
+  ResponseUrlServer,
+  type SignedResponse,
+  slashCommandBody,
+} from './slack-driver.js';
 
 // The whole bot on one machine for end-to-end tests: the simulator over real HTTP, the fake Slack Web
 // API driven by the real SDK, a real Redis with a queue and key prefix of this stack's own, real
@@ -32,6 +39,8 @@ import { postSigned, ResponseUrlServer, type SignedResponse, slashCommandBody } 
 
 export const SIGNING_SECRET = 'test-signing-secret';
 export const BOT_TOKEN = 'xoxb-test';
+/** The key form secrets are sealed with in tests (GPUOPS_SEAL_KEY in production). */
+export const TEST_SEAL_KEY = Buffer.alloc(32, 7);
 
 export interface BotStackOptions {
   readonly shape?: Shape;
@@ -62,18 +71,25 @@ export interface BotStack {
   readonly url: string;
   readonly redis: Redis;
   readonly log: Logger;
+  /** The queue prefix and store prefix of this stack, for workers started in other processes. */
+  readonly queuePrefix: string;
+  readonly storePrefix: string;
   /** Log lines written so far when `captureLogs` is on (JSON strings), else empty. */
   readonly logLines: string[];
   /** What `/gpu metrics` draws with, when `metrics` is on. */
   readonly snapshots: SnapshotDeps | undefined;
+  /** Seals form secrets for the listener and unseals them for the workers (TEST_SEAL_KEY). */
+  readonly sealer: Sealer;
   /** Sends `/gpu <text>` as Slack would; returns Bolt's answer and the response_url it was given. */
   command(
     text: string,
-    options?: { userId?: string; userName?: string; channelId?: string },
+    options?: { userId?: string; userName?: string; channelId?: string; triggerId?: string },
   ): Promise<{
     response: SignedResponse;
     responseUrl: string;
   }>;
+  /** Sends an interaction payload (view_submission, block_actions) signed as Slack does. */
+  interact(payload: Readonly<Record<string, unknown>>): Promise<SignedResponse>;
   /** Waits until the queue holds no waiting, active or delayed job. */
   drained(timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
@@ -98,6 +114,7 @@ export async function startBotStack(options: BotStackOptions = {}): Promise<BotS
   const prefix = `{t${id}}`;
   const store = createStore(redis, `t${id}`);
   const queue = createQueue(queueConnection, prefix);
+  const sealer = createSealer(redis, `t${id}`, TEST_SEAL_KEY);
   const logLines: string[] = [];
   const log = options.captureLogs
     ? createLogger({ level: 'debug', destination: { write: (line: string) => logLines.push(line) } })
@@ -107,7 +124,10 @@ export async function startBotStack(options: BotStackOptions = {}): Promise<BotS
     if (!sim.info.metricsAvailable) throw new Error(`simulator metrics unavailable: ${sim.info.metricsNote}`);
     const fonts = findChartFonts();
     snapshots = {
-      client: createMetricsClient({ baseUrl: sim.info.metricsUrl, tokens: staticToken(sim.info.metricsApiKey) }),
+      client: createMetricsClient({
+        baseUrl: sim.info.metricsUrl,
+        tokens: staticToken(sim.info.metricsApiKey),
+      }),
       catalog: createMetricCatalog(),
       fonts: { fontFiles: fonts.files, fontFamily: fonts.family },
     };
@@ -129,6 +149,7 @@ export async function startBotStack(options: BotStackOptions = {}): Promise<BotS
     log,
     shape,
     defaultProjectId: sim.info.projectId,
+    sealer,
     respond: async (url, body) => {
       const res = await request(url, {
         method: 'POST',
@@ -154,7 +175,7 @@ export async function startBotStack(options: BotStackOptions = {}): Promise<BotS
       botId: 'B0BOT',
       botUserId: 'U0BOT',
     },
-    { queue, store, log, shape, routes: ROUTES[shape], defaultProjectId: sim.info.projectId },
+    { queue, store, log, shape, routes: ROUTES[shape], defaultProjectId: sim.info.projectId, sealer },
   );
   const port = await web.start(0, '127.0.0.1');
   const url = `http://127.0.0.1:${port}/slack/events`;
@@ -171,13 +192,19 @@ export async function startBotStack(options: BotStackOptions = {}): Promise<BotS
     url,
     redis,
     log,
+    queuePrefix: prefix,
+    storePrefix: `t${id}`,
     logLines,
     snapshots,
+    sealer,
     async command(text, opts = {}) {
       const responseUrl = responses.newUrl();
       const body = slashCommandBody({ text, responseUrl, ...opts });
       const response = await postSigned(url, body, { secret: SIGNING_SECRET });
       return { response, responseUrl };
+    },
+    interact(payload) {
+      return postSigned(url, interactionBody(payload), { secret: SIGNING_SECRET });
     },
     async drained(timeoutMs = 15_000) {
       const deadline = Date.now() + timeoutMs;

@@ -18,7 +18,10 @@ export interface GpuopsProcess {
   readonly lines: string[];
   readonly stderr: () => string;
   /** Resolves with the first log record (past or future) matching the predicate. */
-  waitForLog(predicate: (record: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
+  waitForLog(
+    predicate: (record: Record<string, unknown>) => boolean,
+    timeoutMs?: number,
+  ): Promise<Record<string, unknown>>;
   readonly exited: Promise<ExitStatus>;
   /** SIGKILL if still running, and wait for the exit. */
   kill(): Promise<void>;
@@ -83,11 +86,17 @@ function track(child: ChildProcess): GpuopsProcess {
         };
         const onExit = () => {
           cleanup();
-          reject(new Error(`the process exited first; stderr: ${stderr}\nstdout:\n${lines.slice(-20).join('\n')}`));
+          reject(
+            new Error(`the process exited first; stderr: ${stderr}\nstdout:\n${lines.slice(-20).join('\n')}`),
+          );
         };
         const timer = setTimeout(() => {
           cleanup();
-          reject(new Error(`no matching log line within ${timeoutMs} ms; stderr: ${stderr}\nstdout:\n${lines.slice(-20).join('\n')}`));
+          reject(
+            new Error(
+              `no matching log line within ${timeoutMs} ms; stderr: ${stderr}\nstdout:\n${lines.slice(-20).join('\n')}`,
+            ),
+          );
         }, timeoutMs);
         events.on('record', onRecord);
         events.once('exit', onExit);
@@ -131,7 +140,11 @@ export function redisDb(url: string, db: number): string {
 }
 
 /** Resolves once `read` returns something truthy, checking every 25 ms, or fails after `timeoutMs`. */
-export async function until<T>(read: () => T | Promise<T>, what: string, timeoutMs = 10_000): Promise<NonNullable<T>> {
+export async function until<T>(
+  read: () => T | Promise<T>,
+  what: string,
+  timeoutMs = 10_000,
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await read();

@@ -56,7 +56,9 @@ export async function createFilesystem(run: JobRun, command: CommandOf<'fs.creat
   }
   const fs = made ?? (await readFilesystem(run, filesystemId));
   if (!fs) {
-    throw new PermanentJobError(`Filesystem ${command.name} was created but is gone now; it may have been deleted.`);
+    throw new PermanentJobError(
+      `Filesystem ${command.name} was created but is gone now; it may have been deleted.`,
+    );
   }
   return {
     detail: `Filesystem ${fs.name} (${fs.size}) is ready; attach it with /gpu create … --fs ${fs.name}.`,

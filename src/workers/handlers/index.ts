@@ -87,7 +87,8 @@ export const HANDLERS: HandlerTable = {
   configs: listConfigurations,
   keys: listKeys,
   'keys.add': (run, command) => {
-    if (command.modal) throw new PermanentJobError('Send the key with the request: /gpu keys add <name> <public key>.');
+    if (command.modal)
+      throw new PermanentJobError('Send the key with the request: /gpu keys add <name> <public key>.');
     return addKey(run, command);
   },
   'keys.rm': removeKey,

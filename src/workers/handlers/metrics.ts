@@ -2,8 +2,8 @@ import type { WebClient } from '@slack/web-api';
 import type { Instance } from '../../cloud/index.js';
 import type { CommandOf } from '../../command/command-schema.js';
 import { formatDuration } from '../../command/value-rules.js';
-import type { MatrixSeries } from '../../metrics/prometheus-schemas.js';
 import { MetricsError } from '../../metrics/metrics-error.js';
+import type { MatrixSeries } from '../../metrics/prometheus-schemas.js';
 import type { ChartSeries, ChartSpec } from '../../render/chart-spec.js';
 import { clip } from '../../render/job-message.js';
 import { chartFileName, summaryBlocks, summaryMrkdwn } from '../../render/metrics-message.js';
@@ -39,6 +39,15 @@ async function reading<T>(read: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * The end of the range: the next step boundary after now. Aligned like every snapshot (the same
+ * buckets a moment later), but rounded up, so samples younger than one step are drawn too.
+ */
+export function rangeEnd(now: number, stepS: number): number {
+  const step = stepS * 1000;
+  return Math.ceil(now / step) * step;
+}
+
 function hasData(spec: ChartSpec): boolean {
   return spec.series.some((s) => s.points.some((p) => Number.isFinite(p.v)));
 }
@@ -63,7 +72,7 @@ export async function showMetrics(run: JobRun, command: CommandOf<'metrics'>): P
       instance: instance.id,
       metric: 'util',
       rangeMs: command.rangeSeconds * 1000,
-      end: run.now(),
+      end: rangeEnd(run.now(), stepFor(command.rangeSeconds * 1000)),
       signal: run.signal,
     }),
   );
@@ -89,8 +98,7 @@ export async function queryMetrics(run: JobRun, command: CommandOf<'metrics.quer
   const range = formatDuration(command.rangeSeconds);
   const rangeMs = command.rangeSeconds * 1000;
   const stepS = stepFor(rangeMs);
-  // Aligned to the step, as snapshots are, so the same query a moment later draws the same buckets.
-  const end = Math.floor(run.now() / (stepS * 1000)) * stepS * 1000;
+  const end = rangeEnd(run.now(), stepS);
   const start = end - rangeMs;
   await run.update('working', `Running the query over the last ${range}…`);
   const answer = await reading(() =>

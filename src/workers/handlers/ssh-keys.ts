@@ -23,7 +23,9 @@ export async function listKeys(run: JobRun): Promise<Outcome> {
   const keys = await platform.listSshKeys({ signal: run.signal });
   keys.sort((a, b) => a.name.localeCompare(b.name));
   const owners = await Promise.all(keys.map((k) => run.deps.store.keyOwner(k.name)));
-  const lines = keys.map((k, i) => keyLine({ name: k.name, publicKey: k.public_key, ownerId: owners[i]?.userId }));
+  const lines = keys.map((k, i) =>
+    keyLine({ name: k.name, publicKey: k.public_key, ownerId: owners[i]?.userId }),
+  );
   const { text, blocks } = listBlocks(`SSH keys on the account (${keys.length})`, lines);
   return { detail: text, result: blocks };
 }
@@ -84,8 +86,10 @@ export async function addKey(run: JobRun, command: KeyArgs): Promise<Outcome> {
 function checkSameKey(existing: SshKey, command: KeyArgs, sent: boolean): void {
   const same = existing.public_key ? sameKey(existing.public_key, command.publicKey) : sent;
   if (!same) {
+    // The platform API may leave the key out: then all we know is that the name is taken.
+    const why = existing.public_key ? ' with a different public key' : '';
     throw new PermanentJobError(
-      `An SSH key named ${command.name} is already on the account with a different public key; pick another name, e.g. /gpu keys add ${command.name}-2 <public key>.`,
+      `An SSH key named ${command.name} is already on the account${why}; pick another name, e.g. /gpu keys add ${command.name}-2 <public key>.`,
     );
   }
 }

@@ -1,0 +1,60 @@
+import type { App, BlockAction, ButtonAction } from '@slack/bolt';
+import type { CatalogRefreshData } from '../../jobs/job-data.js';
+import { jobIdFor } from '../../jobs/queue.js';
+import { addSystemJob } from '../../jobs/system-jobs.js';
+import { REFRESH_ACTION } from '../../render/modals/catalog-blocks.js';
+import { decodeModalMetadata, FormMetadataError } from '../../render/modals/modal-metadata.js';
+import { OPEN_FORM_ACTION, readOpenFormValue } from '../../render/modals/open-form-button.js';
+import { withDeadline } from '../enqueue-request.js';
+import { openForm } from '../open-form.js';
+import type { SlackDeps } from '../slack-deps.js';
+
+// Buttons of the forms: "Refresh prices and types" inside a form (a `catalog.refresh` job updates the
+// open form in place), and "open a form" buttons on messages (see render/modals/open-form-button.ts).
+
+export function registerFormActions(app: App, deps: SlackDeps): void {
+  app.action<BlockAction<ButtonAction>>(REFRESH_ACTION, async ({ ack, body }) => {
+    await ack();
+    const view = body.view;
+    if (!view) return;
+    try {
+      const metadata = decodeModalMetadata(view.private_metadata);
+      const data: CatalogRefreshData = {
+        v: 1,
+        system: 'catalog.refresh',
+        ...(metadata.projectId ? { projectId: metadata.projectId } : {}),
+        view: { id: view.id, hash: view.hash, metadata: view.private_metadata },
+      };
+      await withDeadline(
+        addSystemJob(deps.queue, data, `catalog-view-${jobIdFor(view.id, view.hash)}`),
+        1_500,
+        'the queue',
+      );
+    } catch (err) {
+      if (!(err instanceof FormMetadataError)) deps.log.warn({ err }, 'could not ask for a catalogue refresh');
+    }
+  });
+
+  app.action<BlockAction<ButtonAction>>(OPEN_FORM_ACTION, async ({ ack, body, action, respond }) => {
+    await ack();
+    const target = readOpenFormValue(action.value);
+    const channelId = body.channel?.id ?? (body.container as { channel_id?: string }).channel_id;
+    if (!target || !channelId) return;
+    const result = await openForm(deps, {
+      form: target.form,
+      prefill: target.cluster ? { cluster: target.cluster } : {},
+      triggerId: body.trigger_id,
+      channelId,
+      userId: body.user.id,
+      responseUrl: body.response_url,
+    }).catch((err: unknown) => {
+      deps.log.warn({ err }, 'could not open a form from a button');
+      return { ok: false as const, text: 'gpuops cannot reach its queue right now. Please try again in a minute.' };
+    });
+    if (!result.ok) {
+      await respond({ response_type: 'ephemeral', replace_original: false, text: result.text }).catch(
+        (err: unknown) => deps.log.warn({ err }, 'could not answer a button'),
+      );
+    }
+  });
+}

@@ -1,0 +1,124 @@
+import type { App, ViewOutput, ViewResponseAction, ViewSubmitAction } from '@slack/bolt';
+import type { JobContext, SealedInputs } from '../../jobs/job-data.js';
+import { type FormContext, type FormSecrets, filesystemFieldFor } from '../../render/modals/form-kit.js';
+import { FORMS } from '../../render/modals/form-views.js';
+import {
+  CALLBACK_PREFIX,
+  decodeModalMetadata,
+  FormMetadataError,
+  type ModalMetadata,
+} from '../../render/modals/modal-metadata.js';
+import { enqueueRequest, withDeadline } from '../enqueue-request.js';
+import type { SlackDeps } from '../slack-deps.js';
+import { REDIS_DOWN } from './gpu-command.js';
+
+// Submit on a form: read the fields into the same typed command `/gpu …` text would give, answer bad
+// fields on the field (`response_action: errors`, the form stays open), seal any secret, and queue the
+// job like a typed command, its message going to the channel the form was opened from.
+
+type Errors = Record<string, string>;
+
+class SubmitProblem extends Error {}
+
+/** Input blocks of the submitted view; errors may only name these. */
+function inputBlocks(view: ViewOutput): string[] {
+  return view.blocks.flatMap((b) =>
+    b.type === 'input' && typeof (b as { block_id?: unknown }).block_id === 'string'
+      ? [(b as { block_id: string }).block_id]
+      : [],
+  );
+}
+
+/** Keeps each error on its block when the view has it, else moves it onto `fallback`. */
+function placed(errors: Errors, view: ViewOutput, fallback: string): Errors {
+  const present = inputBlocks(view);
+  if (present.length === 0) return errors;
+  const target = present.includes(fallback) ? fallback : present[0]!;
+  const out: Errors = {};
+  for (const [block, message] of Object.entries(errors)) {
+    const at = present.includes(block) ? block : target;
+    out[at] = out[at] ? `${out[at]} ${message}` : message;
+  }
+  return out;
+}
+
+async function seal(deps: SlackDeps, secrets: FormSecrets): Promise<SealedInputs | undefined> {
+  const entries = Object.entries(secrets).filter((e): e is [keyof SealedInputs, string] => e[1] !== undefined);
+  if (entries.length === 0) return undefined;
+  const sealer = deps.sealer;
+  if (!sealer) {
+    throw new SubmitProblem('This gpuops cannot keep secrets (no sealing key is configured); ask an operator.');
+  }
+  const sealed: { -readonly [K in keyof SealedInputs]: SealedInputs[K] } = {};
+  for (const [field, text] of entries) sealed[field] = await withDeadline(sealer.seal(text), 1_500, 'Redis');
+  return sealed;
+}
+
+async function discard(deps: SlackDeps, sealed: SealedInputs | undefined): Promise<void> {
+  for (const ref of Object.values(sealed ?? {})) {
+    if (ref) await deps.sealer?.discard(ref).catch(() => {});
+  }
+}
+
+async function submit(deps: SlackDeps, body: ViewSubmitAction): Promise<ViewResponseAction | undefined> {
+  const { view } = body;
+  let metadata: ModalMetadata;
+  try {
+    metadata = decodeModalMetadata(view.private_metadata);
+  } catch (err) {
+    if (!(err instanceof FormMetadataError)) throw err;
+    const first = inputBlocks(view)[0];
+    return first ? { response_action: 'errors', errors: { [first]: err.message } } : undefined;
+  }
+  const spec = FORMS[metadata.form];
+  const ctx: FormContext = {
+    metadata,
+    shape: deps.shape,
+    routes: deps.routes,
+    filesystems: filesystemFieldFor((op) => deps.routes[op] !== undefined),
+    now: Date.now(),
+  };
+  const read = spec.read(view.state.values, ctx);
+  if (!read.ok) {
+    return { response_action: 'errors', errors: placed({ ...read.errors }, view, spec.firstBlock) };
+  }
+  deps.onCommand?.(read.command.kind);
+  let sealed: SealedInputs | undefined;
+  try {
+    sealed = await seal(deps, read.secrets);
+    const requestCtx: JobContext = {
+      teamId: body.team?.id ?? body.user.team_id ?? view.team_id,
+      channelId: metadata.channelId,
+      userId: body.user.id,
+      ...(body.user.name ? { userName: body.user.name } : {}),
+      ...(metadata.projectId ? { projectId: metadata.projectId } : {}),
+      ...(metadata.responseUrl ? { responseUrl: metadata.responseUrl } : {}),
+      requestedAt: Date.now(),
+    };
+    const result = await enqueueRequest(deps, read.command, requestCtx, sealed ? { sealed } : {});
+    // The same request is already queued: it keeps its own sealed values, these are not needed.
+    if (result.status === 'duplicate') await discard(deps, sealed);
+    return undefined;
+  } catch (err) {
+    await discard(deps, sealed);
+    const message = err instanceof SubmitProblem ? err.message : REDIS_DOWN;
+    if (!(err instanceof SubmitProblem)) deps.log.error({ err, form: metadata.form }, 'could not accept a form');
+    return { response_action: 'errors', errors: placed({ [spec.firstBlock]: message }, view, spec.firstBlock) };
+  }
+}
+
+export function registerFormSubmissions(app: App, deps: SlackDeps): void {
+  app.view<ViewSubmitAction>(
+    { callback_id: new RegExp(`^${CALLBACK_PREFIX.replaceAll('.', '\\.')}`), type: 'view_submission' },
+    async ({ ack, body }) => {
+      const response = await submit(deps, body).catch((err: unknown): ViewResponseAction | undefined => {
+        deps.log.error({ err }, 'could not handle a form submission');
+        const first = inputBlocks(body.view)[0];
+        return first
+          ? { response_action: 'errors', errors: { [first]: 'Something unexpected went wrong; it was logged.' } }
+          : undefined;
+      });
+      await ack(response);
+    },
+  );
+}

@@ -1,0 +1,126 @@
+import { Redis } from 'ioredis';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { parseConfig } from '../../src/config.js';
+import { createLogger } from '../../src/log/logger.js';
+import { type RunningBot, startBot } from '../../src/main.js';
+import { type RunningSim, startSim } from '../../src/sim/start-sim.js';
+import { FakeSlackApi } from '../fakes/slack-api.js';
+import { FakeSocketModeServer } from '../fakes/socket-mode-server.js';
+import { redisDb } from '../support/gpuops-process.js';
+import { ResponseUrlServer, slashCommandBody } from '../support/slack-driver.js';
+
+// The bot over Socket Mode, end to end: apps.connections.open on the fake Web API hands out a local
+// WebSocket that speaks Slack's envelope protocol; slash commands arrive as envelopes, the app acks
+// each one with its answer, and the jobs run through real Redis, workers and the simulator.
+
+const BOT_TOKEN = 'xoxb-socket';
+const APP_TOKEN = 'xapp-socket';
+const CHANNEL = 'C0SOCK';
+const DB = 6;
+
+describe('Socket Mode end to end', () => {
+  let sim: RunningSim;
+  let slack: FakeSlackApi;
+  let socket: FakeSocketModeServer;
+  let responses: ResponseUrlServer;
+  let redis: Redis;
+  let bot: RunningBot;
+
+  beforeAll(async () => {
+    sim = await startSim({ shape: 'B', port: 0, metrics: false, transitionMs: 300, log: () => {} });
+    socket = await FakeSocketModeServer.start();
+    slack = await FakeSlackApi.start({ tokens: [BOT_TOKEN], appToken: APP_TOKEN, socketModeUrl: socket.url });
+    responses = await ResponseUrlServer.start();
+    const redisUrl = redisDb(inject('redisUrl'), DB);
+    redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+    await redis.flushdb();
+    const config = parseConfig(
+      {
+        SLACK_BOT_TOKEN: BOT_TOKEN,
+        SLACK_APP_TOKEN: APP_TOKEN,
+        SLACK_SOCKET_MODE: 'true',
+        SLACK_API_URL: slack.apiUrl,
+        PORT: '0',
+        REDIS_URL: redisUrl,
+        CLOUD_API_URL: sim.info.cloudUrl,
+        CLOUD_API_TOKEN: sim.info.cloudToken,
+        CLOUD_PROJECT_ID: sim.info.projectId,
+      },
+      'bot',
+    );
+    bot = await startBot(config, {
+      log: createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+      host: '127.0.0.1',
+      workerTiming: { pollStartMs: 50, pollMaxMs: 200 },
+    });
+    await socket.connected();
+  });
+
+  afterAll(async () => {
+    await bot?.stop();
+    await socket?.close();
+    await redis?.flushdb().catch(() => {});
+    redis?.disconnect();
+    await responses?.close();
+    await slack?.close();
+    await sim?.close();
+  });
+
+  const slashFields = (text: string, responseUrl = responses.newUrl()) =>
+    Object.fromEntries(new URLSearchParams(slashCommandBody({ text, responseUrl, channelId: CHANNEL })));
+
+  it('opened the connection through apps.connections.open with the app token, on the fake', () => {
+    const opens = slack.callsTo('apps.connections.open');
+    expect(opens).toHaveLength(1);
+    expect(opens[0]!.token).toBe(APP_TOKEN);
+    expect(socket.connections).toBe(1);
+  });
+
+  it('acks a slash command envelope with the answer as its payload', async () => {
+    const envelopeId = socket.sendSlashCommand(slashFields('help'));
+    const ack = await socket.waitForAck(envelopeId);
+    expect(ack.payload).toMatchObject({ response_type: 'ephemeral' });
+    expect(String(ack.payload?.text)).toContain('/gpu');
+  });
+
+  it('runs the job an envelope asked for: the channel message ends Done with the machine running', async () => {
+    const since = slack.mark();
+    const envelopeId = socket.sendSlashCommand(slashFields('create sock-1 h100-hgx-80gb.1x'));
+    const ack = await socket.waitForAck(envelopeId);
+    expect(ack.envelope_id).toBe(envelopeId);
+    const posted = await slack.waitFor('chat.postMessage', (c) => c.body.channel === CHANNEL, 5_000, since);
+    const ts = String((posted.response as { ts: string }).ts);
+    await slack.waitFor(
+      'chat.update',
+      (c) => c.body.ts === ts && String(c.body.text).startsWith('Done:'),
+      15_000,
+      since,
+    );
+    const message = slack.message(CHANNEL, ts)!;
+    expect(message.history[0]!.text).toMatch(/^Queued:/);
+    expect(message.text).toMatch(/sock-1 is running at \d+\.\d+\.\d+\.\d+/);
+    expect(sim.control.createCount('createInstance', 'sock-1')).toBe(1);
+    expect(socket.unexpected).toEqual([]);
+  });
+
+  it('answers a read-only command on its response_url, in place of the ack', async () => {
+    const responseUrl = responses.newUrl();
+    const envelopeId = socket.sendSlashCommand(slashFields('ls', responseUrl));
+    const ack = await socket.waitForAck(envelopeId);
+    expect(String(ack.payload?.text)).toMatch(/Looking that up/);
+    const post = await responses.waitForPost((p) => responseUrl.endsWith(p.id), 10_000);
+    expect(JSON.stringify(post.body.blocks)).toContain('sock-1');
+  });
+
+  it('still serves the probes and /metrics on PORT, and no /slack/events', async () => {
+    const base = `http://127.0.0.1:${bot.port}`;
+    expect((await request(`${base}/healthz`)).statusCode).toBe(200);
+    expect((await request(`${base}/readyz`)).statusCode).toBe(200);
+    const metrics = await request(`${base}/metrics`);
+    const text = await metrics.body.text();
+    expect(text).toContain('gpuops_commands_total{subcommand="create"} 1');
+    expect(text).toContain('gpuops_info{role="all",shape="B",mode="socket"} 1');
+    expect((await request(`${base}/slack/events`, { method: 'POST', body: '{}' })).statusCode).toBe(404);
+  });
+});

@@ -1,0 +1,90 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { BOT_TOKEN, type BotStack, startBotStack } from '../support/bot-stack.js';
+import { type GpuopsProcess, spawnScript, until } from '../support/gpuops-process.js';
+
+// A worker killed (SIGKILL, as an OOM kill or a lost node would) after its create reached the cloud
+// but before it heard the answer. Another worker takes the job over once the lock expires, finds the
+// machine the first one made, and reports the true state: one machine, one message that ends Done.
+
+const CHANNEL = 'C0GPU';
+const TYPE = 'h100-hgx-80gb.1x';
+
+describe('a worker killed mid-create', () => {
+  let stack: BotStack;
+  const workers: GpuopsProcess[] = [];
+
+  beforeAll(async () => {
+    // The listener runs here; the workers run in child processes.
+    stack = await startBotStack({ shape: 'B', workers: 0, transitionMs: 300 });
+  });
+
+  afterAll(async () => {
+    await Promise.all(workers.map((w) => w.kill()));
+    await stack?.close();
+  });
+
+  const startWorker = async () => {
+    const worker = spawnScript('test/support/worker-entry.ts', {
+      REDIS_URL: inject('redisUrl'),
+      QUEUE_PREFIX: stack.queuePrefix,
+      STORE_PREFIX: stack.storePrefix,
+      CLOUD_API_URL: stack.sim.info.cloudUrl,
+      CLOUD_API_TOKEN: stack.sim.info.cloudToken,
+      CLOUD_PROJECT_ID: stack.sim.info.projectId,
+      CLOUD_API_SHAPE: 'B',
+      SLACK_API_URL: stack.slack.apiUrl,
+      SLACK_BOT_TOKEN: BOT_TOKEN,
+      LOCK_MS: '1000',
+      STALLED_MS: '500',
+    });
+    workers.push(worker);
+    await worker.waitForLog((r) => r.msg === 'worker ready', 30_000);
+    return worker;
+  };
+
+  it('makes exactly one machine, and the message ends in the true state', async () => {
+    // The create reaches the simulator, which makes the machine only after 1.5 s: the worker dies
+    // in between, with the request sent and no answer.
+    stack.sim.control.addFault({ operation: 'createInstance', latencyMs: 1_500, count: 1 });
+    const first = await startWorker();
+
+    const since = stack.slack.mark();
+    const { response } = await stack.command(`create crash-1 ${TYPE}`);
+    expect(response.status).toBe(200);
+    const posted = await stack.slack.waitFor('chat.postMessage', () => true, 5_000, since);
+    const ts = String((posted.response as { ts: string }).ts);
+
+    await until(
+      () => (stack.sim.control.creates().attempts.createInstance?.['crash-1'] ?? 0) >= 1,
+      'the create request to reach the simulator',
+    );
+    first.child.kill('SIGKILL');
+    expect((await first.exited).signal).toBe('SIGKILL');
+    await until(
+      () => stack.sim.control.createCount('createInstance', 'crash-1') === 1,
+      'the simulator to make the machine',
+    );
+    expect(stack.slack.message(CHANNEL, ts)!.text).not.toMatch(/^(Done|Failed):/);
+
+    // A second worker: it finds the job whose lock expired, and the machine the first one made.
+    const second = await startWorker();
+    await stack.slack.waitFor(
+      'chat.update',
+      (c) => c.body.ts === ts && /^(Done|Failed):/.test(String(c.body.text)),
+      20_000,
+      since,
+    );
+    const message = stack.slack.message(CHANNEL, ts)!;
+    expect(message.text).toMatch(/^Done: .*crash-1 is running at \d+\.\d+\.\d+\.\d+/);
+    expect(message.history.filter((v) => /^(Done|Failed):/.test(String(v.text)))).toHaveLength(1);
+    expect(stack.sim.control.createCount('createInstance', 'crash-1')).toBe(1);
+    const machines = (await stack.cloud.listInstances()).filter((i) => i.name === 'crash-1');
+    expect(machines).toHaveLength(1);
+    expect(machines[0]!.state).toBe('running');
+    expect(stack.slack.callsTo('chat.postMessage')).toHaveLength(1);
+    await stack.drained();
+
+    second.child.kill('SIGTERM');
+    expect((await second.exited).code).toBe(0);
+  }, 60_000);
+});

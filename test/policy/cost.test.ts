@@ -1,0 +1,177 @@
+import { describe, expect, it } from 'vitest';
+import { parseCommand } from '../../src/command/parse-command.js';
+import {
+  estimateCommand,
+  estimateMachines,
+  estimatePool,
+  formatCost,
+  formatUsd,
+  type PriceBook,
+} from '../../src/policy/cost.js';
+import { parsePolicy } from '../../src/policy/load-policy.js';
+import { SIM_CONFIGURATIONS, SIM_INSTANCE_TYPES } from '../../src/sim/catalog.js';
+
+const prices: PriceBook = { configurations: SIM_CONFIGURATIONS };
+
+/** Cents, computed independently of the code under test. */
+const cents = (usd: string) => Math.round(Number(usd) * 100);
+
+function command(text: string) {
+  const parsed = parseCommand(text);
+  if (!parsed.ok) throw new Error(`bad test command ${text}`);
+  return parsed.command;
+}
+
+describe('cost estimates', () => {
+  it.each(
+    SIM_CONFIGURATIONS.flatMap((c) => c.gpu_counts.map((n) => ({ gpuType: c.gpu_type, n, config: c }))),
+  )('prices $gpuType × $n per hour and per day, running and stopped', ({ gpuType, n, config }) => {
+    // Each configuration and count through a type the policy maps to it.
+    const policy = parsePolicy(
+      `pricing:\n  types:\n    box.${n}x: { gpu_type: ${gpuType}, gpu_count: ${n} }\n`,
+    );
+    const book: PriceBook = { configurations: SIM_CONFIGURATIONS, pricing: policy.pricing };
+    const running = estimateMachines({ prices: book, type: `box.${n}x` });
+    if (!running.known) throw new Error(running.reason);
+    expect(Math.round(running.perHour * 100)).toBe(cents(config.price_per_gpu_hr) * n);
+    expect(Math.round(running.perDay * 100)).toBe(cents(config.price_per_gpu_hr) * n * 24);
+    expect(running.provisioningMinutes).toBe(config.estimated_provisioning_time_minutes);
+    expect(running.countOffered).toBe(true);
+    const stopped = estimateMachines({ prices: book, type: `box.${n}x`, state: 'stopped' });
+    if (!stopped.known) throw new Error(stopped.reason);
+    // The stopped price is per machine, whatever its GPU count.
+    expect(Math.round(stopped.perHour * 100)).toBe(cents(config.stopped_price_per_hour));
+    expect(Math.round(stopped.perDay * 100)).toBe(cents(config.stopped_price_per_hour) * 24);
+  });
+
+  it.each(SIM_INSTANCE_TYPES.filter((t) => t.gpuCount > 0))(
+    'prices the simulator type $name from its name alone',
+    (type) => {
+      const config = SIM_CONFIGURATIONS.find((c) => c.gpu_type === type.gpuType)!;
+      const estimate = estimateMachines({ prices, type: type.name });
+      expect(estimate).toMatchObject({ known: true, gpuType: type.gpuType, gpusPerMachine: type.gpuCount });
+      if (!estimate.known) return;
+      expect(Math.round(estimate.perHour * 100)).toBe(cents(config.price_per_gpu_hr) * type.gpuCount);
+      expect(Math.round(estimate.perDay * 100)).toBe(cents(config.price_per_gpu_hr) * type.gpuCount * 24);
+    },
+  );
+
+  it('shows an 8×H100 machine exactly, as the approval card will', () => {
+    const estimate = estimateMachines({ prices, type: 'h100-hgx-80gb.8x' });
+    expect(estimate).toMatchObject({
+      known: true,
+      perHourUsd: '23.12',
+      perDayUsd: '554.88',
+      basis: '8 × H100_SXM5_80GB at $2.89 per GPU-hour',
+      regions: ['ICELAND', 'NORWAY'],
+    });
+    expect(formatCost(estimate)).toBe('$23.12/h · $554.88/day');
+    const stopped = estimateMachines({ prices, type: 'h100-hgx-80gb.8x', state: 'stopped' });
+    expect(formatCost(stopped)).toBe('$0.12/h · $2.88/day');
+  });
+
+  it('prices a node pool as count × type', () => {
+    const pool = estimatePool({ prices, type: 'a100-sxm4-80gb.4x', count: 3 });
+    expect(pool).toMatchObject({
+      known: true,
+      machines: 3,
+      perHourUsd: '19.80',
+      perDayUsd: '475.20',
+      basis: '3 × a100-sxm4-80gb.4x: 12 × A100_SXM4_80GB at $1.65 per GPU-hour',
+    });
+    expect(formatCost(pool)).toBe('$19.80/h · $475.20/day');
+  });
+
+  it('can count the stopped price per GPU', () => {
+    const policy = parsePolicy('pricing:\n  stopped_price: per_gpu\n');
+    const estimate = estimateMachines({
+      prices: { configurations: SIM_CONFIGURATIONS, pricing: policy.pricing },
+      type: 'h100-hgx-80gb.8x',
+      state: 'stopped',
+    });
+    expect(estimate).toMatchObject({ known: true, perHourUsd: '0.96', perDayUsd: '23.04' });
+  });
+
+  it('reads the catalogue cache form (camelCase) as well as the platform form', () => {
+    const camel: PriceBook = {
+      configurations: SIM_CONFIGURATIONS.map((c) => ({
+        gpuType: c.gpu_type,
+        gpuCounts: c.gpu_counts,
+        pricePerGpuHour: c.price_per_gpu_hr,
+        stoppedPricePerHour: c.stopped_price_per_hour,
+        regions: c.regions,
+        provisioningMinutes: c.estimated_provisioning_time_minutes,
+      })),
+    };
+    expect(estimateMachines({ prices: camel, type: 'l40s-48gb.2x' })).toEqual(
+      estimateMachines({ prices, type: 'l40s-48gb.2x' }),
+    );
+  });
+
+  it('says the price is unknown, never zero, and why', () => {
+    const cpu = estimateMachines({ prices, type: 'cpu.16x' });
+    expect(cpu).toEqual({
+      known: false,
+      reason:
+        'gpuops does not know which GPUs the instance type cpu.16x has; add it under pricing.types in the policy file',
+    });
+    expect(formatCost(cpu)).toMatch(/^price unknown: gpuops does not know which GPUs/);
+    expect(estimateMachines({ prices: { configurations: undefined }, type: 'h100-hgx-80gb.1x' })).toEqual({
+      known: false,
+      reason: 'prices could not be loaded from the platform API',
+    });
+    const noB200 = parsePolicy('pricing:\n  models:\n    - { prefix: b200, gpu_type: B200_180GB }\n');
+    expect(
+      estimateMachines({
+        prices: { configurations: SIM_CONFIGURATIONS, pricing: noB200.pricing },
+        type: 'b200.8x',
+      }),
+    ).toEqual({ known: false, reason: 'no configuration of the platform prices B200_180GB (b200.8x)' });
+    const oddPrice = [{ ...SIM_CONFIGURATIONS[0]!, price_per_gpu_hr: 'call us' }];
+    expect(
+      estimateMachines({ prices: { configurations: oddPrice }, type: 'h100-hgx-80gb.1x' }),
+    ).toMatchObject({
+      known: false,
+      reason: expect.stringContaining('"call us"'),
+    });
+  });
+
+  it('estimates commands: what create, start and pool add add, what stop keeps costing', () => {
+    expect(estimateCommand({ prices, command: command('create big h100-hgx-80gb.8x') })).toMatchObject({
+      adds: true,
+      estimate: { known: true, perHourUsd: '23.12' },
+    });
+    expect(
+      estimateCommand({ prices, command: command('k8s pool add prod gpu-a l40s-48gb.2x 4') }),
+    ).toMatchObject({
+      adds: true,
+      estimate: { known: true, perHourUsd: '7.92', machines: 4 },
+    });
+    expect(
+      estimateCommand({ prices, command: command('start train-01'), targetType: 'rtx-a5000-24gb.1x' }),
+    ).toMatchObject({ adds: true, estimate: { known: true, perHourUsd: '0.45' } });
+    expect(estimateCommand({ prices, command: command('start train-01') })).toMatchObject({
+      adds: true,
+      estimate: {
+        known: false,
+        reason: 'the type of train-01 is not known yet, so its price cannot be worked out',
+      },
+    });
+    expect(
+      estimateCommand({ prices, command: command('stop train-01'), targetType: 'h100-hgx-80gb.1x' }),
+    ).toMatchObject({
+      adds: false,
+      label: 'while it stays stopped',
+      estimate: { known: true, perHourUsd: '0.12' },
+    });
+    expect(estimateCommand({ prices, command: command('ls') })).toBeUndefined();
+    expect(estimateCommand({ prices, command: command('create') })).toBeUndefined();
+  });
+
+  it('formats money for people', () => {
+    expect(formatUsd(2.5)).toBe('$2.50');
+    expect(formatUsd(1234.5)).toBe('$1,234.50');
+    expect(formatUsd(0.004)).toBe('$0.004');
+    expect(formatUsd(0)).toBe('$0.00');
+  });
+});

@@ -1,0 +1,24 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { kindsOfClass, OPERATION_CLASSES } from '../../src/policy/operation-class.js';
+import { GPU_MODELS } from '../../src/pricing/instance-types.js';
+
+// docs/policy.md is what a team reads to write its policy: its tables must say what the code does.
+const doc = readFileSync(new URL('../../docs/policy.md', import.meta.url), 'utf8');
+
+describe('docs/policy.md', () => {
+  it('lists every kind under the class the code gives it', () => {
+    for (const cls of OPERATION_CLASSES) {
+      const row = `| \`${cls}\` | ${kindsOfClass(cls)
+        .map((k) => `\`${k}\``)
+        .join(', ')} |`;
+      expect(doc, cls).toContain(row);
+    }
+  });
+
+  it('documents every built-in instance type model prefix', () => {
+    for (const model of GPU_MODELS) {
+      expect(doc, model.prefix).toContain(`| \`${model.prefix}\` | \`${model.gpuType}\` |`);
+    }
+  });
+});

@@ -1,0 +1,247 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { parseCommand } from '../../src/command/parse-command.js';
+import type { JobContext } from '../../src/jobs/job-data.js';
+import { estimateMachines } from '../../src/policy/cost.js';
+import { SIM_CONFIGURATIONS } from '../../src/sim/catalog.js';
+import {
+  type ApprovalRequest,
+  approvalIdFor,
+  createApprovals,
+  SYSTEM_ACTOR,
+} from '../../src/store/approvals.js';
+
+const prefix = `test-approvals-${randomUUID().slice(0, 8)}`;
+const T0 = Date.now();
+let redis: Redis;
+
+function command(text: string) {
+  const parsed = parseCommand(text);
+  if (!parsed.ok) throw new Error(`bad test command ${text}`);
+  return parsed.command;
+}
+
+function ctx(userId: string, requestedAt = T0): JobContext {
+  return {
+    teamId: 'T0TEAM0001',
+    channelId: 'C0GPUOPS01',
+    userId,
+    userName: 'ada',
+    projectId: '3f1c2a9e-8b7d-4c1e-9f2a-1b2c3d4e5f60',
+    requestedAt,
+  };
+}
+
+const HOUR = 3600;
+
+beforeAll(() => {
+  redis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1 });
+});
+
+afterAll(async () => {
+  const keys = await redis.keys(`${prefix}:*`);
+  if (keys.length > 0) await redis.del(...keys);
+  redis.disconnect();
+});
+
+describe('approval requests in Redis', () => {
+  it('creates, reads back, lists and records where the card and the requester message are', async () => {
+    const approvals = createApprovals(redis, { prefix });
+    const cost = estimateMachines({
+      prices: { configurations: SIM_CONFIGURATIONS },
+      type: 'h100-hgx-80gb.8x',
+    });
+    const big = command('create big h100-hgx-80gb.8x --tag team=vision');
+    const { created, request } = await approvals.create({
+      command: big,
+      ctx: ctx('U0ADA00001'),
+      cost,
+      reasons: ['It costs about $23.12/h, above the $10.00/h that needs no approval.'],
+      approvalChannel: 'C0APPROVAL1',
+      expiresAfterSeconds: 24 * HOUR,
+      lease: { seconds: 8 * HOUR, remindBeforeSeconds: 1800 },
+      now: T0,
+    });
+    expect(created).toBe(true);
+    expect(request.id).toBe(approvalIdFor(ctx('U0ADA00001'), big));
+    expect(request.id).not.toContain(':');
+    expect(request).toMatchObject({
+      kind: 'create',
+      command: big,
+      requester: 'U0ADA00001',
+      state: 'pending',
+      createdAt: T0,
+      expiresAt: T0 + 24 * HOUR * 1000,
+      cost: { known: true, perHourUsd: '23.12', perDayUsd: '554.88' },
+    });
+
+    // The same request delivered twice is one approval request.
+    const again = await approvals.create({
+      command: big,
+      ctx: ctx('U0ADA00001'),
+      reasons: [],
+      approvalChannel: 'C0APPROVAL1',
+      expiresAfterSeconds: HOUR,
+      now: T0 + 5,
+    });
+    expect(again.created).toBe(false);
+    expect(again.request.expiresAt).toBe(T0 + 24 * HOUR * 1000);
+
+    const rm = await approvals.create({
+      command: command('rm old-box'),
+      ctx: ctx('U0BOB00001', T0 + 1000),
+      reasons: ['`/gpu rm` always needs an approval.'],
+      approvalChannel: 'C0GPUOPS01',
+      expiresAfterSeconds: HOUR,
+      now: T0 + 1000,
+    });
+
+    await approvals.setCard(request.id, { channel: 'C0APPROVAL1', ts: '1760000000.000100' });
+    await approvals.setRequesterMessage(request.id, { channel: 'C0GPUOPS01', ts: '1760000000.000200' });
+    const stored = await approvals.get(request.id);
+    expect(stored).toEqual({
+      ...request,
+      card: { channel: 'C0APPROVAL1', ts: '1760000000.000100' },
+      requesterMessage: { channel: 'C0GPUOPS01', ts: '1760000000.000200' },
+    });
+    expect(await approvals.get('apr-nothing-here')).toBeUndefined();
+    // A message ref for a request that does not exist creates nothing.
+    await approvals.setCard('apr-nothing-here', { channel: 'C1', ts: '1.2' });
+    expect(await redis.exists(`${prefix}:{approvals}:req:apr-nothing-here`)).toBe(0);
+
+    const pending = await approvals.listPending({ now: T0 + 2000 });
+    expect(pending.map((r) => r.id)).toEqual([request.id, rm.request.id]);
+    const forBob = await approvals.listPendingFor({
+      now: T0 + 2000,
+      mayDecide: (r) => r.requester !== 'U0BOB00001',
+    });
+    expect(forBob.map((r) => r.id)).toEqual([request.id]);
+    // Past its expiry time a request is no longer offered, even before the sweep closes it.
+    expect((await approvals.listPending({ now: T0 + HOUR * 1000 + 1000 })).map((r) => r.id)).toEqual([
+      request.id,
+    ]);
+  });
+
+  it('decides exactly once under 50 concurrent clicks from separate connections', async () => {
+    const approvals = createApprovals(redis, { prefix });
+    const { request } = await approvals.create({
+      command: command('rm contested'),
+      ctx: ctx('U0ASKER001', Date.now()),
+      reasons: ['`/gpu rm` always needs an approval.'],
+      approvalChannel: 'C0APPROVAL1',
+      expiresAfterSeconds: HOUR,
+    });
+    const connections = Array.from(
+      { length: 50 },
+      () => new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1 }),
+    );
+    try {
+      await Promise.all(connections.map((c) => c.ping()));
+      const results = await Promise.all(
+        connections.map((c, i) =>
+          createApprovals(c, { prefix }).decide(request.id, {
+            state: i % 2 === 0 ? 'approved' : 'denied',
+            by: `U0CLICK${String(i).padStart(3, '0')}`,
+            ...(i % 2 === 1 ? { reason: `not now (${i})` } : {}),
+          }),
+        ),
+      );
+      const winners = results.filter((r) => r.outcome === 'decided');
+      expect(winners).toHaveLength(1);
+      const winner = winners[0]!;
+      if (winner.outcome !== 'decided') throw new Error('unreachable');
+      const losers = results.filter((r) => r.outcome !== 'decided');
+      expect(losers).toHaveLength(49);
+      for (const loser of losers) {
+        expect(loser.outcome).toBe('already-decided');
+        if (loser.outcome !== 'already-decided') continue;
+        // Every other click sees the winner's decision, not its own.
+        expect(loser.request.state).toBe(winner.request.state);
+        expect(loser.request.decision).toEqual(winner.request.decision);
+      }
+      const final = (await approvals.get(request.id)) as ApprovalRequest;
+      expect(final.state).toBe(winner.request.state);
+      expect(final.decision?.by).toMatch(/^U0CLICK\d{3}$/);
+      expect(await approvals.listPending()).not.toContainEqual(expect.objectContaining({ id: request.id }));
+    } finally {
+      for (const c of connections) c.disconnect();
+    }
+  });
+
+  it('keeps a denial reason and refuses a second decision', async () => {
+    const approvals = createApprovals(redis, { prefix });
+    const { request } = await approvals.create({
+      command: command('fs rm datasets'),
+      ctx: ctx('U0ASKER001', Date.now()),
+      reasons: [],
+      approvalChannel: 'C0APPROVAL1',
+      expiresAfterSeconds: HOUR,
+    });
+    const denied = await approvals.decide(request.id, {
+      state: 'denied',
+      by: 'U0LEAD0001',
+      reason: 'still in use',
+    });
+    expect(denied).toMatchObject({
+      outcome: 'decided',
+      request: { state: 'denied', decision: { by: 'U0LEAD0001', reason: 'still in use' } },
+    });
+    const late = await approvals.decide(request.id, { state: 'approved', by: 'U0OTHER001' });
+    expect(late).toMatchObject({ outcome: 'already-decided', request: { state: 'denied' } });
+    expect(await approvals.decide('apr-missing', { state: 'approved', by: 'U0LEAD0001' })).toEqual({
+      outcome: 'not-found',
+    });
+  });
+
+  it('expires what nobody decided in time, once, and refuses clicks after the expiry time', async () => {
+    const approvals = createApprovals(redis, { prefix: `${prefix}-expiry` });
+    const start = Date.now();
+    const { request } = await approvals.create({
+      command: command('slurm sudo hpc ada on'),
+      ctx: ctx('U0ASKER001', start),
+      reasons: ['`/gpu slurm sudo` always needs an approval.'],
+      approvalChannel: 'C0APPROVAL1',
+      expiresAfterSeconds: 60,
+      now: start,
+    });
+    const other = await approvals.create({
+      command: command('rm later'),
+      ctx: ctx('U0ASKER001', start + 1),
+      reasons: [],
+      approvalChannel: 'C0APPROVAL1',
+      expiresAfterSeconds: 600,
+      now: start,
+    });
+    expect(await approvals.expireDue(start + 30_000)).toEqual([]);
+    expect(
+      await approvals.decide(request.id, { state: 'expired', by: SYSTEM_ACTOR, at: start + 30_000 }),
+    ).toMatchObject({
+      outcome: 'not-due',
+      request: { state: 'pending' },
+    });
+
+    const late = start + 61_000;
+    const click = await approvals.decide(request.id, { state: 'approved', by: 'U0LEAD0001', at: late });
+    expect(click).toMatchObject({ outcome: 'expired', request: { state: 'pending' } });
+
+    const closed = await approvals.expireDue(late);
+    expect(closed).toHaveLength(1);
+    expect(closed[0]).toMatchObject({
+      id: request.id,
+      state: 'expired',
+      decision: { by: SYSTEM_ACTOR, at: late },
+    });
+    // A second sweep (another replica) closes nothing more.
+    expect(await approvals.expireDue(late)).toEqual([]);
+    expect((await approvals.get(request.id))?.state).toBe('expired');
+    expect((await approvals.get(other.request.id))?.state).toBe('pending');
+    expect((await approvals.listPending({ now: late })).map((r) => r.id)).toEqual([other.request.id]);
+    // The key expires on its own some time after the request did.
+    const ttl = await redis.pttl(`${prefix}-expiry:{approvals}:req:${request.id}`);
+    expect(ttl).toBeGreaterThan(29 * 86_400_000);
+
+    const keys = await redis.keys(`${prefix}-expiry:*`);
+    if (keys.length > 0) await redis.del(...keys);
+  });
+});
