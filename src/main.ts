@@ -340,7 +340,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
         log,
         shape: config.CLOUD_API_SHAPE,
         defaultProjectId: config.CLOUD_PROJECT_ID,
-        respond: respondTo,
+        respond: (url, body) => respondTo(url, body, log),
         sealer,
         ...(options.workerTiming ? { timing: options.workerTiming } : {}),
       };
@@ -512,8 +512,11 @@ async function drain(worker: Worker<JobData>, graceMs: number, log: Logger): Pro
   log.warn('a job did not stop in time: its lock will expire and another worker takes it over');
 }
 
-/** Answers on a Slack response_url (ephemeral replies replaced in place). */
-async function respondTo(url: string, body: Record<string, unknown>): Promise<void> {
+/**
+ * Answers on a Slack response_url (ephemeral replies replaced in place). A refused answer (the URL
+ * expired after 30 minutes or 5 uses) is logged, not retried: sending it again cannot help.
+ */
+async function respondTo(url: string, body: Record<string, unknown>, log: Logger): Promise<void> {
   const res = await request(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -523,10 +526,7 @@ async function respondTo(url: string, body: Record<string, unknown>): Promise<vo
   });
   await res.body.dump();
   if (res.statusCode >= 400) {
-    throw new AppError(
-      ErrorCode.Unknown,
-      `Slack refused the reply on the response URL (HTTP ${res.statusCode}).`,
-    );
+    log.warn({ status: res.statusCode }, 'Slack refused an answer on a response_url (expired or used up)');
   }
 }
 
@@ -589,5 +589,7 @@ export async function runBot(
     };
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
+    // A stray rejection in some library's background work is logged, not a crash of every job in hand.
+    process.on('unhandledRejection', (err) => log.error({ err }, 'unhandled promise rejection'));
   });
 }

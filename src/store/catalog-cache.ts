@@ -64,7 +64,11 @@ export async function readCatalog(
   return parsed.success ? { catalog: parsed.data, storedAt: entry.storedAt } : undefined;
 }
 
-export async function writeCatalog(store: Store, projectId: string | undefined, catalog: Catalog): Promise<void> {
+export async function writeCatalog(
+  store: Store,
+  projectId: string | undefined,
+  catalog: Catalog,
+): Promise<void> {
   await store.putCache(cacheName(projectId), catalogSchema.parse(catalog), CATALOG_TTL_SECONDS);
 }
 

@@ -71,7 +71,8 @@ export function createSealer(redis: Redis, prefix: string, key: Buffer): Sealer 
       const stored = await redis.get(keyOf(ref.sealedRef));
       if (stored === null) return undefined;
       const [version, iv, tag, body] = stored.split('.');
-      if (version !== VERSION || iv === undefined || tag === undefined || body === undefined) return undefined;
+      if (version !== VERSION || iv === undefined || tag === undefined || body === undefined)
+        return undefined;
       try {
         const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
         decipher.setAAD(Buffer.from(ref.sealedRef));

@@ -21,7 +21,10 @@ import type { WorkerDeps } from './worker-deps.js';
 export const PRICES_NOT_CONFIGURED =
   'Prices need the platform API: set PLATFORM_API_URL and PLATFORM_API_KEY to see them here.';
 
-type Part<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: unknown } | undefined;
+type Part<T> =
+  | { readonly ok: true; readonly value: T }
+  | { readonly ok: false; readonly error: unknown }
+  | undefined;
 
 async function part<T>(wanted: boolean, fetch: () => Promise<T>): Promise<Part<T>> {
   if (!wanted) return undefined;
@@ -32,7 +35,8 @@ async function part<T>(wanted: boolean, fetch: () => Promise<T>): Promise<Part<T
   }
 }
 
-const because = (what: string, error: unknown) => `${what} could not be refreshed: ${classifyFailure(error).message}`;
+const because = (what: string, error: unknown) =>
+  `${what} could not be refreshed: ${classifyFailure(error).message}`;
 
 function mergeTypes(
   previous: readonly CatalogInstanceType[],
@@ -109,7 +113,11 @@ export async function refreshCatalog(
   if (filesystems && !filesystems.ok) problems.push(because('Filesystems', filesystems.error));
 
   const configurations = configs?.ok ? configs.value.map(configurationOf) : old?.configurations;
-  const fsList = filesystems?.ok ? filesystems.value.map(filesystemOf) : filesystems ? old?.filesystems : undefined;
+  const fsList = filesystems?.ok
+    ? filesystems.value.map(filesystemOf)
+    : filesystems
+      ? old?.filesystems
+      : undefined;
   const catalog: Catalog = {
     v: 1,
     refreshedAt: now,
@@ -186,7 +194,10 @@ export async function showCatalogFailure(
         ...ctx,
         catalog: {
           ...previous,
-          catalog: { ...previous.catalog, problems: [...previous.catalog.problems, `Refresh failed: ${why}`] },
+          catalog: {
+            ...previous.catalog,
+            problems: [...previous.catalog.problems, `Refresh failed: ${why}`],
+          },
         },
       })
     : catalogFailedView(spec, ctx, why);

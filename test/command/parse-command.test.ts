@@ -124,6 +124,10 @@ const GRAMMAR: ReadonlyArray<readonly [string, GpuCommand]> = [
     'slurm adduser hpc --sudo --username ada',
     { kind: 'slurm.adduser', cluster: 'hpc', sudo: true, username: 'ada' },
   ],
+  [
+    'slurm adduser hpc --form --username ada',
+    { kind: 'slurm.adduser', cluster: 'hpc', sudo: false, username: 'ada', modal: true },
+  ],
   ['slurm rmuser hpc ada', { kind: 'slurm.rmuser', cluster: 'hpc', user: 'ada' }],
   ['slurm sudo hpc ada on', { kind: 'slurm.sudo', cluster: 'hpc', user: 'ada', sudo: true }],
   ['slurm sudo hpc ada off', { kind: 'slurm.sudo', cluster: 'hpc', user: 'ada', sudo: false }],
@@ -414,7 +418,7 @@ describe('parseCommand: suggestions', () => {
     [
       'slurm adduesr hpc',
       'Did you mean `/gpu slurm adduser`?',
-      '/gpu slurm adduser <cluster> [--sudo] [--username U]',
+      '/gpu slurm adduser <cluster> [--sudo] [--username U] [--form]',
     ],
     ['slurm list', 'Did you mean `/gpu slurm ls`?', '/gpu slurm ls'],
     ['keys del laptop', 'Did you mean `/gpu keys rm`?', '/gpu keys rm <name>'],

@@ -113,6 +113,26 @@ describe('Socket Mode end to end', () => {
     expect(JSON.stringify(post.body.blocks)).toContain('sock-1');
   });
 
+  it('refuses to start with a clear sentence when Slack refuses the app token', async () => {
+    const config = parseConfig(
+      {
+        SLACK_BOT_TOKEN: BOT_TOKEN,
+        SLACK_APP_TOKEN: 'xapp-wrong',
+        SLACK_SOCKET_MODE: 'true',
+        SLACK_API_URL: slack.apiUrl,
+        PORT: '0',
+        ROLE: 'web',
+        REDIS_URL: redisDb(inject('redisUrl'), DB),
+        CLOUD_API_URL: sim.info.cloudUrl,
+        CLOUD_API_TOKEN: sim.info.cloudToken,
+      },
+      'bot',
+    );
+    await expect(
+      startBot(config, { log: createLogger({ level: 'silent' }), host: '127.0.0.1' }),
+    ).rejects.toThrow(/^Slack refused SLACK_APP_TOKEN \(invalid_auth\)/);
+  });
+
   it('still serves the probes and /metrics on PORT, and no /slack/events', async () => {
     const base = `http://127.0.0.1:${bot.port}`;
     expect((await request(`${base}/healthz`)).statusCode).toBe(200);

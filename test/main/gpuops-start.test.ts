@@ -203,8 +203,11 @@ describe('gpuops start', () => {
     expect(sim.control.createCount('createInstance', 'drain-1')).toBe(1);
     const queue = new Queue(QUEUE_NAME, { connection: redis, prefix: QUEUE_PREFIX });
     try {
-      const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized');
-      expect(counts).toEqual({ waiting: 0, active: 0, delayed: 0, prioritized: 0 });
+      // Nothing of a request is left; only the catalogue refresh scheduler's next run waits.
+      const left = await queue.getJobs(['waiting', 'active', 'delayed', 'prioritized']);
+      expect(left.filter((j) => j.name !== 'catalog.refresh')).toEqual([]);
+      const schedulers = await queue.getJobSchedulers();
+      expect(schedulers.map((s) => s.key)).toEqual(['catalog.refresh']);
     } finally {
       await queue.close();
     }

@@ -1,5 +1,6 @@
 import type { ActionsBlock, KnownBlock, ModalView } from '@slack/types';
 import { checkName } from '../../command/value-rules.js';
+import { priceForType } from '../../pricing/price-for-type.js';
 import { type Catalog, type CatalogConfiguration, orderedTypes } from '../../store/catalog-cache.js';
 import { escapeText } from '../job-message.js';
 import {
@@ -71,7 +72,12 @@ export function catalogStatusBlocks(ctx: FormContext): KnownBlock[] {
     type: 'actions',
     block_id: 'catalog_actions',
     elements: [
-      { type: 'button', action_id: REFRESH_ACTION, text: plain('Refresh prices and types'), value: 'refresh' },
+      {
+        type: 'button',
+        action_id: REFRESH_ACTION,
+        text: plain('Refresh prices and types'),
+        value: 'refresh',
+      },
     ],
   };
   return [
@@ -86,6 +92,15 @@ export const TYPE_OTHER_BLOCK = 'type_other';
 /** The instance type choices: available now, in use in the project, seen before. */
 export function typeChoices(catalog: Catalog, now: number): ChoiceGroup[] {
   const types = orderedTypes(catalog.instanceTypes, now);
+  // The platform prices gpu_types; src/pricing maps a type's name to its GPUs (docs/bot.md).
+  const configurations = (catalog.configurations ?? []).map((c) => ({
+    gpu_type: c.gpuType,
+    gpu_counts: c.gpuCounts,
+    price_per_gpu_hr: c.pricePerGpuHour,
+    stopped_price_per_hour: c.stoppedPricePerHour,
+    regions: c.regions,
+    estimated_provisioning_time_minutes: c.provisioningMinutes,
+  }));
   const available = types.filter((t) => (t.capacity ?? 0) > 0);
   const inUse = types.filter((t) => (t.capacity ?? 0) <= 0 && t.inUse > 0);
   const seen = types.filter((t) => (t.capacity ?? 0) <= 0 && t.inUse === 0);
@@ -93,6 +108,8 @@ export function typeChoices(catalog: Catalog, now: number): ChoiceGroup[] {
     const parts = [t.name];
     if (t.capacity !== undefined) parts.push(`${t.capacity} free`);
     if (t.inUse > 0) parts.push(`${t.inUse} in this project`);
+    const price = priceForType(t.name, configurations);
+    if (price) parts.push(`$${price.pricePerHour}/h`);
     return parts.join(' · ');
   };
   return [
@@ -162,7 +179,11 @@ export function loadingView(spec: Pick<FormSpec, 'kind' | 'title'>, ctx: FormCon
 }
 
 /** Shown in place of a loading form when the catalogue could not be loaded at all. */
-export function catalogFailedView(spec: Pick<FormSpec, 'kind' | 'title'>, ctx: FormContext, why: string): ModalView {
+export function catalogFailedView(
+  spec: Pick<FormSpec, 'kind' | 'title'>,
+  ctx: FormContext,
+  why: string,
+): ModalView {
   return formModal(
     spec,
     ctx.metadata,

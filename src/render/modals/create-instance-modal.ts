@@ -61,7 +61,9 @@ function filesystemBlocks(ctx: FormContext): KnownBlock[] {
   }
   const all = ctx.catalog?.catalog.filesystems ?? [];
   if (all.length === 0) {
-    return [context('No filesystems in this project to attach; create one with `/gpu fs create <name> <size>`.')];
+    return [
+      context('No filesystems in this project to attach; create one with `/gpu fs create <name> <size>`.'),
+    ];
   }
   const choices = [...all]
     .sort((a, b) => a.name.localeCompare(b.name))
@@ -174,7 +176,8 @@ function read(values: FormValues, ctx: FormContext) {
     filesystems,
     tags: (tags as { pairs: Record<string, string> }).pairs,
   };
-  const secrets = userData !== undefined ? { userData: Buffer.from(userData, 'utf8').toString('base64') } : {};
+  const secrets =
+    userData !== undefined ? { userData: Buffer.from(userData, 'utf8').toString('base64') } : {};
   return complete(
     command,
     secrets,

@@ -11,10 +11,10 @@ import type {
   SectionBlock,
   StaticSelect,
 } from '@slack/types';
-import { unavailableIn } from '../../command/availability.js';
-import { type GpuCommand, gpuCommandSchema } from '../../command/command-schema.js';
 import type { RouteTable } from '../../cloud/routes.js';
 import type { Shape } from '../../cloud/shape.js';
+import { unavailableIn } from '../../command/availability.js';
+import { type GpuCommand, gpuCommandSchema } from '../../command/command-schema.js';
 import type { Catalog } from '../../store/catalog-cache.js';
 import { callbackIdOf, encodeModalMetadata, type FormKind, type ModalMetadata } from './modal-metadata.js';
 
@@ -56,7 +56,9 @@ export type FormRead =
 /** How the create form offers filesystems: a pick list (the cloud lists them), ids typed in, or none. */
 export type FilesystemField = 'pick' | 'ids' | 'none';
 
-export function filesystemFieldFor(has: (op: 'listFilesystems' | 'getFilesystem') => boolean): FilesystemField {
+export function filesystemFieldFor(
+  has: (op: 'listFilesystems' | 'getFilesystem') => boolean,
+): FilesystemField {
   if (has('listFilesystems')) return 'pick';
   return has('getFilesystem') ? 'ids' : 'none';
 }
@@ -287,7 +289,10 @@ export function readMultiline(values: FormValues, blockId: string): string | und
 
 export function readSelected(values: FormValues, blockId: string): string | undefined {
   const state = stateOf(values, blockId);
-  return state?.selected_option?.value ?? (typeof state?.value === 'string' ? readText(values, blockId) : undefined);
+  return (
+    state?.selected_option?.value ??
+    (typeof state?.value === 'string' ? readText(values, blockId) : undefined)
+  );
 }
 
 export function readSelectedMany(values: FormValues, blockId: string): string[] {
@@ -319,7 +324,8 @@ export function readPairs(
     if (keyProblem) return { error: `${where}: ${keyProblem}.` };
     const valueProblem = checkValue(value);
     if (valueProblem) return { error: `${where}: ${valueProblem}.` };
-    if (Object.hasOwn(pairs, key)) return { error: `${where}: the ${what} "${cut(key, 40)}" is given twice.` };
+    if (Object.hasOwn(pairs, key))
+      return { error: `${where}: the ${what} "${cut(key, 40)}" is given twice.` };
     pairs[key] = value;
   }
   return { pairs };

@@ -1,6 +1,14 @@
 import { checkK8sVersion } from '../../cloud/rules.js';
 import { checkName } from '../../command/value-rules.js';
-import { complete, type FormContext, type FormSpec, type FormValues, formModal, readText, textInput } from './form-kit.js';
+import {
+  complete,
+  type FormContext,
+  type FormSpec,
+  type FormValues,
+  formModal,
+  readText,
+  textInput,
+} from './form-kit.js';
 
 // `/gpu k8s create` with no arguments: the cluster's name and Kubernetes version.
 

@@ -1,5 +1,13 @@
 import { checkName } from '../../command/value-rules.js';
-import { complete, type FormContext, type FormSpec, type FormValues, formModal, readText, textInput } from './form-kit.js';
+import {
+  complete,
+  type FormContext,
+  type FormSpec,
+  type FormValues,
+  formModal,
+  readText,
+  textInput,
+} from './form-kit.js';
 
 // `/gpu slurm create` with no arguments: the cluster's name.
 

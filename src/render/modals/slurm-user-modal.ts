@@ -40,9 +40,14 @@ function view(ctx: FormContext) {
       initial: ctx.metadata.username,
       maxLength: 32,
     }),
-    checkboxesInput(B.sudo, 'Rights', [{ text: 'sudo', value: 'sudo', description: 'may run commands as root' }], {
-      initial: ctx.metadata.sudo ? ['sudo'] : [],
-    }),
+    checkboxesInput(
+      B.sudo,
+      'Rights',
+      [{ text: 'sudo', value: 'sudo', description: 'may run commands as root' }],
+      {
+        initial: ctx.metadata.sudo ? ['sudo'] : [],
+      },
+    ),
   ];
   return formModal(slurmUserForm, ctx.metadata, blocks, 'Add me');
 }

@@ -31,7 +31,8 @@ export function registerFormActions(app: App, deps: SlackDeps): void {
         'the queue',
       );
     } catch (err) {
-      if (!(err instanceof FormMetadataError)) deps.log.warn({ err }, 'could not ask for a catalogue refresh');
+      if (!(err instanceof FormMetadataError))
+        deps.log.warn({ err }, 'could not ask for a catalogue refresh');
     }
   });
 
@@ -49,7 +50,10 @@ export function registerFormActions(app: App, deps: SlackDeps): void {
       responseUrl: body.response_url,
     }).catch((err: unknown) => {
       deps.log.warn({ err }, 'could not open a form from a button');
-      return { ok: false as const, text: 'gpuops cannot reach its queue right now. Please try again in a minute.' };
+      return {
+        ok: false as const,
+        text: 'gpuops cannot reach its queue right now. Please try again in a minute.',
+      };
     });
     if (!result.ok) {
       await respond({ response_type: 'ephemeral', replace_original: false, text: result.text }).catch(

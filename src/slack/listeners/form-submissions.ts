@@ -43,11 +43,15 @@ function placed(errors: Errors, view: ViewOutput, fallback: string): Errors {
 }
 
 async function seal(deps: SlackDeps, secrets: FormSecrets): Promise<SealedInputs | undefined> {
-  const entries = Object.entries(secrets).filter((e): e is [keyof SealedInputs, string] => e[1] !== undefined);
+  const entries = Object.entries(secrets).filter(
+    (e): e is [keyof SealedInputs, string] => e[1] !== undefined,
+  );
   if (entries.length === 0) return undefined;
   const sealer = deps.sealer;
   if (!sealer) {
-    throw new SubmitProblem('This gpuops cannot keep secrets (no sealing key is configured); ask an operator.');
+    throw new SubmitProblem(
+      'This gpuops cannot keep secrets (no sealing key is configured); ask an operator.',
+    );
   }
   const sealed: { -readonly [K in keyof SealedInputs]: SealedInputs[K] } = {};
   for (const [field, text] of entries) sealed[field] = await withDeadline(sealer.seal(text), 1_500, 'Redis');
@@ -82,7 +86,6 @@ async function submit(deps: SlackDeps, body: ViewSubmitAction): Promise<ViewResp
   if (!read.ok) {
     return { response_action: 'errors', errors: placed({ ...read.errors }, view, spec.firstBlock) };
   }
-  deps.onCommand?.(read.command.kind);
   let sealed: SealedInputs | undefined;
   try {
     sealed = await seal(deps, read.secrets);
@@ -102,8 +105,12 @@ async function submit(deps: SlackDeps, body: ViewSubmitAction): Promise<ViewResp
   } catch (err) {
     await discard(deps, sealed);
     const message = err instanceof SubmitProblem ? err.message : REDIS_DOWN;
-    if (!(err instanceof SubmitProblem)) deps.log.error({ err, form: metadata.form }, 'could not accept a form');
-    return { response_action: 'errors', errors: placed({ [spec.firstBlock]: message }, view, spec.firstBlock) };
+    if (!(err instanceof SubmitProblem))
+      deps.log.error({ err, form: metadata.form }, 'could not accept a form');
+    return {
+      response_action: 'errors',
+      errors: placed({ [spec.firstBlock]: message }, view, spec.firstBlock),
+    };
   }
 }
 
@@ -115,7 +122,10 @@ export function registerFormSubmissions(app: App, deps: SlackDeps): void {
         deps.log.error({ err }, 'could not handle a form submission');
         const first = inputBlocks(body.view)[0];
         return first
-          ? { response_action: 'errors', errors: { [first]: 'Something unexpected went wrong; it was logged.' } }
+          ? {
+              response_action: 'errors',
+              errors: { [first]: 'Something unexpected went wrong; it was logged.' },
+            }
           : undefined;
       });
       await ack(response);

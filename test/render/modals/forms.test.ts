@@ -10,8 +10,7 @@ import { checkView } from '../../fakes/block-kit-limits.js';
 
 const NOW = Date.UTC(2025, 0, 1, 12);
 const PROJECT = '3f1c2a9e-8b7d-4c1e-9f2a-1b2c3d4e5f60';
-const ED25519 =
-  'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFuyvIwN8SVrspCLSMqeCCUbe1WBH+UgcwkB1g3duGfL ada@laptop';
+const ED25519 = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFuyvIwN8SVrspCLSMqeCCUbe1WBH+UgcwkB1g3duGfL ada@laptop';
 
 function catalog(size: { configs?: number; types?: number; filesystems?: number } = {}): Catalog {
   return {
@@ -64,7 +63,7 @@ function values(fields: Record<string, string | string[] | undefined>): FormValu
         : { type: 'plain_text_input', value: v },
     };
   }
-  return out as FormValues;
+  return out as unknown as FormValues;
 }
 
 describe('every form view', () => {
@@ -174,35 +173,64 @@ describe('the create-instance form', () => {
       values({ name: 'a', type_other: 'cpu.16x', filesystems: 'datasets' }),
       ctx('create', { shape: 'B', routes: ROUTES.B, filesystems: 'ids' }),
     );
-    expect(read).toMatchObject({ ok: false, errors: { filesystems: expect.stringContaining('Give filesystem ids') } });
+    expect(read).toMatchObject({
+      ok: false,
+      errors: { filesystems: expect.stringContaining('Give filesystem ids') },
+    });
   });
 });
 
 describe('the other forms', () => {
   it('checks the SSH key format and keeps the normalised key', () => {
-    const bad = FORMS['keys.add'].read(values({ name: 'laptop', public_key: 'ssh-foo AAAA' }), ctx('keys.add'));
-    expect(bad).toMatchObject({ ok: false, errors: { public_key: expect.stringMatching(/^That public key is not valid: key type "ssh-foo"/) } });
-    const good = FORMS['keys.add'].read(values({ name: 'laptop', public_key: `  ${ED25519}\n` }), ctx('keys.add'));
-    expect(good).toMatchObject({ ok: true, command: { kind: 'keys.add', modal: false, name: 'laptop', publicKey: ED25519 } });
+    const bad = FORMS['keys.add'].read(
+      values({ name: 'laptop', public_key: 'ssh-foo AAAA' }),
+      ctx('keys.add'),
+    );
+    expect(bad).toMatchObject({
+      ok: false,
+      errors: { public_key: expect.stringMatching(/^That public key is not valid: key type "ssh-foo"/) },
+    });
+    const good = FORMS['keys.add'].read(
+      values({ name: 'laptop', public_key: `  ${ED25519}\n` }),
+      ctx('keys.add'),
+    );
+    expect(good).toMatchObject({
+      ok: true,
+      command: { kind: 'keys.add', modal: false, name: 'laptop', publicKey: ED25519 },
+    });
   });
 
   it('checks the Kubernetes version pattern', () => {
     const read = FORMS['k8s.create'].read(values({ name: 'prod', version: '1.31' }), ctx('k8s.create'));
-    expect(read).toMatchObject({ ok: false, errors: { version: expect.stringContaining('v1.31 or v1.31.2') } });
+    expect(read).toMatchObject({
+      ok: false,
+      errors: { version: expect.stringContaining('v1.31 or v1.31.2') },
+    });
   });
 
   it('joins a kubeconfig pasted in parts, keeps it out of the command, and checks labels', () => {
-    const kubeconfig = 'apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://k\nusers: []';
+    const kubeconfig =
+      'apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://k\nusers: []';
     // Split at a line break, as the form asks.
     const at = kubeconfig.indexOf('\n- name');
     const [head, tail] = [kubeconfig.slice(0, at), kubeconfig.slice(at + 1)];
     const read = FORMS['k8s.register'].read(
-      values({ name: 'on-prem', kubeconfig: head, kubeconfig_2: tail, labels: 'service.io/metrics-enabled=true' }),
+      values({
+        name: 'on-prem',
+        kubeconfig: head,
+        kubeconfig_2: tail,
+        labels: 'service.io/metrics-enabled=true',
+      }),
       ctx('k8s.register', { shape: 'A', routes: ROUTES.A }),
     );
     expect(read).toEqual({
       ok: true,
-      command: { kind: 'k8s.register', modal: false, name: 'on-prem', labels: { 'service.io/metrics-enabled': 'true' } },
+      command: {
+        kind: 'k8s.register',
+        modal: false,
+        name: 'on-prem',
+        labels: { 'service.io/metrics-enabled': 'true' },
+      },
       secrets: { kubeconfig: `${kubeconfig}\n` },
     });
     const bad = FORMS['k8s.register'].read(
@@ -211,40 +239,94 @@ describe('the other forms', () => {
     );
     expect(bad).toMatchObject({
       ok: false,
-      errors: { kubeconfig: expect.stringContaining('names no cluster'), labels: expect.stringMatching(/^Line 1: a label key/) },
+      errors: {
+        kubeconfig: expect.stringContaining('names no cluster'),
+        labels: expect.stringMatching(/^Line 1: a label key/),
+      },
     });
   });
 
   it('says in shape B that registering a cluster is not available there', () => {
     const kubeconfig = 'clusters:\n- name: c\n';
-    const read = FORMS['k8s.register'].read(values({ name: 'x', kubeconfig }), ctx('k8s.register', { shape: 'B', routes: ROUTES.B }));
-    expect(read).toMatchObject({ ok: false, errors: { name: expect.stringContaining('not available in shape B') } });
+    const read = FORMS['k8s.register'].read(
+      values({ name: 'x', kubeconfig }),
+      ctx('k8s.register', { shape: 'B', routes: ROUTES.B }),
+    );
+    expect(read).toMatchObject({
+      ok: false,
+      errors: { name: expect.stringContaining('not available in shape B') },
+    });
   });
 
   it('reads a node pool with its cluster from the metadata and checks the count', () => {
-    const inA = FORMS['slurm.pool.add'].read(values({ name: 'compute', type: 'cpu.16x', count: '4' }), ctx('slurm.pool.add', { shape: 'A', routes: ROUTES.A }));
-    expect(inA).toMatchObject({ ok: false, errors: { name: expect.stringContaining('not available in shape A') } });
-    const b = FORMS['slurm.pool.add'].read(values({ name: 'compute', type: 'cpu.16x', count: '4' }), ctx('slurm.pool.add', { shape: 'B', routes: ROUTES.B }));
-    expect(b).toMatchObject({ ok: true, command: { kind: 'slurm.pool.add', modal: false, cluster: 'prod', name: 'compute', type: 'cpu.16x', count: 4 } });
-    const bad = FORMS['k8s.pool.add'].read(values({ name: 'gpu', type: 'cpu.16x', count: '0' }), ctx('k8s.pool.add'));
+    const inA = FORMS['slurm.pool.add'].read(
+      values({ name: 'compute', type: 'cpu.16x', count: '4' }),
+      ctx('slurm.pool.add', { shape: 'A', routes: ROUTES.A }),
+    );
+    expect(inA).toMatchObject({
+      ok: false,
+      errors: { name: expect.stringContaining('not available in shape A') },
+    });
+    const b = FORMS['slurm.pool.add'].read(
+      values({ name: 'compute', type: 'cpu.16x', count: '4' }),
+      ctx('slurm.pool.add', { shape: 'B', routes: ROUTES.B }),
+    );
+    expect(b).toMatchObject({
+      ok: true,
+      command: {
+        kind: 'slurm.pool.add',
+        modal: false,
+        cluster: 'prod',
+        name: 'compute',
+        type: 'cpu.16x',
+        count: 4,
+      },
+    });
+    const bad = FORMS['k8s.pool.add'].read(
+      values({ name: 'gpu', type: 'cpu.16x', count: '0' }),
+      ctx('k8s.pool.add'),
+    );
     expect(bad).toMatchObject({ ok: false, errors: { count: 'a count is a whole number from 1 to 1000.' } });
   });
 
   it('prefills the Slurm user form and checks the username', () => {
-    const meta = { v: 1 as const, form: 'slurm.adduser' as const, channelId: 'C1', cluster: 'hpc', username: 'ada', sudo: true };
-    const view = FORMS['slurm.adduser'].view(ctx('slurm.adduser', { metadata: meta, shape: 'A', routes: ROUTES.A }));
+    const meta = {
+      v: 1 as const,
+      form: 'slurm.adduser' as const,
+      channelId: 'C1',
+      cluster: 'hpc',
+      username: 'ada',
+      sudo: true,
+    };
+    const view = FORMS['slurm.adduser'].view(
+      ctx('slurm.adduser', { metadata: meta, shape: 'A', routes: ROUTES.A }),
+    );
     const text = JSON.stringify(view.blocks);
     expect(text).toContain('"initial_value":"ada"');
     expect(text).toContain('initial_options');
     expect(text).toContain('You join with your SSH keys: `laptop`');
-    const noKeys = JSON.stringify(FORMS['slurm.adduser'].view(ctx('slurm.adduser', { ownedKeys: [] })).blocks);
+    const noKeys = JSON.stringify(
+      FORMS['slurm.adduser'].view(ctx('slurm.adduser', { ownedKeys: [] })).blocks,
+    );
     expect(noKeys).toContain('add yours with `/gpu keys add` first');
-    const bad = FORMS['slurm.adduser'].read(values({ username: 'Ada' }), ctx('slurm.adduser', { metadata: meta, shape: 'A', routes: ROUTES.A }));
-    expect(bad).toMatchObject({ ok: false, errors: { username: expect.stringContaining('starts with a lowercase letter') } });
-    const good = FORMS['slurm.adduser'].read(
-      { username: { value: { type: 'plain_text_input', value: 'ada' } }, sudo: { value: { type: 'checkboxes', selected_options: [{ value: 'sudo' }] } } },
+    const bad = FORMS['slurm.adduser'].read(
+      values({ username: 'Ada' }),
       ctx('slurm.adduser', { metadata: meta, shape: 'A', routes: ROUTES.A }),
     );
-    expect(good).toMatchObject({ ok: true, command: { kind: 'slurm.adduser', cluster: 'hpc', sudo: true, username: 'ada' } });
+    expect(bad).toMatchObject({
+      ok: false,
+      errors: { username: expect.stringContaining('starts with a lowercase letter') },
+    });
+    const good = FORMS['slurm.adduser'].read(
+      {
+        username: { value: { type: 'plain_text_input', value: 'ada' } },
+        sudo: { value: { type: 'checkboxes', selected_options: [{ value: 'sudo' }] } },
+      },
+      ctx('slurm.adduser', { metadata: meta, shape: 'A', routes: ROUTES.A }),
+    );
+    expect(good).toMatchObject({
+      ok: true,
+      command: { kind: 'slurm.adduser', cluster: 'hpc', sudo: true, username: 'ada' },
+    });
   });
 });
