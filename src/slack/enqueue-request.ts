@@ -24,6 +24,15 @@ export type EnqueueResult =
   | { readonly status: 'queued'; readonly jobId: string; readonly message?: MessageRef }
   | { readonly status: 'duplicate'; readonly jobId: string };
 
+/**
+ * How long the same request from the same person counts as a repeat. A change (start, create, rm)
+ * sent twice within half a minute is a double submission; a lookup asked again a few seconds later
+ * wants fresh data, so it only absorbs a double click.
+ */
+export function dedupeSeconds(command: GpuCommand): number {
+  return deliveryOf(command.kind) === 'channel' ? 30 : 3;
+}
+
 /** Fails fast rather than let a hung Redis eat Slack's three seconds. */
 export function withDeadline<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -46,7 +55,11 @@ export async function enqueueRequest(
 ): Promise<EnqueueResult> {
   const fingerprint = jobIdFor(ctx.teamId, ctx.channelId, ctx.userId, JSON.stringify(command));
   const jobId = extra.approvalId ?? `${fingerprint}-${ctx.requestedAt}`;
-  const holder = await withDeadline(deps.store.claimRequest(fingerprint, jobId), 1_500, 'Redis');
+  const holder = await withDeadline(
+    deps.store.claimRequest(fingerprint, jobId, dedupeSeconds(command)),
+    1_500,
+    'Redis',
+  );
   if (holder !== undefined) return { status: 'duplicate', jobId: holder };
 
   let message: MessageRef | undefined;

@@ -35,7 +35,6 @@ export interface SshKeyOwnership {
 }
 
 const JOB_LOG_LENGTH = 200;
-const DEDUPE_SECONDS = 30;
 
 export interface Store {
   readonly redis: Redis;
@@ -44,8 +43,8 @@ export interface Store {
   bindProject(channelId: string, binding: ProjectBinding): Promise<void>;
   projectOf(channelId: string): Promise<ProjectBinding | undefined>;
 
-  /** Claims a request fingerprint for a short time; returns the job id already holding it, if any. */
-  claimRequest(fingerprint: string, jobId: string): Promise<string | undefined>;
+  /** Claims a request fingerprint for `seconds`; returns the job id already holding it, if any. */
+  claimRequest(fingerprint: string, jobId: string, seconds: number): Promise<string | undefined>;
 
   recordJob(record: JobRecord): Promise<void>;
   updateJob(id: string, change: { state: JobState; detail?: string }): Promise<void>;
@@ -81,9 +80,9 @@ export function createStore(redis: Redis, prefix = 'gpuops'): Store {
       return parse<ProjectBinding>(await redis.get(k('channel', channelId, 'project')));
     },
 
-    async claimRequest(fingerprint, jobId) {
+    async claimRequest(fingerprint, jobId, seconds) {
       const key = k('dedupe', fingerprint);
-      const set = await redis.set(key, jobId, 'EX', DEDUPE_SECONDS, 'NX');
+      const set = await redis.set(key, jobId, 'EX', seconds, 'NX');
       if (set === 'OK') return undefined;
       return (await redis.get(key)) ?? undefined;
     },

@@ -8,7 +8,8 @@ import {
   FormMetadataError,
   type ModalMetadata,
 } from '../../render/modals/modal-metadata.js';
-import { enqueueRequest, withDeadline } from '../enqueue-request.js';
+import { acceptRequest } from '../accept-request.js';
+import { withDeadline } from '../enqueue-request.js';
 import type { SlackDeps } from '../slack-deps.js';
 import { REDIS_DOWN } from './gpu-command.js';
 
@@ -98,7 +99,7 @@ async function submit(deps: SlackDeps, body: ViewSubmitAction): Promise<ViewResp
       ...(metadata.responseUrl ? { responseUrl: metadata.responseUrl } : {}),
       requestedAt: Date.now(),
     };
-    const result = await enqueueRequest(deps, read.command, requestCtx, sealed ? { sealed } : {});
+    const result = await acceptRequest(deps, read.command, requestCtx, sealed ? { sealed } : {});
     // The same request is already queued: it keeps its own sealed values, these are not needed.
     if (result.status === 'duplicate') await discard(deps, sealed);
     return undefined;

@@ -6,8 +6,8 @@ import { formatParseError, helpText } from '../../command/help.js';
 import { parseCommand } from '../../command/parse-command.js';
 import { deliveryOf } from '../../jobs/kinds.js';
 import { escapeText } from '../../render/job-message.js';
+import { acceptRequest } from '../accept-request.js';
 import { SLASH_COMMAND } from '../app-manifest.js';
-import { enqueueRequest } from '../enqueue-request.js';
 import type { SlackDeps } from '../slack-deps.js';
 
 interface Reply {
@@ -58,7 +58,7 @@ async function answer(slash: SlashCommand, deps: SlackDeps): Promise<Reply> {
   }
   const binding = await deps.store.projectOf(slash.channel_id);
   const projectId = binding?.projectId ?? deps.defaultProjectId;
-  const result = await enqueueRequest(deps, command, {
+  const result = await acceptRequest(deps, command, {
     teamId: slash.team_id,
     channelId: slash.channel_id,
     userId: slash.user_id,
