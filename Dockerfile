@@ -1,18 +1,22 @@
 # syntax=docker/dockerfile:1
 # gpuops: one image for every role (ROLE=all|web|worker). Build: docker build -t gpuops .
+# The current Node.js LTS (26, LTS since October 2026) on Debian slim; pin another with
+# --build-arg NODE_IMAGE=node:24-bookworm-slim. Both stages use the same image.
+ARG NODE_IMAGE=node:26-trixie-slim
 
-FROM node:24-bookworm-slim AS build
+FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-RUN npm run build && npm prune --omit=dev
+# Compile, then drop the dev dependencies (TypeScript, tsx, vitest, Biome) from node_modules.
+RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
-FROM node:24-bookworm-slim AS runtime
+FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production PORT=3000
 WORKDIR /app
-# Fonts for the PNG charts (resvg is given font files explicitly).
+# tini as PID 1 forwards SIGTERM to node; fonts for the PNG charts (resvg is given font files).
 RUN apt-get update && apt-get install -y --no-install-recommends fonts-dejavu-core tini \
   && rm -rf /var/lib/apt/lists/*
 COPY --from=build --chown=node:node /app/package.json ./
@@ -23,6 +27,6 @@ USER node
 EXPOSE 3000
 HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
-# tini forwards SIGTERM to node, which stops taking jobs and drains the workers before exiting.
+# On SIGTERM node stops taking requests and jobs, drains the workers (docs/operations.md) and exits 0.
 ENTRYPOINT ["/usr/bin/tini", "--", "node", "bin/gpuops.js"]
 CMD ["start"]

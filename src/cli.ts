@@ -9,18 +9,13 @@ Commands:
                               the cloud simulator; prints one JSON line when ready
   snapshot <instance> --out <file.png> [--metric M] [--range 1h]
                               write the PNG metric snapshot /gpu metrics would post
-  demo                        everything on one machine with a terminal chat
+  demo [--script FILE] [--shape A|B|C]
+                              everything on one machine with a terminal chat (docs/demo.md)
+  audit export [--out FILE]   the audit trail as JSON lines (reads REDIS_URL, GPUOPS_POLICY)
   help                        this text
 `;
 
 type Command = (args: string[]) => Promise<number>;
-
-const notYet =
-  (name: string): Command =>
-  async () => {
-    process.stderr.write(`gpuops ${name}: not built yet in this version.\n`);
-    return 2;
-  };
 
 const commands: Record<string, Command> = {
   start: async () => (await import('./main.js')).runBot(undefined),
@@ -28,7 +23,8 @@ const commands: Record<string, Command> = {
   worker: async () => (await import('./main.js')).runBot('worker'),
   sim: async (args) => (await import('./sim/run-sim.js')).runSim(args),
   snapshot: async (args) => (await import('./snapshot/run-snapshot.js')).runSnapshot(args, process.env),
-  demo: notYet('demo'),
+  audit: async (args) => (await import('./audit/run-audit-export.js')).runAuditExport(args, process.env),
+  demo: async (args) => (await import('./demo/run-demo.js')).runDemo(args, process.env),
 };
 
 async function main(argv: string[]): Promise<number> {

@@ -17,6 +17,7 @@ import {
 } from './cloud/index.js';
 import { type Config, ConfigError, parseConfig, type Role } from './config.js';
 import { AppError, ErrorCode } from './errors.js';
+import { scheduleApprovalExpiry } from './jobs/guardrail-jobs.js';
 import type { JobData } from './jobs/job-data.js';
 import { createQueue, type GpuQueue } from './jobs/queue.js';
 import { scheduleCatalogRefresh } from './jobs/system-jobs.js';
@@ -28,12 +29,20 @@ import { type BotMetrics, createBotMetrics } from './obs/bot-metrics.js';
 import { countSlackErrors } from './obs/count-slack-errors.js';
 import { healthRoutes } from './obs/health-routes.js';
 import { type RouteServer, startRouteServer } from './obs/route-server.js';
+import type { Guardrails } from './policy/guardrails.js';
+import { loadPolicy } from './policy/load-policy.js';
+import { auditLine } from './render/approvals.js';
 import { createSlackSocket, createSlackWeb, type SlackClientOptions } from './slack/create-slack-app.js';
 import type { SlackDeps } from './slack/slack-deps.js';
 import type { SnapshotDeps } from './snapshot/take-snapshot.js';
+import { createApprovals } from './store/approvals.js';
+import { createAudit } from './store/audit.js';
+import { createLeases } from './store/leases.js';
 import { createSealer, sealKeyFrom } from './store/sealed.js';
 import { createStore } from './store/store.js';
 import { findChartFonts } from './sys/fonts.js';
+import { createWatchWorker } from './watch/create-watch-worker.js';
+import { createWatchQueue, scheduleWatchers } from './watch/watch-queue.js';
 import { createWorker } from './workers/create-worker.js';
 import type { WorkerDeps, WorkerTiming } from './workers/worker-deps.js';
 
@@ -55,7 +64,24 @@ export interface BotOptions {
   readonly workerConcurrency?: number;
   /** Limit for reaching Redis and Slack at start; default 10 s. */
   readonly startTimeoutMs?: number;
+  /**
+   * Runs the listeners on a receiver of the caller's instead of HTTP or Socket Mode: `gpuops demo`'s
+   * terminal chat. /healthz, /readyz and /metrics are then served on PORT as in Socket Mode.
+   */
+  readonly listener?: ListenerFactory;
 }
+
+/** What a custom listener gets: the listeners' deps and the Slack settings every receiver uses. */
+export type ListenerFactory = (
+  deps: Omit<SlackDeps, 'client'>,
+  slack: {
+    readonly botToken: string;
+    readonly slackApiUrl: string;
+    readonly botId: string | undefined;
+    readonly botUserId: string;
+    readonly clientOptions: SlackClientOptions;
+  },
+) => Promise<{ stop(): Promise<void> }>;
 
 export interface RunningBot {
   readonly role: Role;
@@ -235,6 +261,10 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
   };
 
   try {
+    // --- Policy: an invalid file stops the start with its line and rule (docs/policy.md) ------------
+    const policy = await loadPolicy(config.GPUOPS_POLICY);
+    log.info({ policy: policy.source }, 'policy loaded');
+
     // --- Redis: three connections with the behaviour each user needs -------------------------------
     const redisUrl = config.REDIS_URL;
     const connect = async (name: string, extra: ConnectionBehaviour): Promise<Redis> => {
@@ -294,6 +324,29 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
     const { botUserId, botId } = await checkBotToken(config, startTimeoutMs);
     const slackFetch = countSlackErrors((method, error) => metrics.slackApiError(method, error));
 
+    // --- Guardrails: roles, approvals, leases and the audit trail, shared by listener and workers ----
+    const auditChannel = policy.audit.channel;
+    const auditSlack = auditChannel
+      ? new WebClient(config.SLACK_BOT_TOKEN, { slackApiUrl: config.SLACK_API_URL, fetch: slackFetch })
+      : undefined;
+    const guardrails: Guardrails = {
+      policy,
+      approvals: createApprovals(storeRedis, { prefix: store.prefix }),
+      audit: createAudit(storeRedis, {
+        prefix: store.prefix,
+        retentionSeconds: policy.audit.retentionSeconds,
+        log,
+        ...(auditChannel && auditSlack
+          ? {
+              publish: (entry) =>
+                auditSlack.chat.postMessage({ channel: auditChannel, text: auditLine(entry) }),
+            }
+          : {}),
+      }),
+      leases: createLeases(storeRedis, { prefix: store.prefix }),
+      onApproval: (outcome) => metrics.countApproval(outcome),
+    };
+
     // --- Cloud: only where jobs run; the listener never calls it ---------------------------------------
     const routes = resolveRoutes(
       config.CLOUD_API_SHAPE,
@@ -342,6 +395,8 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
         defaultProjectId: config.CLOUD_PROJECT_ID,
         respond: (url, body) => respondTo(url, body, log),
         sealer,
+        guardrails,
+        queue,
         ...(options.workerTiming ? { timing: options.workerTiming } : {}),
       };
       // BullMQ's blocking commands need a connection that never gives up on a request.
@@ -368,6 +423,30 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
       }).catch((err: unknown) =>
         log.warn({ err }, 'could not schedule the catalogue refresh; modals load on demand'),
       );
+      // Closes approval requests whose time is up, once a minute across every worker.
+      await scheduleApprovalExpiry(queue).catch((err: unknown) =>
+        log.warn({ err }, 'could not schedule the approval expiry; expired cards close on their next click'),
+      );
+      // --- Watchers: state changes, idle GPUs, digests, the capacity waitlist (docs/watch.md) ---------
+      // Their own queue, so frequent looks and rate-limited posting never hold up a person's request.
+      const watchQueue = createWatchQueue(queueRedis);
+      watchQueue.on('error', () => {}); // the connection's own listener reports it
+      closers.push({ what: 'watch queue', close: () => watchQueue.close() });
+      const watchWorker = createWatchWorker(workerRedis, {
+        cloud,
+        // A 429 reaches the outbox drain, which waits out Retry-After without holding a worker.
+        slack: new WebClient(config.SLACK_BOT_TOKEN, { ...slackOptions, rejectRateLimitedCalls: true }),
+        store,
+        log,
+        policy,
+        shape: config.CLOUD_API_SHAPE,
+        queue: watchQueue,
+        snapshots: deps.snapshots,
+      });
+      closers.push({ what: 'watch worker', close: () => watchWorker.close() });
+      await scheduleWatchers(watchQueue, policy).catch((err: unknown) =>
+        log.warn({ err }, 'could not schedule the watchers; /gpu watch posts nothing until they are'),
+      );
     }
 
     // --- HTTP and Slack receivers --------------------------------------------------------------------
@@ -393,6 +472,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
       defaultProjectId: config.CLOUD_PROJECT_ID,
       sealer,
       onCommand: (kind) => metrics.commandReceived(kind),
+      guardrails,
     };
     let port: number;
     let stopSlack: (() => Promise<void>) | undefined;
@@ -411,7 +491,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
         throw err;
       }
     };
-    if (web && !socketMode) {
+    if (web && !socketMode && !options.listener) {
       const slack = createSlackWeb(
         {
           botToken: config.SLACK_BOT_TOKEN!,
@@ -432,7 +512,17 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
       const server = routeServer;
       closers.push({ what: 'probes', close: () => server.close() });
       port = routeServer.port;
-      if (socketMode) {
+      if (web && options.listener) {
+        const custom = await options.listener(slackDeps, {
+          botToken: config.SLACK_BOT_TOKEN!,
+          slackApiUrl: config.SLACK_API_URL,
+          botId,
+          botUserId,
+          clientOptions: listenerClient,
+        });
+        closers.push({ what: 'slack', close: () => custom.stop() });
+        stopSlack = () => custom.stop();
+      } else if (socketMode) {
         const slack = createSlackSocket(
           {
             botToken: config.SLACK_BOT_TOKEN!,

@@ -33,6 +33,14 @@ export const sealedInputsSchema = z.object({
 });
 export type SealedInputs = z.infer<typeof sealedInputsSchema>;
 
+export const leaseTermsSchema = z.object({
+  seconds: z.number().int().positive(),
+  remindBeforeSeconds: z.number().int().min(0),
+  /** The machine's cost in words, for the reminder: `$23.12/h · $554.88/day`. */
+  cost: z.string().max(200).optional(),
+});
+export type LeaseTerms = z.infer<typeof leaseTermsSchema>;
+
 export const jobDataSchema = z.object({
   v: z.literal(1),
   command: gpuCommandSchema,
@@ -45,6 +53,8 @@ export const jobDataSchema = z.object({
   progress: z.record(z.string(), z.unknown()).optional(),
   /** References to secrets sealed in Redis, for requests made through a form. */
   sealed: sealedInputsSchema.optional(),
+  /** The stop time a costly machine gets once running (policy approvals.lease; src/store/leases.ts). */
+  lease: leaseTermsSchema.optional(),
 });
 export type JobData = z.infer<typeof jobDataSchema>;
 
@@ -81,7 +91,30 @@ export const catalogRefreshDataSchema = z.object({
 });
 export type CatalogRefreshData = z.infer<typeof catalogRefreshDataSchema>;
 
-export const systemJobDataSchema = z.discriminatedUnion('system', [catalogRefreshDataSchema]);
+/** Closes approval requests whose time is up (a job scheduler, src/jobs/guardrail-jobs.ts). */
+export const approvalsExpireDataSchema = z.object({
+  v: z.literal(1),
+  system: z.literal('approvals.expire'),
+});
+
+/** A lease's reminder or stop, made for one stop time: a no-op once the lease was extended. */
+const leaseJob = <S extends 'lease.remind' | 'lease.stop'>(system: S) =>
+  z.object({
+    v: z.literal(1),
+    system: z.literal(system),
+    leaseId: z.string().min(1),
+    stopAt: z.number().int().positive(),
+  });
+export const leaseRemindDataSchema = leaseJob('lease.remind');
+export const leaseStopDataSchema = leaseJob('lease.stop');
+export type LeaseJobData = z.infer<typeof leaseRemindDataSchema> | z.infer<typeof leaseStopDataSchema>;
+
+export const systemJobDataSchema = z.discriminatedUnion('system', [
+  catalogRefreshDataSchema,
+  approvalsExpireDataSchema,
+  leaseRemindDataSchema,
+  leaseStopDataSchema,
+]);
 export type SystemJobData = z.infer<typeof systemJobDataSchema>;
 export type SystemJobName = SystemJobData['system'];
 

@@ -12,6 +12,7 @@ export const METRIC_NAMES = {
   cloudDuration: 'gpuops_cloud_request_duration_seconds',
   slackErrors: 'gpuops_slack_api_errors_total',
   queueJobs: 'gpuops_queue_jobs',
+  approvals: 'gpuops_approvals_total',
   info: 'gpuops_info',
 } as const;
 
@@ -40,6 +41,8 @@ export interface BotMetrics {
   jobEnded(name: string, outcome: JobOutcome, durationMs: number): void;
   cloudCall(sample: CloudCallSample): void;
   slackApiError(method: string, error: string): void;
+  /** An approval request posted (requested) or closed (approved, denied, expired). */
+  countApproval(outcome: 'requested' | 'approved' | 'denied' | 'expired'): void;
   /** Job counts by state, read from the queue at each scrape (web and worker roles). */
   watchQueue(read: () => Promise<Readonly<Record<string, number>>>): void;
   /** The text exposition and its content type. */
@@ -91,6 +94,12 @@ export function createBotMetrics(options: BotMetricsOptions = {}): BotMetrics {
     labelNames: ['method', 'error'] as const,
     registers: [registry],
   });
+  const approvals = new Counter({
+    name: METRIC_NAMES.approvals,
+    help: 'Approval requests by outcome: requested (card posted), approved, denied, expired',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
   const info = new Gauge({
     name: METRIC_NAMES.info,
     help: 'Always 1; labels say what runs here',
@@ -130,6 +139,7 @@ export function createBotMetrics(options: BotMetricsOptions = {}): BotMetrics {
       cloudDuration.observe(labels, Math.max(0, durationMs) / 1000);
     },
     slackApiError: (method, error) => slackErrors.inc({ method, error }),
+    countApproval: (outcome) => approvals.inc({ outcome }),
     watchQueue(read) {
       readQueue = read;
     },

@@ -79,7 +79,8 @@ export interface ApprovalNeed {
 
 /**
  * Whether a request waits for an approver: its kind is in `approvals.always`, or what it adds per hour
- * is above `approvals.threshold_per_hour`, or its price is unknown (it cannot be shown to be below).
+ * is above `approvals.threshold_per_hour`, or its price is unknown (it cannot be shown to be below)
+ * unless the policy says `approvals.unknown_price: allow`.
  * Pass `costPerHour` only for operations that add spending (see CommandCost.adds); leave it undefined
  * for the others.
  */
@@ -97,12 +98,12 @@ export function needsApproval(input: {
   if (costPerHour !== undefined) {
     const known =
       typeof costPerHour === 'number' ? costPerHour : costPerHour.known ? costPerHour.perHour : undefined;
-    if (known === undefined) {
+    if (known === undefined && policy.approvals.unknownPrice === 'ask') {
       const why = typeof costPerHour === 'object' && !costPerHour.known ? ` (${costPerHour.reason})` : '';
       reasons.push(
         `Its price is unknown${why}, so it cannot be shown to stay within ${formatUsd(threshold)}/h.`,
       );
-    } else if (known > threshold) {
+    } else if (known !== undefined && known > threshold) {
       reasons.push(
         `It costs about ${formatUsd(known)}/h, above the ${formatUsd(threshold)}/h that needs no approval.`,
       );

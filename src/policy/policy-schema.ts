@@ -109,6 +109,10 @@ const approvalsSchema = z.strictObject({
     .default([...DEFAULT_ALWAYS]),
   approvers: grantSchema.omit({ channels: true }).prefault({}),
   allow_self_approval: bool.default(false),
+  /** What an operation whose price cannot be worked out does: wait for an approver (ask), or not (allow). */
+  unknown_price: z
+    .enum(['ask', 'allow'], { error: 'unknown_price is ask (wait for an approver) or allow' })
+    .default('ask'),
   expires_after: duration.default(DEFAULT_EXPIRES_AFTER_SECONDS),
   channel: channelId.optional(),
   lease: leaseSchema.optional(),
@@ -144,6 +148,60 @@ const pricingSchema = z.strictObject({
     .default('per_instance'),
 });
 
+export const DEFAULT_WATCH_POLL_SECONDS = 30;
+export const DEFAULT_CAPACITY_CHECK_SECONDS = 60;
+export const DEFAULT_IDLE_THRESHOLD_PERCENT = 5;
+export const DEFAULT_IDLE_WINDOW_SECONDS = 30 * 60;
+export const DEFAULT_IDLE_CHECK_SECONDS = 5 * 60;
+export const DEFAULT_DIGEST_CRON = '0 9 * * *';
+export const DEFAULT_DIGEST_TZ = 'UTC';
+
+export const CRON_RULE =
+  'a cron schedule is five fields (minute hour day-of-month month day-of-week), such as "0 9 * * *" for 09:00 every day or "30 8 * * 1-5" for 08:30 on weekdays';
+const cronSchema = z
+  .string({ error: CRON_RULE })
+  .refine((v) => /^(?:[0-9*,/?LW#A-Za-z-]+\s+){4,5}[0-9*,/?LW#A-Za-z-]+$/.test(v.trim()), {
+    error: CRON_RULE,
+  })
+  .transform((v) => v.trim().replace(/\s+/g, ' '));
+export const TZ_RULE = 'a time zone is an IANA name such as UTC, Europe/Paris or America/New_York';
+const tzSchema = z.string({ error: TZ_RULE }).refine(
+  (v) => {
+    try {
+      new Intl.DateTimeFormat('en-US', { timeZone: v });
+      return true;
+    } catch {
+      return false;
+    }
+  },
+  { error: TZ_RULE },
+);
+
+/** How often the watchers look (docs/watch.md). */
+const watchSchema = z.strictObject({
+  poll_every: duration.default(DEFAULT_WATCH_POLL_SECONDS),
+  capacity_every: duration.default(DEFAULT_CAPACITY_CHECK_SECONDS),
+});
+
+/** When a running GPU instance counts as idle, and what happens then (docs/watch.md). */
+const idleSchema = z.strictObject({
+  threshold_percent: z
+    .number({ error: 'threshold_percent is a GPU utilisation in percent, such as 5' })
+    .min(0, { error: 'threshold_percent must be 0 or more' })
+    .max(100, { error: 'threshold_percent must be at most 100' })
+    .default(DEFAULT_IDLE_THRESHOLD_PERCENT),
+  window: duration.default(DEFAULT_IDLE_WINDOW_SECONDS),
+  auto_stop_after: duration.optional(),
+  check_every: duration.default(DEFAULT_IDLE_CHECK_SECONDS),
+});
+
+/** The daily digest of every watching channel (docs/watch.md). */
+const digestSchema = z.strictObject({
+  enabled: bool.default(true),
+  cron: cronSchema.default(DEFAULT_DIGEST_CRON),
+  tz: tzSchema.default(DEFAULT_DIGEST_TZ),
+});
+
 /** The file as written: snake_case, strict (an unknown key is an error, so a typo is not ignored). */
 export const policyFileSchema = z.strictObject(
   {
@@ -164,6 +222,9 @@ export const policyFileSchema = z.strictObject(
       })
       .prefault({}),
     pricing: pricingSchema.prefault({}),
+    watch: watchSchema.prefault({}),
+    idle: idleSchema.prefault({}),
+    digest: digestSchema.prefault({}),
   },
   { error: 'the policy file is a mapping of settings (key: value lines), see docs/policy.md' },
 );
@@ -187,6 +248,8 @@ export interface ApprovalPolicy {
   readonly always: readonly GpuCommandKind[];
   readonly approvers: { readonly users: readonly string[]; readonly groups: readonly string[] };
   readonly allowSelfApproval: boolean;
+  /** `ask`: an unpriced create, start or pool add waits for an approver; `allow`: only known costs count. */
+  readonly unknownPrice: 'ask' | 'allow';
   readonly expiresAfterSeconds: number;
   /** Where cards go; undefined means the channel of the request. */
   readonly channel?: string;
@@ -199,6 +262,26 @@ export interface PricingPolicy {
   readonly stoppedPrice: 'per_instance' | 'per_gpu';
 }
 
+export interface WatchPolicy {
+  readonly pollEverySeconds: number;
+  readonly capacityEverySeconds: number;
+}
+
+export interface IdlePolicy {
+  /** Below this GPU utilisation (percent, every GPU, the whole window) a running instance is idle. */
+  readonly thresholdPercent: number;
+  readonly windowSeconds: number;
+  /** Stop an idle instance nobody answered for this long after its alert; undefined: never. */
+  readonly autoStopAfterSeconds?: number;
+  readonly checkEverySeconds: number;
+}
+
+export interface DigestPolicy {
+  readonly enabled: boolean;
+  readonly cron: string;
+  readonly tz: string;
+}
+
 export interface Policy {
   /** Where it came from: the file path, or `built-in defaults`. */
   readonly source: string;
@@ -209,6 +292,9 @@ export interface Policy {
   readonly approvals: ApprovalPolicy;
   readonly audit: { readonly retentionSeconds: number; readonly channel?: string };
   readonly pricing: PricingPolicy;
+  readonly watch: WatchPolicy;
+  readonly idle: IdlePolicy;
+  readonly digest: DigestPolicy;
 }
 
 export const DEFAULTS_SOURCE = 'built-in defaults';
@@ -231,6 +317,7 @@ export function toPolicy(file: PolicyFile, source: string): Policy {
       always: [...new Set(a.always)],
       approvers: { users: a.approvers.users, groups: a.approvers.groups },
       allowSelfApproval: a.allow_self_approval,
+      unknownPrice: a.unknown_price,
       expiresAfterSeconds: a.expires_after,
       ...(a.channel !== undefined ? { channel: a.channel } : {}),
       ...(a.lease
@@ -257,6 +344,17 @@ export function toPolicy(file: PolicyFile, source: string): Policy {
       models: file.pricing.models.map((m) => ({ prefix: m.prefix, gpuType: m.gpu_type })),
       stoppedPrice: file.pricing.stopped_price,
     },
+    watch: {
+      pollEverySeconds: file.watch.poll_every,
+      capacityEverySeconds: file.watch.capacity_every,
+    },
+    idle: {
+      thresholdPercent: file.idle.threshold_percent,
+      windowSeconds: file.idle.window,
+      ...(file.idle.auto_stop_after !== undefined ? { autoStopAfterSeconds: file.idle.auto_stop_after } : {}),
+      checkEverySeconds: file.idle.check_every,
+    },
+    digest: { enabled: file.digest.enabled, cron: file.digest.cron, tz: file.digest.tz },
   });
 }
 

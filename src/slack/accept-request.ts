@@ -1,20 +1,385 @@
-import type { GpuCommand } from '../command/command-schema.js';
-import type { JobContext, SealedInputs } from '../jobs/job-data.js';
-import { type EnqueueDeps, type EnqueueResult, enqueueRequest } from './enqueue-request.js';
+import { commandPath, type GpuCommand, type GpuCommandKind } from '../command/command-schema.js';
+import type { JobContext, LeaseTerms, MessageRef, SealedInputs } from '../jobs/job-data.js';
+import { deliveryOf, describeCommand } from '../jobs/kinds.js';
+import { jobIdFor } from '../jobs/queue.js';
+import { addSystemJob } from '../jobs/system-jobs.js';
+import {
+  type CommandCost,
+  type CostEstimate,
+  estimateCommand,
+  formatCost,
+  type PriceBook,
+} from '../policy/cost.js';
+import {
+  type ApprovalNeed,
+  approvalChannelFor,
+  authorize,
+  describeApprovers,
+  groupsInPolicy,
+  leaseFor,
+  needsApproval,
+} from '../policy/decide.js';
+import type { Guardrails } from '../policy/guardrails.js';
+import type { PolicyRole } from '../policy/policy-schema.js';
+import { approvalCard, slackDate, waitingMessage } from '../render/approvals.js';
+import { escapeText } from '../render/job-message.js';
+import { approvalIdFor } from '../store/approvals.js';
+import { type AuditInput, auditFieldsOf } from '../store/audit.js';
+import { type Catalog, readCatalog } from '../store/catalog-cache.js';
+import { instanceTypeOf } from '../store/instance-types-seen.js';
+import {
+  dedupeSeconds,
+  type EnqueueDeps,
+  type EnqueueResult,
+  enqueueRequest,
+  requestFingerprint,
+  withDeadline,
+} from './enqueue-request.js';
+import { groupsOf } from './group-membership.js';
+
+// The one door every request goes through, whatever it came from: the typed command, a form, or a
+// button on a message (idle alerts, the waitlist). The guardrails live here, so no entry point can
+// bypass them: who may run it (the policy's roles), whether it waits for an approver (its kind, its
+// cost from the cached catalogue), and the audit trail of every request. docs/policy.md.
+
+export interface AcceptDeps extends EnqueueDeps {
+  /**
+   * The policy and its stores. The composition root always sets it (the built-in defaults when there
+   * is no policy file); only tests of unrelated features leave it out, which turns the checks off.
+   */
+  readonly guardrails?: Guardrails | undefined;
+}
+
+export interface Refused {
+  readonly status: 'refused';
+  /** One Slack mrkdwn sentence naming the role needed and how to get it. */
+  readonly message: string;
+  /** The same in plain text, for places that show no formatting (form field errors). */
+  readonly plain: string;
+  readonly role: PolicyRole;
+  readonly needed: PolicyRole;
+}
+
+export interface PendingApproval {
+  readonly status: 'pending-approval';
+  readonly approvalId: string;
+  /** Where the card went. */
+  readonly approvalChannel: string;
+  /** The card, unless Slack refused it (the notice then says so). */
+  readonly card?: MessageRef;
+  /** The requester's message in their channel (channel-delivered kinds). */
+  readonly message?: MessageRef;
+  /** What to tell the requester, ephemerally: why it waits, where it went, until when. */
+  readonly notice: string;
+}
 
 /** What became of a request a person made, from any entry point (command, form, button). */
-export type AcceptResult = EnqueueResult;
+export type AcceptResult = EnqueueResult | Refused | PendingApproval;
+
+const REDIS_MS = 1_500;
+
+/** Appends to the audit trail; a failure is logged, never the reason a request fails. */
+async function record(deps: AcceptDeps, guardrails: Guardrails, input: AuditInput): Promise<void> {
+  try {
+    await withDeadline(guardrails.audit.append(input), REDIS_MS, 'Redis');
+  } catch (err) {
+    deps.log.warn({ err, operation: input.operation }, 'could not append to the audit trail');
+  }
+}
+
+function requestAudit(command: GpuCommand, ctx: JobContext): Omit<AuditInput, 'outcome'> {
+  return {
+    event: 'request',
+    actor: ctx.userId,
+    ...auditFieldsOf(command),
+    ...(ctx.projectId ? { project: ctx.projectId } : {}),
+    channel: ctx.channelId,
+  };
+}
 
 /**
- * The one door every request goes through, whatever it came from: the typed command, a form, or a
- * button on a message (idle alerts, the waitlist). The guardrails live here, so no entry point can
- * bypass them.
+ * Whether `userId` may run `kind` in `channelId`: undefined when allowed (or the guardrails are off),
+ * else the refusal. For the kinds the listener answers itself as well as for jobs.
+ */
+export async function checkAccess(
+  deps: AcceptDeps,
+  kind: GpuCommandKind,
+  who: { readonly userId: string; readonly channelId: string },
+): Promise<Refused | undefined> {
+  const guardrails = deps.guardrails;
+  if (!guardrails) return undefined;
+  const { policy } = guardrails;
+  const userGroups = await groupsOf(deps, who.userId, groupsInPolicy(policy));
+  const auth = authorize({ policy, userId: who.userId, userGroups, channelId: who.channelId, kind });
+  if (auth.allowed) return undefined;
+  return {
+    status: 'refused',
+    message: auth.message,
+    plain:
+      `/gpu ${commandPath(kind)} needs the ${auth.needed} role, and you have ${auth.role}. ` +
+      `Ask an admin to grant ${auth.needed} to you, to a user group you are in, or to this channel in the gpuops policy file.`,
+    role: auth.role,
+    needed: auth.needed,
+  };
+}
+
+/** A request the listener answers itself (help, audit, approvals…): checked, and on the audit trail. */
+export async function acceptDirect(
+  deps: AcceptDeps,
+  command: GpuCommand,
+  ctx: JobContext,
+): Promise<Refused | undefined> {
+  const guardrails = deps.guardrails;
+  if (!guardrails) return undefined;
+  const refused = await checkAccess(deps, command.kind, ctx);
+  await record(deps, guardrails, {
+    ...requestAudit(command, ctx),
+    outcome: refused ? 'refused' : 'answered',
+    ...(refused ? { parameters: { ...auditFieldsOf(command).parameters, needed: refused.needed } } : {}),
+  });
+  return refused;
+}
+
+interface Assessment {
+  readonly cost?: CommandCost;
+  readonly need: ApprovalNeed;
+  readonly lease?: LeaseTerms;
+  readonly capacity?: string;
+  readonly project?: string;
+}
+
+const NOT_CACHED: CostEstimate = {
+  known: false,
+  reason: 'the price list is not cached yet (gpuops refreshes it every few minutes; try again shortly)',
+};
+
+/** What the request costs and whether it waits for an approver: from Redis only, never the cloud. */
+async function assess(
+  deps: AcceptDeps,
+  guardrails: Guardrails,
+  command: GpuCommand,
+  ctx: JobContext,
+): Promise<Assessment> {
+  const { policy } = guardrails;
+  const [cached, binding] = await Promise.all([
+    withDeadline(readCatalog(deps.store, ctx.projectId), REDIS_MS, 'Redis'),
+    withDeadline(deps.store.projectOf(ctx.channelId), REDIS_MS, 'Redis'),
+  ]);
+  const catalog: Catalog | undefined = cached?.catalog;
+  const targetType =
+    command.kind === 'start' || command.kind === 'stop'
+      ? await withDeadline(
+          instanceTypeOf(deps.store, ctx.projectId, command.instance, catalog),
+          REDIS_MS,
+          'Redis',
+        )
+      : undefined;
+  const prices: PriceBook = { configurations: catalog?.configurations, pricing: policy.pricing };
+  let cost = estimateCommand({ prices, command, ...(targetType ? { targetType } : {}) });
+  if (cost && !catalog) {
+    cost = { ...cost, estimate: NOT_CACHED };
+    await askForCatalog(deps, ctx.projectId);
+  }
+  const need = needsApproval({
+    policy,
+    kind: command.kind,
+    costPerHour: cost?.adds ? cost.estimate : undefined,
+  });
+  const estimate = cost?.estimate;
+  const leasing =
+    cost && (command.kind === 'create' || command.kind === 'start')
+      ? leaseFor({ policy, costPerHour: cost.estimate })
+      : undefined;
+  const typeEntry =
+    estimate?.known === true
+      ? catalog?.instanceTypes.find((t) => t.name === estimate.instanceType)
+      : undefined;
+  const project = binding?.name
+    ? `project ${binding.name} (${binding.projectId})`
+    : ctx.projectId
+      ? `project ${ctx.projectId}`
+      : undefined;
+  return {
+    ...(cost ? { cost } : {}),
+    need,
+    ...(leasing
+      ? {
+          lease: {
+            seconds: leasing.defaultSeconds,
+            remindBeforeSeconds: leasing.remindBeforeSeconds,
+            ...(estimate ? { cost: formatCost(estimate).slice(0, 200) } : {}),
+          },
+        }
+      : {}),
+    ...(typeEntry?.capacity !== undefined
+      ? {
+          capacity: `${typeEntry.capacity} machine(s) of ${typeEntry.name} available now (at ${new Date(catalog!.refreshedAt).toISOString().slice(11, 16)} UTC)`,
+        }
+      : {}),
+    ...(project ? { project } : {}),
+  };
+}
+
+/** No prices cached: ask for them in the background, so the next request is priced. */
+async function askForCatalog(deps: AcceptDeps, projectId: string | undefined): Promise<void> {
+  const minute = Math.floor(Date.now() / 60_000);
+  await withDeadline(
+    addSystemJob(
+      deps.queue,
+      { v: 1, system: 'catalog.refresh', ...(projectId ? { projectId } : {}) },
+      `catalog-${jobIdFor(projectId ?? 'none')}-${minute}`,
+    ),
+    REDIS_MS,
+    'the queue',
+  ).catch((err: unknown) => deps.log.warn({ err }, 'could not ask for a catalogue refresh'));
+}
+
+function slackError(err: unknown): string {
+  return (err as { data?: { error?: string } }).data?.error ?? 'no answer';
+}
+
+/** Sends a request to its approvers: the request in Redis, the card, the requester's message. */
+async function requestApproval(
+  deps: AcceptDeps,
+  guardrails: Guardrails,
+  command: GpuCommand,
+  ctx: JobContext,
+  assessment: Assessment,
+  extra: { readonly sealed?: SealedInputs },
+): Promise<AcceptResult> {
+  const { policy, approvals } = guardrails;
+  const approvalId = approvalIdFor(ctx, command);
+  // A double submission finds the first request instead of making a second card.
+  const holder = await withDeadline(
+    deps.store.claimRequest(requestFingerprint(command, ctx), approvalId, dedupeSeconds(command)),
+    REDIS_MS,
+    'Redis',
+  );
+  if (holder !== undefined) return { status: 'duplicate', jobId: holder };
+  const approvalChannel = approvalChannelFor(policy, ctx.channelId);
+  const { created, request } = await withDeadline(
+    approvals.create({
+      command,
+      ctx,
+      ...(assessment.cost ? { cost: assessment.cost.estimate } : {}),
+      reasons: assessment.need.reasons,
+      approvalChannel,
+      expiresAfterSeconds: policy.approvals.expiresAfterSeconds,
+      ...(assessment.lease
+        ? {
+            lease: {
+              seconds: assessment.lease.seconds,
+              remindBeforeSeconds: assessment.lease.remindBeforeSeconds,
+            },
+          }
+        : {}),
+      ...(extra.sealed ? { sealed: extra.sealed } : {}),
+      display: {
+        ...(assessment.project ? { project: assessment.project } : {}),
+        ...(assessment.capacity ? { capacity: assessment.capacity } : {}),
+        approvers: describeApprovers(policy, command.kind),
+      },
+    }),
+    REDIS_MS,
+    'Redis',
+  );
+  if (!created) return { status: 'duplicate', jobId: approvalId };
+
+  let card: MessageRef | undefined;
+  let cardProblem: string | undefined;
+  try {
+    const posted = await deps.client.chat.postMessage({ channel: approvalChannel, ...approvalCard(request) });
+    if (posted.ts) {
+      card = { channel: posted.channel ?? approvalChannel, ts: posted.ts };
+      await withDeadline(approvals.setCard(approvalId, card), REDIS_MS, 'Redis');
+    }
+  } catch (err) {
+    cardProblem = slackError(err);
+    deps.log.warn({ err, approvalId, approvalChannel }, 'could not post an approval card');
+  }
+  let message: MessageRef | undefined;
+  if (deliveryOf(command.kind) === 'channel') {
+    try {
+      const posted = await deps.client.chat.postMessage({
+        channel: ctx.channelId,
+        ...waitingMessage(request),
+      });
+      if (posted.ts) {
+        message = { channel: posted.channel ?? ctx.channelId, ts: posted.ts };
+        await withDeadline(approvals.setRequesterMessage(approvalId, message), REDIS_MS, 'Redis');
+      }
+    } catch (err) {
+      deps.log.warn({ err, approvalId }, "could not post the requester's waiting message");
+    }
+  }
+  guardrails.onApproval?.('requested');
+  await record(deps, guardrails, {
+    ...requestAudit(command, ctx),
+    parameters: {
+      ...auditFieldsOf(command).parameters,
+      ...(assessment.cost ? { cost: formatCost(assessment.cost.estimate) } : {}),
+    },
+    outcome: 'needs-approval',
+    approvalId,
+  });
+
+  const what = `\`${escapeText(describeCommand(command))}\``;
+  const why = assessment.need.reasons.join(' ');
+  const where = `<#${approvalChannel}>`;
+  const notice = cardProblem
+    ? `:raised_hand: ${what} needs an approval: ${why} :warning: I could not post it to ${where} (Slack said "${cardProblem}"): invite gpuops there. Approvers can still decide it with \`/gpu approvals\` until ${slackDate(request.expiresAt)}.`
+    : `:raised_hand: ${what} needs an approval: ${why} I sent it to ${where}, where ${describeApprovers(policy, command.kind)} can approve or deny it until ${slackDate(request.expiresAt)}. You will see the decision on your request.`;
+  return {
+    status: 'pending-approval',
+    approvalId,
+    approvalChannel,
+    ...(card ? { card } : {}),
+    ...(message ? { message } : {}),
+    notice,
+  };
+}
+
+/**
+ * Accepts a request: refused (with the role it needs), sent to approvers (with where it went), or
+ * queued as exactly one job. Every outcome is on the audit trail.
  */
 export async function acceptRequest(
-  deps: EnqueueDeps,
+  deps: AcceptDeps,
   command: GpuCommand,
   ctx: JobContext,
   extra: { readonly sealed?: SealedInputs } = {},
 ): Promise<AcceptResult> {
-  return enqueueRequest(deps, command, ctx, extra);
+  const guardrails = deps.guardrails;
+  if (!guardrails) return enqueueRequest(deps, command, ctx, extra);
+
+  const refused = await checkAccess(deps, command.kind, ctx);
+  if (refused) {
+    await record(deps, guardrails, {
+      ...requestAudit(command, ctx),
+      parameters: { ...auditFieldsOf(command).parameters, role: refused.role, needed: refused.needed },
+      outcome: 'refused',
+    });
+    return refused;
+  }
+
+  const assessment = await assess(deps, guardrails, command, ctx);
+  if (assessment.need.required) {
+    return requestApproval(deps, guardrails, command, ctx, assessment, extra);
+  }
+  const result = await enqueueRequest(deps, command, ctx, {
+    ...extra,
+    ...(assessment.lease ? { lease: assessment.lease } : {}),
+  });
+  if (result.status === 'queued') {
+    await record(deps, guardrails, {
+      ...requestAudit(command, ctx),
+      parameters: {
+        ...auditFieldsOf(command).parameters,
+        ...(assessment.cost ? { cost: formatCost(assessment.cost.estimate) } : {}),
+      },
+      outcome: 'queued',
+      jobId: result.jobId,
+    });
+  }
+  return result;
 }

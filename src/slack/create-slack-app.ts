@@ -4,9 +4,11 @@ import type { CustomRoute, Receiver } from '@slack/bolt';
 import { App, HTTPReceiver, LogLevel, SocketModeReceiver } from '@slack/bolt';
 import type { WebClientOptions } from '@slack/web-api';
 import type { Logger } from '../log/logger.js';
+import { registerApprovalActions } from './listeners/approval-actions.js';
 import { registerFormActions } from './listeners/form-actions.js';
 import { registerFormSubmissions } from './listeners/form-submissions.js';
 import { registerGpuCommand } from './listeners/gpu-command.js';
+import { registerWatchActions } from './listeners/watch-actions.js';
 import { createOpenModal } from './open-form.js';
 import type { SlackDeps } from './slack-deps.js';
 
@@ -56,7 +58,10 @@ function boltLogger(log: Logger) {
   const child = log.child({ component: 'bolt' });
   let level = LogLevel.INFO;
   return {
-    debug: (...m: unknown[]) => child.debug(m.map(String).join(' ')),
+    // Bolt calls debug() several times per request: build the line only when it will be written.
+    debug: (...m: unknown[]) => {
+      if (child.isLevelEnabled('debug')) child.debug(m.map(String).join(' '));
+    },
     info: (...m: unknown[]) => child.info(m.map(String).join(' ')),
     warn: (...m: unknown[]) => child.warn(m.map(String).join(' ')),
     error: (...m: unknown[]) => child.error(m.map(String).join(' ')),
@@ -74,6 +79,8 @@ export function registerListeners(app: App, deps: SlackDeps): void {
   registerGpuCommand(app, { ...deps, openModal: deps.openModal ?? createOpenModal(deps) });
   registerFormSubmissions(app, deps);
   registerFormActions(app, deps);
+  registerApprovalActions(app, deps);
+  registerWatchActions(app, deps);
   app.error(async (err) => {
     deps.log.error({ err }, 'unhandled error in a Slack listener');
   });
@@ -89,6 +96,8 @@ function createApp(
     token: options.botToken,
     receiver,
     logger,
+    // No listener reads context.conversation; Bolt's default store would look it up on every request.
+    convoStore: false,
     clientOptions: { ...options.clientOptions, slackApiUrl: options.slackApiUrl },
     ...(options.botId && options.botUserId
       ? { botId: options.botId, botUserId: options.botUserId, tokenVerificationEnabled: false }
@@ -96,6 +105,18 @@ function createApp(
   });
   registerListeners(app, { ...deps, client: app.client });
   return app;
+}
+
+/**
+ * The same app on a receiver of the caller's: `gpuops demo` delivers requests from its terminal chat
+ * through one (src/chat/terminal-receiver.ts), so the demo runs exactly the listeners Slack reaches.
+ */
+export function createSlackApp(
+  receiver: Receiver,
+  options: Pick<SlackAppOptions, 'botToken' | 'slackApiUrl' | 'botId' | 'botUserId' | 'clientOptions'>,
+  deps: Omit<SlackDeps, 'client'>,
+): App {
+  return createApp(receiver, options, deps, boltLogger(deps.log));
 }
 
 /** The Bolt app over HTTP at POST /slack/events, signatures and timestamps checked by Bolt. */

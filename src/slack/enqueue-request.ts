@@ -4,6 +4,7 @@ import {
   type JobContext,
   type JobData,
   jobDataSchema,
+  type LeaseTerms,
   type MessageRef,
   type SealedInputs,
 } from '../jobs/job-data.js';
@@ -47,23 +48,45 @@ export function withDeadline<T>(promise: Promise<T>, ms: number, what: string): 
  * (a double submission, Slack redelivering) finds the first job instead of making a second. A request
  * that changes something first gets its visible channel message, which the job then edits in place.
  */
+export interface EnqueueExtra {
+  /**
+   * The approval that let this request through: it becomes the job id, so however many times the
+   * approved request is enqueued there is one job. The dedupe claim is not consulted: the approval's
+   * one atomic decision already makes it happen once, and the claim may still be held by the request
+   * itself (or by a later repeat of it).
+   */
+  readonly approvalId?: string;
+  readonly sealed?: SealedInputs;
+  /** A message already showing this request (the requester's message of an approved request): the job edits it. */
+  readonly message?: MessageRef;
+  /** The stop time the machine gets once running (policy approvals.lease). */
+  readonly lease?: LeaseTerms;
+}
+
+/** Same person, channel and command: the key of the dedupe claim. */
+export function requestFingerprint(command: GpuCommand, ctx: JobContext): string {
+  return jobIdFor(ctx.teamId, ctx.channelId, ctx.userId, JSON.stringify(command));
+}
+
 export async function enqueueRequest(
   deps: EnqueueDeps,
   command: GpuCommand,
   ctx: JobContext,
-  extra: { readonly approvalId?: string; readonly sealed?: SealedInputs } = {},
+  extra: EnqueueExtra = {},
 ): Promise<EnqueueResult> {
-  const fingerprint = jobIdFor(ctx.teamId, ctx.channelId, ctx.userId, JSON.stringify(command));
+  const fingerprint = requestFingerprint(command, ctx);
   const jobId = extra.approvalId ?? `${fingerprint}-${ctx.requestedAt}`;
-  const holder = await withDeadline(
-    deps.store.claimRequest(fingerprint, jobId, dedupeSeconds(command)),
-    1_500,
-    'Redis',
-  );
-  if (holder !== undefined) return { status: 'duplicate', jobId: holder };
+  if (!extra.approvalId) {
+    const holder = await withDeadline(
+      deps.store.claimRequest(fingerprint, jobId, dedupeSeconds(command)),
+      1_500,
+      'Redis',
+    );
+    if (holder !== undefined) return { status: 'duplicate', jobId: holder };
+  }
 
-  let message: MessageRef | undefined;
-  if (deliveryOf(command.kind) === 'channel') {
+  let message: MessageRef | undefined = extra.message;
+  if (!message && deliveryOf(command.kind) === 'channel') {
     const { text, blocks } = renderJobMessage({
       phase: 'queued',
       request: describeCommand(command),
@@ -89,6 +112,7 @@ export async function enqueueRequest(
     ...(extra.approvalId ? { approvalId: extra.approvalId } : {}),
     // References to secrets a form sealed in Redis; the secrets themselves never enter the job.
     ...(extra.sealed ? { sealed: extra.sealed } : {}),
+    ...(extra.lease ? { lease: extra.lease } : {}),
   });
   try {
     await withDeadline(
@@ -108,7 +132,8 @@ export async function enqueueRequest(
     if (message) await withDeadline(deps.store.setJobMessage(jobId, message), 1_500, 'Redis');
     await withDeadline(deps.queue.add(command.kind, data, { jobId }), 1_500, 'the queue');
   } catch (err) {
-    await undoAccepted(deps, jobId, message);
+    // A message the job did not post (the requester's, of an approved request) is not taken back.
+    await undoAccepted(deps, jobId, extra.message ? undefined : message);
     throw err;
   }
   return { status: 'queued', jobId, ...(message ? { message } : {}) };

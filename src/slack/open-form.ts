@@ -18,7 +18,7 @@ import type { SlackDeps } from './slack-deps.js';
 
 export interface OpenFormRequest {
   readonly form: FormKind;
-  readonly prefill: Pick<ModalMetadata, 'cluster' | 'username' | 'sudo'>;
+  readonly prefill: Pick<ModalMetadata, 'cluster' | 'username' | 'sudo' | 'type'>;
   readonly triggerId: string;
   readonly channelId: string;
   readonly userId: string;

@@ -5,6 +5,7 @@ import type { Shape } from '../cloud/shape.js';
 import type { GpuCommand } from '../command/command-schema.js';
 import type { GpuQueue } from '../jobs/queue.js';
 import type { Logger } from '../log/logger.js';
+import type { Guardrails } from '../policy/guardrails.js';
 import type { Sealer } from '../store/sealed.js';
 import type { Store } from '../store/store.js';
 
@@ -24,4 +25,10 @@ export interface SlackDeps {
   readonly sealer?: Sealer | undefined;
   /** Counts commands for /metrics. */
   readonly onCommand?: (kind: string) => void;
+  /**
+   * Roles, approvals and the audit trail (docs/policy.md). The composition root always sets it (the
+   * built-in defaults with no policy file); leaving it out turns the checks off, for tests of
+   * unrelated features only.
+   */
+  readonly guardrails?: Guardrails | undefined;
 }

@@ -7,7 +7,14 @@ import {
   type GpuCommandKind,
   gpuCommandSchema,
 } from '../command/command-schema.js';
-import { type JobContext, jobContextSchema, type MessageRef, messageRefSchema } from '../jobs/job-data.js';
+import {
+  type JobContext,
+  jobContextSchema,
+  type MessageRef,
+  messageRefSchema,
+  type SealedInputs,
+  sealedInputsSchema,
+} from '../jobs/job-data.js';
 import type { CostEstimate } from '../policy/cost.js';
 
 // Approval requests in Redis. A request moves pending → approved | denied | expired exactly once: the
@@ -34,6 +41,17 @@ const leaseSchema = z.object({
   remindBeforeSeconds: z.number().int().min(0),
 });
 
+/** What the card shows besides the command, fixed when the request is made so every edit shows the same. */
+const displaySchema = z.object({
+  /** The project in words: `ml-research (3f1c…)`. */
+  project: z.string().optional(),
+  /** Capacity of the type, in words: `3 machines available now`. */
+  capacity: z.string().optional(),
+  /** Who may decide, in words (decide.ts describeApprovers). */
+  approvers: z.string().optional(),
+});
+export type ApprovalDisplay = z.infer<typeof displaySchema>;
+
 /** What is fixed when the request is made. Validated on write and on read: it outlives deploys. */
 const requestDataSchema = z.object({
   v: z.literal(1),
@@ -52,6 +70,9 @@ const requestDataSchema = z.object({
   expiresAt: z.number().int().positive(),
   /** The stop time the approved machine gets (policy approvals.lease). */
   lease: leaseSchema.optional(),
+  /** References to secrets a form sealed (user data, kubeconfig); never the secrets themselves. */
+  sealed: sealedInputsSchema.optional(),
+  display: displaySchema.optional(),
 });
 
 const decisionSchema = z.object({
@@ -79,6 +100,8 @@ export interface ApprovalRequest {
   readonly createdAt: number;
   readonly expiresAt: number;
   readonly lease?: { readonly seconds: number; readonly remindBeforeSeconds: number };
+  readonly sealed?: SealedInputs;
+  readonly display?: ApprovalDisplay;
   readonly state: ApprovalState;
   readonly decision?: ApprovalDecision;
   /** The approval card with the buttons. */
@@ -96,6 +119,8 @@ export interface NewApproval {
   /** From the policy's approvals.expires_after. */
   readonly expiresAfterSeconds: number;
   readonly lease?: { readonly seconds: number; readonly remindBeforeSeconds: number };
+  readonly sealed?: SealedInputs;
+  readonly display?: ApprovalDisplay;
   /** Default Date.now(). */
   readonly now?: number;
 }
@@ -227,16 +252,22 @@ function fromFields(h: Record<string, string>): ApprovalRequest | undefined {
   const requesterMessage = h.requesterMessage
     ? messageRefSchema.safeParse(JSON.parse(h.requesterMessage))
     : undefined;
-  const { v: _v, cost, lease, ...rest } = data.data;
+  const { v: _v, cost, lease, sealed, display, ...rest } = data.data;
   return {
     ...rest,
     ...(cost ? { cost: cost as CostEstimate } : {}),
     ...(lease ? { lease } : {}),
+    ...(sealed ? { sealed: withoutUndefinedFields(sealed) } : {}),
+    ...(display ? { display: withoutUndefinedFields(display) } : {}),
     state,
     ...(decision?.success ? { decision: withoutUndefined(decision.data) } : {}),
     ...(card?.success ? { card: card.data } : {}),
     ...(requesterMessage?.success ? { requesterMessage: requesterMessage.data } : {}),
   };
+}
+
+function withoutUndefinedFields<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }
 
 function withoutUndefined(d: z.infer<typeof decisionSchema>): ApprovalDecision {
@@ -315,6 +346,8 @@ export function createApprovals(redis: Redis, options: ApprovalsOptions = {}): A
         createdAt: now,
         expiresAt,
         ...(input.lease ? { lease: input.lease } : {}),
+        ...(input.sealed ? { sealed: input.sealed } : {}),
+        ...(input.display ? { display: input.display } : {}),
       });
       const existing = await r.gpuopsApprovalCreate(
         reqKey(id),

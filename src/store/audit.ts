@@ -58,6 +58,8 @@ export interface AuditOptions {
   readonly log: Logger;
   /** Default Date.now; tests move it to show trimming. */
   readonly clock?: () => number;
+  /** Also shows each entry elsewhere (the policy's audit channel); its failures are logged, never thrown. */
+  readonly publish?: (entry: AuditEntry) => Promise<unknown>;
 }
 
 // Key names, compared without case or separators: `user_data`, `userData` and `USER-DATA` are one.
@@ -184,6 +186,11 @@ export function createAudit(redis: Redis, options: AuditOptions): Audit {
       }
       const entry = { ...clean, id: id ?? '' } as AuditEntry;
       options.log.info({ audit: entry }, 'audit');
+      options
+        .publish?.(entry)
+        .catch((err: unknown) =>
+          options.log.warn({ err }, 'could not post an audit entry to the audit channel'),
+        );
       return entry;
     },
 

@@ -35,6 +35,10 @@ export const catalogInstanceTypeSchema = z.object({
 });
 export type CatalogInstanceType = z.infer<typeof catalogInstanceTypeSchema>;
 
+/** An instance of the project at the last refresh: what `/gpu start <name>` is priced by. */
+export const catalogInstanceSchema = z.object({ id: z.string(), name: z.string(), type: z.string() });
+export type CatalogInstance = z.infer<typeof catalogInstanceSchema>;
+
 export const catalogFilesystemSchema = z.object({ id: z.string(), name: z.string(), size: z.string() });
 export type CatalogFilesystem = z.infer<typeof catalogFilesystemSchema>;
 
@@ -46,6 +50,8 @@ export const catalogSchema = z.object({
   instanceTypes: z.array(catalogInstanceTypeSchema),
   /** Undefined where the shape cannot list filesystems. */
   filesystems: z.array(catalogFilesystemSchema).optional(),
+  /** The project's instances (name, id, type); undefined until a listing succeeded. */
+  instances: z.array(catalogInstanceSchema).optional(),
   /** What could not be refreshed last time, in words for the form. */
   problems: z.array(z.string()),
 });

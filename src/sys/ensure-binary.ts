@@ -92,7 +92,11 @@ export function isDebianLike(osReleaseFile = '/etc/os-release'): boolean {
   return [...field('ID'), ...field('ID_LIKE')].some((id) => id === 'debian' || id === 'ubuntu');
 }
 
-function aptGet(args: string[], log: (line: string) => void): Promise<{ code: number; output: string }> {
+/** Runs apt-get non-interactively, logging its lines; resolves with its exit code and output. */
+export function aptGet(
+  args: string[],
+  log: (line: string) => void,
+): Promise<{ code: number; output: string }> {
   return new Promise((resolve) => {
     const child = spawn('apt-get', args, {
       env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },

@@ -118,12 +118,17 @@ export async function refreshCatalog(
     : filesystems
       ? old?.filesystems
       : undefined;
+  // The guardrails price `/gpu start <name>` by the instance's type, read from here.
+  const instanceList = instances?.ok
+    ? instances.value.map((i) => ({ id: i.id, name: i.name, type: i.type }))
+    : old?.instances;
   const catalog: Catalog = {
     v: 1,
     refreshedAt: now,
     ...(configurations ? { configurations } : {}),
     instanceTypes: mergeTypes(old?.instanceTypes ?? [], capacity, instances, now),
     ...(fsList ? { filesystems: fsList } : {}),
+    ...(instanceList ? { instances: instanceList } : {}),
     problems,
   };
   await writeCatalog(deps.store, projectId, catalog);

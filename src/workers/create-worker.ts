@@ -2,6 +2,7 @@ import { type Job, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { isSystemJobData, type JobData, parseJobData } from '../jobs/job-data.js';
 import { QUEUE_NAME, QUEUE_PREFIX } from '../jobs/queue.js';
+import { afterJobDone, auditJob } from './guardrail-hooks.js';
 import { handlerFor } from './handlers/index.js';
 import { classifyFailure, PermanentJobError } from './job-errors.js';
 import { JobRun } from './job-run.js';
@@ -33,6 +34,7 @@ export async function processJob(job: Job<JobData>, deps: WorkerDeps, signal: Ab
   const run = new JobRun(job, data, deps, signal);
   const handler = handlerFor(data.command.kind);
   const attempts = job.opts.attempts ?? 1;
+  const startedAt = Date.now();
   try {
     if (!handler)
       throw new PermanentJobError(`\`${run.request}\` is not handled by this version of gpuops yet.`);
@@ -40,8 +42,10 @@ export async function processJob(job: Job<JobData>, deps: WorkerDeps, signal: Ab
       'working',
       job.attemptsMade > 0 ? `Working (attempt ${job.attemptsMade + 1} of ${attempts})…` : 'Working…',
     );
-    const outcome = await handler(run, run.data.command);
+    await auditJob(run, 'start', { outcome: 'started' });
+    const outcome = await afterJobDone(run, await handler(run, run.data.command));
     await run.finish('done', outcome);
+    await auditJob(run, 'outcome', { outcome: 'done', durationMs: Date.now() - startedAt });
     await discardSealed(run.data, deps.sealer, deps.log);
     deps.log.info({ jobId: job.id, name: job.name, attempt: job.attemptsMade + 1 }, 'job done');
     return outcome.detail;
@@ -63,6 +67,11 @@ export async function processJob(job: Job<JobData>, deps: WorkerDeps, signal: Ab
     } catch (reportErr) {
       deps.log.error({ jobId: job.id, err: reportErr }, 'could not report the job failure to Slack');
     }
+    await auditJob(run, 'outcome', {
+      outcome: last ? 'failed' : 'retrying',
+      durationMs: Date.now() - startedAt,
+      detail: failure.message,
+    });
     if (last) await discardSealed(run.data, deps.sealer, deps.log);
     if (failure.permanent) throw new UnrecoverableError(failure.message);
     throw err;

@@ -1,7 +1,9 @@
 import { type Job, UnrecoverableError } from 'bullmq';
 import { type CatalogRefreshData, parseSystemJobData, type SystemJobData } from '../jobs/job-data.js';
+import { expireApprovals } from './approval-expiry.js';
 import { refreshCatalog, showCatalogFailure, showCatalogInForm } from './catalog-refresh.js';
 import { classifyFailure } from './job-errors.js';
+import { remindLease, stopLease } from './lease-jobs.js';
 import type { WorkerDeps } from './worker-deps.js';
 
 // System jobs (no person asked, so no channel message): validated, dispatched by their `system` name,
@@ -44,6 +46,12 @@ export async function processSystemJob(job: Job, deps: WorkerDeps, signal: Abort
     switch (data.system) {
       case 'catalog.refresh':
         return await catalogRefresh(job, data, deps, signal);
+      case 'approvals.expire':
+        return await expireApprovals(deps);
+      case 'lease.remind':
+        return await remindLease(deps, data);
+      case 'lease.stop':
+        return await stopLease(deps, data);
     }
   } catch (err) {
     if (signal.aborted) throw err;

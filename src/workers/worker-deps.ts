@@ -1,7 +1,9 @@
 import type { WebClient } from '@slack/web-api';
 import type { InfraClient, PlatformClient } from '../cloud/index.js';
 import type { Shape } from '../cloud/shape.js';
+import type { GpuQueue } from '../jobs/queue.js';
 import type { Logger } from '../log/logger.js';
+import type { Guardrails } from '../policy/guardrails.js';
 import type { SnapshotDeps } from '../snapshot/take-snapshot.js';
 import type { Sealer } from '../store/sealed.js';
 import type { Store } from '../store/store.js';
@@ -23,6 +25,10 @@ export interface WorkerDeps {
   readonly sealer?: Sealer | undefined;
   readonly timing?: Partial<WorkerTiming>;
   readonly now?: () => number;
+  /** Audit of job starts and outcomes, approval expiry, leases (src/policy/guardrails.ts). */
+  readonly guardrails?: Guardrails | undefined;
+  /** The queue, for jobs a job adds: a lease's reminder and stop. */
+  readonly queue?: GpuQueue | undefined;
 }
 
 export interface WorkerTiming {

@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -9,6 +10,8 @@ import { FakeSlackApi } from '../fakes/slack-api.js';
 import { FakeSocketModeServer } from '../fakes/socket-mode-server.js';
 import { redisDb } from '../support/gpuops-process.js';
 import { ResponseUrlServer, slashCommandBody } from '../support/slack-driver.js';
+
+const UNPRICED_POLICY = fileURLToPath(new URL('../fixtures/policy-unpriced.yaml', import.meta.url));
 
 // The bot over Socket Mode, end to end: apps.connections.open on the fake Web API hands out a local
 // WebSocket that speaks Slack's envelope protocol; slash commands arrive as envelopes, the app acks
@@ -46,6 +49,8 @@ describe('Socket Mode end to end', () => {
         CLOUD_API_URL: sim.info.cloudUrl,
         CLOUD_API_TOKEN: sim.info.cloudToken,
         CLOUD_PROJECT_ID: sim.info.projectId,
+        // Not a guardrails test: nothing waits for an approver over a price not (yet) known.
+        GPUOPS_POLICY: UNPRICED_POLICY,
       },
       'bot',
     );

@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -14,6 +15,8 @@ import { type PrivateRedis, startPrivateRedis } from '../../src/sys/private-redi
 import { FakeSlackApi } from '../fakes/slack-api.js';
 import { until } from '../support/gpuops-process.js';
 import { postSigned, slashCommandBody } from '../support/slack-driver.js';
+
+const UNPRICED_POLICY = fileURLToPath(new URL('../fixtures/policy-unpriced.yaml', import.meta.url));
 
 // Redis going away under a running bot: the listener still answers inside Slack's three seconds with
 // the "try again" sentence, leaves nothing half-done, /readyz says 503, and all is well once it is back.
@@ -44,6 +47,8 @@ describe('the bot while its Redis is down', () => {
         CLOUD_API_URL: sim.info.cloudUrl,
         CLOUD_API_TOKEN: sim.info.cloudToken,
         CLOUD_PROJECT_ID: sim.info.projectId,
+        // Not a guardrails test: nothing waits for an approver over a price not (yet) known.
+        GPUOPS_POLICY: UNPRICED_POLICY,
       },
       'bot',
     );

@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -9,6 +10,8 @@ import { type RunningSim, startSim } from '../../src/sim/start-sim.js';
 import { FakeSlackApi } from '../fakes/slack-api.js';
 import { redisDb } from '../support/gpuops-process.js';
 import { postSigned, slashCommandBody } from '../support/slack-driver.js';
+
+const UNPRICED_POLICY = fileURLToPath(new URL('../fixtures/policy-unpriced.yaml', import.meta.url));
 
 // Shutdown with a job that outlives the grace period: the worker releases it (BullMQ records the
 // attempt and schedules the job again) and stops; another worker picks it up and resumes from its
@@ -44,6 +47,8 @@ describe('shutdown with a job still running after the grace period', () => {
         CLOUD_API_URL: sim.info.cloudUrl,
         CLOUD_API_TOKEN: sim.info.cloudToken,
         CLOUD_PROJECT_ID: sim.info.projectId,
+        // Not a guardrails test: nothing waits for an approver over a price not (yet) known.
+        GPUOPS_POLICY: UNPRICED_POLICY,
       },
       'bot',
     );
@@ -96,7 +101,9 @@ describe('shutdown with a job still running after the grace period', () => {
     const queue = new Queue(QUEUE_NAME, { connection: redis, prefix: QUEUE_PREFIX });
     try {
       const requests = async (states: Array<'waiting' | 'delayed' | 'active' | 'failed'>) =>
-        (await queue.getJobs(states)).filter((j) => j.name !== 'catalog.refresh');
+        (await queue.getJobs(states)).filter(
+          (j) => j.name !== 'catalog.refresh' && j.name !== 'approvals.expire',
+        );
       expect(await requests(['active', 'failed'])).toEqual([]);
       const waiting = await requests(['waiting', 'delayed']);
       expect(waiting).toHaveLength(1);

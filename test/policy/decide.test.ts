@@ -187,6 +187,20 @@ describe('needsApproval', () => {
     ]);
   });
 
+  it('lets an unpriced operation through when the policy says unknown_price: allow, known costs still count', () => {
+    const p = parsePolicy('approvals:\n  unknown_price: allow\n');
+    const unknown = { known: false as const, reason: 'prices could not be loaded from the platform API' };
+    expect(needsApproval({ policy: p, kind: 'create', costPerHour: unknown })).toEqual({
+      required: false,
+      reasons: [],
+    });
+    expect(needsApproval({ policy: p, kind: 'create', costPerHour: 23.12 }).required).toBe(true);
+    expect(needsApproval({ policy: p, kind: 'rm' }).required).toBe(true);
+    expect(() => parsePolicy('approvals:\n  unknown_price: maybe\n')).toThrow(
+      /unknown_price is ask \(wait for an approver\) or allow/,
+    );
+  });
+
   it('gives every reason when several apply', () => {
     const p = parsePolicy('approvals:\n  threshold_per_hour: 1\n  always: [create]\n');
     expect(needsApproval({ policy: p, kind: 'create', costPerHour: 2.89 }).reasons).toHaveLength(2);

@@ -38,6 +38,7 @@ describe('loading the policy file', () => {
       always: ['rm', 'fs.rm', 'k8s.rm', 'k8s.pool.rm', 'slurm.rm', 'slurm.pool.rm', 'slurm.sudo'],
       approvers: { users: ['U0LEAD0001'], groups: ['S0GPULEADS'] },
       allowSelfApproval: false,
+      unknownPrice: 'ask',
       expiresAfterSeconds: 24 * 3600,
       channel: 'C0APPROVAL1',
       lease: { requiredAbovePerHour: 20, defaultSeconds: 8 * 3600, remindBeforeSeconds: 30 * 60 },
@@ -174,7 +175,7 @@ describe('loading the policy file', () => {
       line: 2,
       column: 3,
       at: 'approvals.threshhold_per_hour',
-      rule: 'unknown setting "threshhold_per_hour"; expected one of threshold_per_hour, always, approvers, allow_self_approval, expires_after, channel, lease',
+      rule: 'unknown setting "threshhold_per_hour"; expected one of threshold_per_hour, always, approvers, allow_self_approval, unknown_price, expires_after, channel, lease',
     },
     {
       name: 'a channel name instead of an id',

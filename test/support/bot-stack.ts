@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { WebClient } from '@slack/web-api';
+import type { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { request } from 'undici';
 import { inject } from 'vitest';
@@ -12,16 +13,27 @@ import {
 import { ROUTES } from '../../src/cloud/routes.js';
 import type { Shape } from '../../src/cloud/shape.js';
 import { staticToken } from '../../src/cloud/token-provider.js';
+import { scheduleApprovalExpiry } from '../../src/jobs/guardrail-jobs.js';
 import { createQueue, type GpuQueue } from '../../src/jobs/queue.js';
 import { createLogger, type Logger } from '../../src/log/logger.js';
 import { createMetricCatalog } from '../../src/metrics/catalog.js';
 import { createMetricsClient } from '../../src/metrics/metrics-client.js';
+import { type BotMetrics, createBotMetrics } from '../../src/obs/bot-metrics.js';
+import type { Guardrails } from '../../src/policy/guardrails.js';
+import { DEFAULT_POLICY, type Policy } from '../../src/policy/policy-schema.js';
+import { auditLine } from '../../src/render/approvals.js';
 import { type RunningSim, startSim } from '../../src/sim/start-sim.js';
 import { createSlackWeb, type SlackWeb } from '../../src/slack/create-slack-app.js';
 import type { SnapshotDeps } from '../../src/snapshot/take-snapshot.js';
+import { createApprovals } from '../../src/store/approvals.js';
+import { createAudit } from '../../src/store/audit.js';
+import { createLeases } from '../../src/store/leases.js';
 import { createSealer, type Sealer } from '../../src/store/sealed.js';
 import { createStore, type Store } from '../../src/store/store.js';
 import { findChartFonts } from '../../src/sys/fonts.js';
+import { createWatchWorker } from '../../src/watch/create-watch-worker.js';
+import type { WatchDeps } from '../../src/watch/watch-deps.js';
+import { createWatchQueue, scheduleWatchers, type WatchQueue } from '../../src/watch/watch-queue.js';
 import { createWorker } from '../../src/workers/create-worker.js';
 import type { WorkerDeps } from '../../src/workers/worker-deps.js';
 import { FakeSlackApi, type FakeSlackOptions } from '../fakes/slack-api.js';
@@ -57,6 +69,38 @@ export interface BotStackOptions {
   readonly metrics?: boolean;
   /** Keep every log line (debug and up) in `logLines`, to check what never reaches a log. */
   readonly captureLogs?: boolean;
+  /**
+   * Turn the guardrails on with this policy (roles, approvals, leases, audit), as the composition root
+   * does. Without it the listener checks nothing, as before guardrails existed.
+   */
+  readonly policy?: Policy;
+  /** How often the approval expiry runs when `policy` is set; default 200 ms. */
+  readonly approvalExpiryEveryMs?: number;
+  /** Run the watchers: `/gpu watch`, idle alerts, digests, the waitlist (docs/watch.md). */
+  readonly watch?: WatchStackOptions;
+}
+
+/** The watchers in a stack (docs/watch.md): short intervals so tests wait for events, not minutes. */
+export interface WatchStackOptions {
+  /** Watch workers on the one watch queue, as replicas would run them; default 1. */
+  readonly replicas?: number;
+  /** The watchers' policy (idle, digest, intervals); default the stack's `policy`, else the defaults. */
+  readonly policy?: Policy;
+  /** Start the job schedulers; default true. Off, a test runs the processors itself. */
+  readonly schedulers?: boolean;
+  /** Scheduler periods; defaults 200 ms (poll), 500 ms (idle), 200 ms (capacity). */
+  readonly pollEveryMs?: number;
+  readonly idleEveryMs?: number;
+  readonly capacityEveryMs?: number;
+  /** Least time between two Slack calls to one channel; default 5 ms (Slack's is about 1 s). */
+  readonly minIntervalMs?: number;
+}
+
+export interface WatchStack {
+  readonly queue: WatchQueue;
+  /** What the watch workers run with: call the processors directly with it. */
+  readonly deps: WatchDeps;
+  readonly workers: readonly Worker[];
 }
 
 export interface BotStack {
@@ -80,6 +124,12 @@ export interface BotStack {
   readonly snapshots: SnapshotDeps | undefined;
   /** Seals form secrets for the listener and unseals them for the workers (TEST_SEAL_KEY). */
   readonly sealer: Sealer;
+  /** The guardrails when `policy` is set: its approvals, audit trail and leases. */
+  readonly guardrails: Guardrails | undefined;
+  /** The bot's metrics registry (approvals by outcome are counted here when `policy` is set). */
+  readonly metrics: BotMetrics;
+  /** The watchers, when `watch` is set. */
+  readonly watch: WatchStack | undefined;
   /** Sends `/gpu <text>` as Slack would; returns Bolt's answer and the response_url it was given. */
   command(
     text: string,
@@ -139,6 +189,30 @@ export async function startBotStack(options: BotStackOptions = {}): Promise<BotS
     projectId: sim.info.projectId,
   });
   const platform = createPlatformClient({ baseUrl: sim.info.platformUrl, apiKey: sim.info.platformApiKey });
+  const metrics = createBotMetrics({ defaultMetrics: false });
+  const guardrails: Guardrails | undefined = options.policy
+    ? {
+        policy: options.policy,
+        approvals: createApprovals(redis, { prefix: `t${id}` }),
+        audit: createAudit(redis, {
+          prefix: `t${id}`,
+          retentionSeconds: options.policy.audit.retentionSeconds,
+          log,
+          // As the composition root does: each entry also posted to the policy's audit channel.
+          ...(options.policy.audit.channel
+            ? {
+                publish: (entry) =>
+                  slackClient.chat.postMessage({
+                    channel: options.policy!.audit.channel!,
+                    text: auditLine(entry),
+                  }),
+              }
+            : {}),
+        }),
+        leases: createLeases(redis, { prefix: `t${id}` }),
+        onApproval: (outcome) => metrics.countApproval(outcome),
+      }
+    : undefined;
   const slackClient = new WebClient(BOT_TOKEN, { slackApiUrl: slack.apiUrl, retryConfig: { retries: 2 } });
   const deps: WorkerDeps = {
     cloud,
@@ -159,6 +233,7 @@ export async function startBotStack(options: BotStackOptions = {}): Promise<BotS
       await res.body.dump();
     },
     timing: { pollStartMs: 50, pollMaxMs: 200, settleTimeoutMs: 20_000 },
+    ...(guardrails ? { guardrails, queue } : {}),
   };
   const workers = Array.from({ length: options.workers ?? 1 }, () =>
     createWorker(workerConnection, deps, {
@@ -175,8 +250,51 @@ export async function startBotStack(options: BotStackOptions = {}): Promise<BotS
       botId: 'B0BOT',
       botUserId: 'U0BOT',
     },
-    { queue, store, log, shape, routes: ROUTES[shape], defaultProjectId: sim.info.projectId, sealer },
+    {
+      queue,
+      store,
+      log,
+      shape,
+      routes: ROUTES[shape],
+      defaultProjectId: sim.info.projectId,
+      sealer,
+      ...(guardrails ? { guardrails } : {}),
+    },
   );
+  if (guardrails) await scheduleApprovalExpiry(queue, { everyMs: options.approvalExpiryEveryMs ?? 200 });
+  let watch: WatchStack | undefined;
+  if (options.watch) {
+    const w = options.watch;
+    const watchQueue = createWatchQueue(queueConnection, prefix);
+    const watchPolicy = w.policy ?? options.policy ?? DEFAULT_POLICY;
+    const watchDeps: WatchDeps = {
+      cloud,
+      // As the composition root builds it: a 429 reaches the drain, which honours Retry-After itself.
+      slack: new WebClient(BOT_TOKEN, {
+        slackApiUrl: slack.apiUrl,
+        rejectRateLimitedCalls: true,
+        retryConfig: { retries: 2 },
+      }),
+      store,
+      log,
+      policy: watchPolicy,
+      shape,
+      queue: watchQueue,
+      snapshots,
+      minIntervalMs: w.minIntervalMs ?? 5,
+    };
+    const watchWorkers = Array.from({ length: w.replicas ?? 1 }, () =>
+      createWatchWorker(workerConnection, watchDeps, { prefix, concurrency: 8, lockDurationMs: 10_000 }),
+    );
+    if (w.schedulers ?? true) {
+      await scheduleWatchers(watchQueue, watchPolicy, {
+        pollEveryMs: w.pollEveryMs ?? 200,
+        idleEveryMs: w.idleEveryMs ?? 500,
+        capacityEveryMs: w.capacityEveryMs ?? 200,
+      });
+    }
+    watch = { queue: watchQueue, deps: watchDeps, workers: watchWorkers };
+  }
   const port = await web.start(0, '127.0.0.1');
   const url = `http://127.0.0.1:${port}/slack/events`;
 
@@ -197,6 +315,9 @@ export async function startBotStack(options: BotStackOptions = {}): Promise<BotS
     logLines,
     snapshots,
     sealer,
+    guardrails,
+    metrics,
+    watch,
     async command(text, opts = {}) {
       const responseUrl = responses.newUrl();
       const body = slashCommandBody({ text, responseUrl, ...opts });
@@ -224,6 +345,11 @@ export async function startBotStack(options: BotStackOptions = {}): Promise<BotS
     async close() {
       await web.stop();
       await Promise.all(workers.map((w) => w.close()));
+      if (watch) {
+        await Promise.all(watch.workers.map((w) => w.close()));
+        await watch.queue.obliterate({ force: true }).catch(() => {});
+        await watch.queue.close();
+      }
       await queue.obliterate({ force: true }).catch(() => {});
       await queue.close();
       const keys = await redis.keys(`t${id}:*`);

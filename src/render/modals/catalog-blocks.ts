@@ -127,19 +127,28 @@ export function typeBlocks(ctx: FormContext, label: string): KnownBlock[] {
   const groups = ctx.catalog ? typeChoices(ctx.catalog.catalog, ctx.now) : [];
   const { dropped } = fitChoices(groups);
   const known = groups.reduce((n, g) => n + g.choices.length, 0);
+  // A type to open with (the waitlist's Create button): picked in the list, or typed when not in it.
+  const wanted = ctx.metadata.type;
+  const listed = wanted !== undefined && groups.some((g) => g.choices.some((c) => c.value === wanted));
   if (known === 0) {
     return [
       textInput(TYPE_BLOCK, label, {
         placeholder: 'e.g. h100-hgx-80gb.8x',
         hint: 'No instance types are known yet for this project; type the one you want.',
         maxLength: 63,
+        initial: wanted,
       }),
     ];
   }
   return [
-    selectInput(TYPE_BLOCK, label, groups, { optional: true, placeholder: 'Pick an instance type' }),
+    selectInput(TYPE_BLOCK, label, groups, {
+      optional: true,
+      placeholder: 'Pick an instance type',
+      ...(listed ? { initial: wanted } : {}),
+    }),
     textInput(TYPE_OTHER_BLOCK, 'Or another instance type', {
       optional: true,
+      initial: listed ? undefined : wanted,
       placeholder: 'e.g. h100-hgx-80gb.8x',
       hint:
         dropped > 0

@@ -142,6 +142,11 @@ export function textInput(
   return input(blockId, label, element, o);
 }
 
+/** A name field, capped where value-rules' NAME is (63 characters). */
+export function nameInput(blockId: string, label: string, placeholder: string): InputBlock {
+  return textInput(blockId, label, { placeholder, maxLength: 63 });
+}
+
 export function numberInput(
   blockId: string,
   label: string,
@@ -278,6 +283,24 @@ export function readText(values: FormValues, blockId: string): string | undefine
   const raw = stateOf(values, blockId)?.value;
   const text = typeof raw === 'string' ? raw.trim() : '';
   return text === '' ? undefined : text;
+}
+
+/**
+ * A required field checked by a value rule: the trimmed text, or undefined with the problem put in
+ * `errors` on its block: `missing` when empty, else what `check` says, either with a full stop.
+ */
+export function readRequired(
+  values: FormValues,
+  blockId: string,
+  errors: Record<string, string>,
+  missing: string,
+  check: (text: string) => string | null,
+): string | undefined {
+  const text = readText(values, blockId);
+  const problem = text === undefined ? missing : check(text);
+  if (!problem) return text;
+  errors[blockId] = `${problem}.`;
+  return undefined;
 }
 
 /** A multiline field as typed (only trailing blanks removed); undefined when empty or absent. */

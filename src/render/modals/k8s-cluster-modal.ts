@@ -6,7 +6,8 @@ import {
   type FormSpec,
   type FormValues,
   formModal,
-  readText,
+  nameInput,
+  readRequired,
   textInput,
 } from './form-kit.js';
 
@@ -20,7 +21,7 @@ function view(ctx: FormContext) {
     k8sClusterForm,
     ctx.metadata,
     [
-      textInput(B.name, 'Cluster name', { placeholder: 'e.g. prod', maxLength: 63 }),
+      nameInput(B.name, 'Cluster name', 'e.g. prod'),
       textInput(B.version, 'Kubernetes version', {
         placeholder: 'e.g. v1.31',
         hint: 'v, then major.minor, optionally .patch: v1.31 or v1.31.2.',
@@ -33,12 +34,8 @@ function view(ctx: FormContext) {
 
 function read(values: FormValues, ctx: FormContext) {
   const errors: Record<string, string> = {};
-  const name = readText(values, B.name);
-  if (name === undefined) errors[B.name] = 'Give the cluster a name.';
-  else if (checkName(name)) errors[B.name] = `${checkName(name)}.`;
-  const version = readText(values, B.version);
-  if (version === undefined) errors[B.version] = 'Give a version such as v1.31.';
-  else if (checkK8sVersion(version)) errors[B.version] = `${checkK8sVersion(version)}.`;
+  const name = readRequired(values, B.name, errors, 'Give the cluster a name', checkName);
+  const version = readRequired(values, B.version, errors, 'Give a version such as v1.31', checkK8sVersion);
   if (Object.keys(errors).length > 0) return { ok: false as const, errors };
   return complete(
     { kind: 'k8s.create', modal: false, name: name!, version: version! },

@@ -7,9 +7,10 @@ import {
   type FormSpec,
   type FormValues,
   formModal,
+  nameInput,
   readMultiline,
   readPairs,
-  readText,
+  readRequired,
   textInput,
 } from './form-kit.js';
 
@@ -52,7 +53,7 @@ function view(ctx: FormContext) {
     ctx.metadata,
     [
       context('Registers an existing Kubernetes cluster with the cloud from its kubeconfig.'),
-      textInput(B.name, 'Cluster name', { placeholder: 'e.g. on-prem', maxLength: 63 }),
+      nameInput(B.name, 'Cluster name', 'e.g. on-prem'),
       textInput(B.kubeconfig, 'Kubeconfig', {
         multiline: true,
         placeholder: 'apiVersion: v1\nkind: Config\nclusters: …',
@@ -73,9 +74,7 @@ function view(ctx: FormContext) {
 
 function read(values: FormValues, ctx: FormContext) {
   const errors: Record<string, string> = {};
-  const name = readText(values, B.name);
-  if (name === undefined) errors[B.name] = 'Give the cluster a name.';
-  else if (checkName(name)) errors[B.name] = `${checkName(name)}.`;
+  const name = readRequired(values, B.name, errors, 'Give the cluster a name', checkName);
   const parts = [B.kubeconfig, B.kubeconfig2, B.kubeconfig3]
     .map((block) => readMultiline(values, block))
     .filter((p): p is string => p !== undefined);

@@ -30,6 +30,8 @@ export const modalMetadataSchema = z.object({
   /** Prefills of `slurm adduser --form`. */
   username: z.string().max(32).optional(),
   sudo: z.boolean().optional(),
+  /** The instance type a create form opens with (the waitlist's Create button). */
+  type: z.string().min(1).max(63).optional(),
 });
 export type ModalMetadata = z.infer<typeof modalMetadataSchema>;
 

@@ -5,8 +5,8 @@ import {
   type FormSpec,
   type FormValues,
   formModal,
-  readText,
-  textInput,
+  nameInput,
+  readRequired,
 } from './form-kit.js';
 
 // `/gpu slurm create` with no arguments: the cluster's name.
@@ -17,17 +17,17 @@ function view(ctx: FormContext) {
   return formModal(
     slurmClusterForm,
     ctx.metadata,
-    [textInput(SLURM_CREATE_BLOCKS.name, 'Cluster name', { placeholder: 'e.g. hpc', maxLength: 63 })],
+    [nameInput(SLURM_CREATE_BLOCKS.name, 'Cluster name', 'e.g. hpc')],
     'Create',
   );
 }
 
 function read(values: FormValues, ctx: FormContext) {
-  const name = readText(values, SLURM_CREATE_BLOCKS.name);
-  const problem = name === undefined ? 'Give the cluster a name' : checkName(name);
-  if (problem) return { ok: false as const, errors: { [SLURM_CREATE_BLOCKS.name]: `${problem}.` } };
+  const errors: Record<string, string> = {};
+  const name = readRequired(values, SLURM_CREATE_BLOCKS.name, errors, 'Give the cluster a name', checkName);
+  if (name === undefined) return { ok: false as const, errors };
   return complete(
-    { kind: 'slurm.create', modal: false, name: name! },
+    { kind: 'slurm.create', modal: false, name },
     {},
     ctx,
     { name: SLURM_CREATE_BLOCKS.name },

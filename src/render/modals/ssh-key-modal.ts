@@ -7,6 +7,8 @@ import {
   type FormSpec,
   type FormValues,
   formModal,
+  nameInput,
+  readRequired,
   readText,
   textInput,
 } from './form-kit.js';
@@ -21,7 +23,7 @@ function view(ctx: FormContext) {
     ctx.metadata,
     [
       context('The key is added to the account and recorded as yours, so `/gpu slurm adduser` can use it.'),
-      textInput(KEY_BLOCKS.name, 'Key name', { placeholder: 'e.g. laptop', maxLength: 63 }),
+      nameInput(KEY_BLOCKS.name, 'Key name', 'e.g. laptop'),
       textInput(KEY_BLOCKS.publicKey, 'Public key', {
         multiline: true,
         placeholder: 'ssh-ed25519 AAAAC3Nza… you@laptop',
@@ -34,9 +36,7 @@ function view(ctx: FormContext) {
 
 function read(values: FormValues, ctx: FormContext) {
   const errors: Record<string, string> = {};
-  const name = readText(values, KEY_BLOCKS.name);
-  if (name === undefined) errors[KEY_BLOCKS.name] = 'Give the key a name.';
-  else if (checkName(name)) errors[KEY_BLOCKS.name] = `${checkName(name)}.`;
+  const name = readRequired(values, KEY_BLOCKS.name, errors, 'Give the key a name', checkName);
   const text = readText(values, KEY_BLOCKS.publicKey);
   const parsed = text === undefined ? 'paste the public key' : parseSshPublicKey(text);
   if (typeof parsed === 'string') errors[KEY_BLOCKS.publicKey] = `That public key is not valid: ${parsed}.`;

@@ -102,6 +102,22 @@ async function submit(deps: SlackDeps, body: ViewSubmitAction): Promise<ViewResp
     const result = await acceptRequest(deps, read.command, requestCtx, sealed ? { sealed } : {});
     // The same request is already queued: it keeps its own sealed values, these are not needed.
     if (result.status === 'duplicate') await discard(deps, sealed);
+    if (result.status === 'refused') {
+      // On the form itself (plain text there), which stays open: nothing in it can fix a role.
+      await discard(deps, sealed);
+      return {
+        response_action: 'errors',
+        errors: placed({ [spec.firstBlock]: result.plain }, view, spec.firstBlock),
+      };
+    }
+    if (result.status === 'pending-approval') {
+      // The form closes; its sealed values wait with the request. The requester learns where it went.
+      await deps.client.chat
+        .postEphemeral({ channel: requestCtx.channelId, user: requestCtx.userId, text: result.notice })
+        .catch((err: unknown) =>
+          deps.log.warn({ err }, 'could not tell the requester where their request went'),
+        );
+    }
     return undefined;
   } catch (err) {
     await discard(deps, sealed);

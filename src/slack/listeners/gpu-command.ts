@@ -4,11 +4,16 @@ import { unavailableIn } from '../../command/availability.js';
 import type { GpuCommand } from '../../command/command-schema.js';
 import { formatParseError, helpText } from '../../command/help.js';
 import { parseCommand } from '../../command/parse-command.js';
+import type { JobContext } from '../../jobs/job-data.js';
 import { deliveryOf } from '../../jobs/kinds.js';
+import { groupsInPolicy, mayApprove } from '../../policy/decide.js';
+import { auditList, pendingList } from '../../render/approvals.js';
 import { escapeText } from '../../render/job-message.js';
-import { acceptRequest } from '../accept-request.js';
+import { acceptDirect, acceptRequest, checkAccess } from '../accept-request.js';
 import { SLASH_COMMAND } from '../app-manifest.js';
+import { groupsOf } from '../group-membership.js';
 import type { SlackDeps } from '../slack-deps.js';
+import { answerWaitlist, answerWatch } from './watch-command.js';
 
 interface Reply {
   readonly text?: string;
@@ -44,21 +49,9 @@ async function answer(slash: SlashCommand, deps: SlackDeps): Promise<Reply> {
   if (missing) return { text: missing };
   deps.onCommand?.(command.kind);
 
-  switch (deliveryOf(command.kind)) {
-    case 'direct':
-      return answerDirectly(command, slash, deps);
-    default:
-      break;
-  }
-  if ('modal' in command && command.modal) {
-    if (deps.openModal) return (await deps.openModal(command, slash)) ?? {};
-    return {
-      text: 'That form is not available in this version; give the arguments instead (see /gpu help).',
-    };
-  }
   const binding = await deps.store.projectOf(slash.channel_id);
   const projectId = binding?.projectId ?? deps.defaultProjectId;
-  const result = await acceptRequest(deps, command, {
+  const ctx: JobContext = {
     teamId: slash.team_id,
     channelId: slash.channel_id,
     userId: slash.user_id,
@@ -66,7 +59,29 @@ async function answer(slash: SlashCommand, deps: SlackDeps): Promise<Reply> {
     ...(projectId ? { projectId } : {}),
     ...(slash.response_url ? { responseUrl: slash.response_url } : {}),
     requestedAt: Date.now(),
-  });
+  };
+  switch (deliveryOf(command.kind)) {
+    case 'direct': {
+      // Answered here, but still checked (`/gpu audit` is for admins) and on the audit trail.
+      const refused = await acceptDirect(deps, command, ctx);
+      if (refused) return { text: refused.message };
+      return answerDirectly(command, slash, deps);
+    }
+    default:
+      break;
+  }
+  if ('modal' in command && command.modal) {
+    // No form for someone who may not submit it.
+    const refused = await checkAccess(deps, command.kind, ctx);
+    if (refused) return { text: refused.message };
+    if (deps.openModal) return (await deps.openModal(command, slash)) ?? {};
+    return {
+      text: 'That form is not available in this version; give the arguments instead (see /gpu help).',
+    };
+  }
+  const result = await acceptRequest(deps, command, ctx);
+  if (result.status === 'refused') return { text: result.message };
+  if (result.status === 'pending-approval') return { text: result.notice };
   if (result.status === 'duplicate') {
     return { text: `Already on it: that same request is job ${result.jobId}.` };
   }
@@ -112,7 +127,45 @@ async function answerDirectly(command: GpuCommand, slash: SlashCommand, deps: Sl
       const text = `*Recent jobs in this channel*\n${lines.join('\n')}`;
       return { text: `Recent jobs: ${jobs.length}`, blocks: sections([text.slice(0, 2900)]) };
     }
+    case 'approvals':
+      return answerApprovals(slash, deps);
+    case 'watch':
+      return answerWatch(command, slash, deps);
+    case 'waitlist':
+    case 'waitlist.add':
+    case 'waitlist.rm':
+      return answerWaitlist(command, slash, deps);
+    case 'audit': {
+      const audit = deps.guardrails?.audit;
+      if (!audit) return { text: 'The audit trail is off in this gpuops (no guardrails configured).' };
+      return auditList(await audit.latest(command.limit), command.limit);
+    }
     default:
       return { text: `\`/gpu ${command.kind.replaceAll('.', ' ')}\` comes in a later version of gpuops.` };
   }
+}
+
+/** `/gpu approvals`: what this person may decide, with the buttons, and how many of theirs wait. */
+async function answerApprovals(slash: SlashCommand, deps: SlackDeps): Promise<Reply> {
+  const guardrails = deps.guardrails;
+  if (!guardrails) return { text: 'Approvals are off in this gpuops (no guardrails configured).' };
+  const { policy, approvals } = guardrails;
+  const userId = slash.user_id;
+  const [groups, pending] = await Promise.all([
+    groupsOf(deps, userId, groupsInPolicy(policy)),
+    approvals.listPending({ limit: 200 }),
+  ]);
+  const mine = pending.filter(
+    (r) =>
+      mayApprove({
+        policy,
+        approverId: userId,
+        approverGroups: groups,
+        requesterId: r.requester,
+        kind: r.kind,
+        channelId: r.approvalChannel,
+      }).allowed,
+  );
+  const own = pending.filter((r) => r.requester === userId).length;
+  return pendingList(mine, { ownWaiting: own });
 }

@@ -1,6 +1,7 @@
 import { CloudConflictError, CloudNotFoundError, type Instance } from '../../cloud/index.js';
 import type { CommandOf } from '../../command/command-schema.js';
 import { instanceDetailBlocks, instanceLine, listBlocks } from '../../render/instances.js';
+import { recordInstanceOwner } from '../../store/instance-owners.js';
 import { PermanentJobError } from '../job-errors.js';
 import type { JobRun, Outcome } from '../job-run.js';
 import { pickByRef, resolveRef } from '../resolve.js';
@@ -168,6 +169,8 @@ export async function createInstance(run: JobRun, command: CreateArgs): Promise<
   if (!current)
     throw new PermanentJobError(`${command.name} was created but is gone now; it may have been deleted.`);
   const running = (await waitForState(run, current, 'running')) ?? current;
+  // Whoever asked owns it: the idle-GPU watcher tells them by direct message (docs/watch.md).
+  await recordInstanceOwner(run.deps.store, instanceId, run.data.ctx.userId);
   return settled(running, '');
 }
 

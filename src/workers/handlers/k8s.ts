@@ -1,9 +1,4 @@
-import {
-  CloudConflictError,
-  CloudNotFoundError,
-  type KubernetesCluster,
-  type KubernetesNodePool,
-} from '../../cloud/index.js';
+import type { KubernetesCluster, KubernetesNodePool } from '../../cloud/index.js';
 import type { CommandOf } from '../../command/command-schema.js';
 import {
   k8sClusterBlocks,
@@ -17,7 +12,15 @@ import { PermanentJobError } from '../job-errors.js';
 import type { JobRun, Outcome } from '../job-run.js';
 import { resolveRef } from '../resolve.js';
 import { waitFor } from '../wait-for.js';
-import { pickPool } from './pick-pool.js';
+import {
+  addPool,
+  createOnce,
+  deleteThenWait,
+  ifExists,
+  type PoolFamily,
+  recordedTarget,
+  removePool,
+} from './cluster-ops.js';
 import { withArguments } from './with-arguments.js';
 
 // `/gpu k8s …` except kubeconfig and register. "Ready" per shape: A reports status.type and a cluster
@@ -49,22 +52,8 @@ function resolveCluster(run: JobRun, ref: string): Promise<KubernetesCluster> {
   );
 }
 
-async function readCluster(run: JobRun, id: string): Promise<KubernetesCluster | undefined> {
-  try {
-    return await run.deps.cloud.getK8sCluster({ id }, run.call);
-  } catch (err) {
-    if (err instanceof CloudNotFoundError) return undefined;
-    throw err;
-  }
-}
-
-async function readPool(run: JobRun, clusterId: string, poolId: string) {
-  try {
-    return await run.deps.cloud.getK8sNodePool({ clusterId, poolId }, run.call);
-  } catch (err) {
-    if (err instanceof CloudNotFoundError) return undefined;
-    throw err;
-  }
+function readCluster(run: JobRun, id: string): Promise<KubernetesCluster | undefined> {
+  return ifExists(() => run.deps.cloud.getK8sCluster({ id }, run.call));
 }
 
 /** The cluster's pools; a flat listing (shape C) that ignores the filter is narrowed by cluster name. */
@@ -118,11 +107,6 @@ export async function showK8sCluster(run: JobRun, command: CommandOf<'k8s.show'>
   };
 }
 
-type CreateProgress = {
-  clusterId: string;
-  sent: boolean;
-};
-
 function taken(name: string, version?: string): PermanentJobError {
   return new PermanentJobError(
     `A Kubernetes cluster named ${name} already exists in this project${version ? ` (${version})` : ''}; pick another name, or see it with /gpu k8s show ${name}.`,
@@ -136,26 +120,13 @@ function taken(name: string, version?: string): PermanentJobError {
 export async function createK8sCluster(run: JobRun, request: CommandOf<'k8s.create'>): Promise<Outcome> {
   const command = withArguments(request);
   const { cloud } = run.deps;
-  let clusterId = run.progress<CreateProgress>().clusterId;
-  if (!clusterId) {
-    const existing = (await cloud.listK8sClusters(run.call)).find((c) => c.name === command.name);
-    if (existing && run.progress<CreateProgress>().sent === true) {
-      clusterId = existing.id;
-    } else if (existing) {
-      throw taken(command.name, existing.version);
-    } else {
-      await run.update('working', `Creating Kubernetes cluster ${command.name} (${command.version})…`);
-      await run.saveProgress({ sent: true });
-      try {
-        clusterId = (await cloud.createK8sCluster({ name: command.name, version: command.version }, run.call))
-          .id;
-      } catch (err) {
-        if (err instanceof CloudConflictError) throw taken(command.name);
-        throw err;
-      }
-    }
-    await run.saveProgress({ clusterId });
-  }
+  const clusterId = await createOnce(run, {
+    idKey: 'clusterId',
+    find: async () => (await cloud.listK8sClusters(run.call)).find((c) => c.name === command.name),
+    taken: (existing) => taken(command.name, existing?.version),
+    working: `Creating Kubernetes cluster ${command.name} (${command.version})…`,
+    create: () => cloud.createK8sCluster({ name: command.name, version: command.version }, run.call),
+  });
   const cluster = await waitForCluster(run, clusterId, command.name, 'ready', clusterReady);
   return {
     detail: `Kubernetes cluster ${cluster.name} is ready (${cluster.version}).`,
@@ -163,26 +134,16 @@ export async function createK8sCluster(run: JobRun, request: CommandOf<'k8s.crea
   };
 }
 
-type TargetProgress = { id: string; name: string };
-
 export async function deleteK8sCluster(run: JobRun, command: CommandOf<'k8s.rm'>): Promise<Outcome> {
   // A retry after the delete went through finds no cluster by name: it continues with the recorded id.
-  let target = run.progress<TargetProgress>() as Partial<TargetProgress>;
-  if (!target.id || !target.name) {
+  const { id, name } = await recordedTarget(run, ['id', 'name'], async () => {
     const cluster = await resolveCluster(run, command.cluster);
-    target = { id: cluster.id, name: cluster.name };
-    await run.saveProgress(target);
-  }
-  const { id, name } = target as TargetProgress;
-  await run.update('working', `Deleting Kubernetes cluster ${name}…`);
-  try {
-    await run.deps.cloud.deleteK8sCluster({ id }, run.call);
-  } catch (err) {
-    if (!(err instanceof CloudNotFoundError)) throw err;
-  }
-  await waitFor(run, {
+    return { id: cluster.id, name: cluster.name };
+  });
+  await deleteThenWait(run, {
+    working: `Deleting Kubernetes cluster ${name}…`,
+    remove: () => run.deps.cloud.deleteK8sCluster({ id }, run.call),
     read: () => readCluster(run, id),
-    done: (c) => c === undefined,
     describe: (c) => `status: ${c ? (k8sStatus(c) ?? 'still there') : 'gone'}`,
     goal: `${name} to be deleted`,
   });
@@ -235,111 +196,25 @@ export async function listK8sPools(run: JobRun, command: CommandOf<'k8s.pools'>)
   return { detail: text, result: blocks };
 }
 
-type PoolProgress = {
-  clusterId: string;
-  clusterName: string;
-  poolId: string;
-  sent: boolean;
+const nodePools: PoolFamily<KubernetesNodePool> = {
+  command: 'k8s',
+  nodesAre: 'ready',
+  resolveCluster,
+  pools: poolsOf,
+  read: (run, clusterId, poolId) =>
+    ifExists(() => run.deps.cloud.getK8sNodePool({ clusterId, poolId }, run.call)),
+  create: (run, cluster, pool) =>
+    run.deps.cloud.createK8sNodePool({ clusterId: cluster.id, clusterName: cluster.name, ...pool }, run.call),
+  remove: (run, clusterId, poolId) => run.deps.cloud.deleteK8sNodePool({ clusterId, poolId }, run.call),
+  readiness: k8sPoolReadiness,
+  line: k8sPoolLine,
 };
-
-function poolTaken(cluster: string, pool: KubernetesNodePool | { name: string }): PermanentJobError {
-  const what = 'type' in pool ? ` (${pool.count} × ${pool.type})` : '';
-  return new PermanentJobError(
-    `Cluster ${cluster} already has a node pool named ${pool.name}${what}; pick another name, or see them with /gpu k8s pools ${cluster}.`,
-  );
-}
-
-function poolSummary(pool: KubernetesNodePool): string {
-  const r = k8sPoolReadiness(pool);
-  return r ? `${r.ready}/${pool.count} nodes ready` : 'this cloud does not report its nodes';
-}
 
 /** Idempotent by name within the cluster, like a cluster create; waits for `count` ready nodes. */
 export async function addK8sPool(run: JobRun, request: CommandOf<'k8s.pool.add'>): Promise<Outcome> {
-  const command = withArguments(request);
-  const { cloud } = run.deps;
-  let progress = run.progress<PoolProgress>();
-  if (!progress.clusterId || !progress.clusterName) {
-    const cluster = await resolveCluster(run, command.cluster);
-    await run.saveProgress({ clusterId: cluster.id, clusterName: cluster.name });
-    progress = run.progress<PoolProgress>();
-  }
-  const clusterId = progress.clusterId!;
-  const clusterName = progress.clusterName!;
-  let poolId = progress.poolId;
-  if (!poolId) {
-    const existing = (await poolsOf(run, { id: clusterId, name: clusterName })).find(
-      (p) => p.name === command.name,
-    );
-    if (existing && progress.sent === true) {
-      poolId = existing.id;
-    } else if (existing) {
-      throw poolTaken(clusterName, existing);
-    } else {
-      await run.update(
-        'working',
-        `Adding node pool ${command.name} (${command.count} × ${command.type}) to ${clusterName}…`,
-      );
-      await run.saveProgress({ sent: true });
-      try {
-        const created = await cloud.createK8sNodePool(
-          { clusterId, clusterName, name: command.name, type: command.type, count: command.count },
-          run.call,
-        );
-        poolId = created.id;
-      } catch (err) {
-        if (err instanceof CloudConflictError) throw poolTaken(clusterName, { name: command.name });
-        throw err;
-      }
-    }
-    await run.saveProgress({ poolId });
-  }
-  const id = poolId;
-  const pool = await waitFor(run, {
-    read: () => readPool(run, clusterId, id),
-    done: (p) => {
-      if (!p) return false;
-      const r = k8sPoolReadiness(p);
-      return r === undefined || r.ready >= p.count;
-    },
-    failed: (p) =>
-      p ? null : `Node pool ${command.name} disappeared from ${clusterName} while it was starting.`,
-    describe: (p) => (p ? poolSummary(p) : 'gone'),
-    goal: `node pool ${command.name} of ${clusterName} to be ready`,
-  });
-  return {
-    detail: `Node pool ${pool!.name} of ${clusterName} is ready: ${pool!.count} × ${pool!.type}, ${poolSummary(pool!)}.`,
-    result: listBlocks(`Node pool of ${clusterName}`, [k8sPoolLine(pool!)]).blocks,
-  };
+  return addPool(run, withArguments(request), nodePools);
 }
 
-type PoolRmProgress = { clusterId: string; clusterName: string; poolId: string; poolName: string };
-
 export async function removeK8sPool(run: JobRun, command: CommandOf<'k8s.pool.rm'>): Promise<Outcome> {
-  let target = run.progress<PoolRmProgress>();
-  if (!target.poolId || !target.clusterId) {
-    const cluster = await resolveCluster(run, command.cluster);
-    const pool = pickPool(await poolsOf(run, cluster), command.pool, cluster.name);
-    await run.saveProgress({
-      clusterId: cluster.id,
-      clusterName: cluster.name,
-      poolId: pool.id,
-      poolName: pool.name,
-    });
-    target = run.progress<PoolRmProgress>();
-  }
-  const { clusterId, clusterName, poolId, poolName } = target as PoolRmProgress;
-  await run.update('working', `Deleting node pool ${poolName} of ${clusterName}…`);
-  try {
-    await run.deps.cloud.deleteK8sNodePool({ clusterId, poolId }, run.call);
-  } catch (err) {
-    if (!(err instanceof CloudNotFoundError)) throw err;
-  }
-  await waitFor(run, {
-    read: () => readPool(run, clusterId, poolId),
-    done: (p) => p === undefined,
-    describe: (p) => (p ? 'still there' : 'gone'),
-    goal: `node pool ${poolName} of ${clusterName} to be deleted`,
-  });
-  return { detail: `Node pool ${poolName} of ${clusterName} is deleted.` };
+  return removePool(run, command, nodePools);
 }

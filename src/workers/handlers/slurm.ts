@@ -21,7 +21,15 @@ import type { JobRun, Outcome } from '../job-run.js';
 import { usernameFromSlackUser } from '../posix-username.js';
 import { resolveRef } from '../resolve.js';
 import { waitFor } from '../wait-for.js';
-import { pickPool } from './pick-pool.js';
+import {
+  addPool,
+  createOnce,
+  deleteThenWait,
+  ifExists,
+  type PoolFamily,
+  recordedTarget,
+  removePool,
+} from './cluster-ops.js';
 import { withArguments } from './with-arguments.js';
 
 // `/gpu slurm …`. A Slurm cluster reports no status in any shape: it is ready once it can be read. A
@@ -51,21 +59,7 @@ async function readCluster(run: JobRun, id: string): Promise<SlurmCluster | unde
   const { cloud } = run.deps;
   if (!cloud.supports('getSlurmCluster'))
     return (await cloud.listSlurmClusters(run.call)).find((c) => c.id === id);
-  try {
-    return await cloud.getSlurmCluster({ id }, run.call);
-  } catch (err) {
-    if (err instanceof CloudNotFoundError) return undefined;
-    throw err;
-  }
-}
-
-async function readPool(run: JobRun, clusterId: string, poolId: string): Promise<SlurmNodePool | undefined> {
-  try {
-    return await run.deps.cloud.getSlurmNodePool({ clusterId, poolId }, run.call);
-  } catch (err) {
-    if (err instanceof CloudNotFoundError) return undefined;
-    throw err;
-  }
+  return ifExists(() => cloud.getSlurmCluster({ id }, run.call));
 }
 
 /** Whether the shape lists Slurm pools per cluster; C's route takes no cluster and lists the project's. */
@@ -92,8 +86,6 @@ export async function showSlurmCluster(run: JobRun, command: CommandOf<'slurm.sh
   };
 }
 
-type CreateProgress = { clusterId: string; sent: boolean };
-
 function taken(name: string): PermanentJobError {
   return new PermanentJobError(
     `A Slurm cluster named ${name} already exists in this project; pick another name, or see it with /gpu slurm show ${name}.`,
@@ -104,26 +96,13 @@ function taken(name: string): PermanentJobError {
 export async function createSlurmCluster(run: JobRun, request: CommandOf<'slurm.create'>): Promise<Outcome> {
   const command = withArguments(request);
   const { cloud } = run.deps;
-  let clusterId = run.progress<CreateProgress>().clusterId;
-  if (!clusterId) {
-    const existing = (await cloud.listSlurmClusters(run.call)).find((c) => c.name === command.name);
-    if (existing && run.progress<CreateProgress>().sent === true) {
-      clusterId = existing.id;
-    } else if (existing) {
-      throw taken(command.name);
-    } else {
-      await run.update('working', `Creating Slurm cluster ${command.name}…`);
-      await run.saveProgress({ sent: true });
-      try {
-        clusterId = (await cloud.createSlurmCluster({ name: command.name }, run.call)).id;
-      } catch (err) {
-        if (err instanceof CloudConflictError) throw taken(command.name);
-        throw err;
-      }
-    }
-    await run.saveProgress({ clusterId });
-  }
-  const id = clusterId;
+  const id = await createOnce(run, {
+    idKey: 'clusterId',
+    find: async () => (await cloud.listSlurmClusters(run.call)).find((c) => c.name === command.name),
+    taken: () => taken(command.name),
+    working: `Creating Slurm cluster ${command.name}…`,
+    create: () => cloud.createSlurmCluster({ name: command.name }, run.call),
+  });
   const cluster = await waitFor(run, {
     read: () => readCluster(run, id),
     done: (c) => c !== undefined,
@@ -136,26 +115,15 @@ export async function createSlurmCluster(run: JobRun, request: CommandOf<'slurm.
   };
 }
 
-type TargetProgress = { id: string; name: string };
-
 export async function deleteSlurmCluster(run: JobRun, command: CommandOf<'slurm.rm'>): Promise<Outcome> {
-  let target = run.progress<TargetProgress>();
-  if (!target.id || !target.name) {
+  const { id, name } = await recordedTarget(run, ['id', 'name'], async () => {
     const cluster = await resolveCluster(run, command.cluster);
-    await run.saveProgress({ id: cluster.id, name: cluster.name });
-    target = run.progress<TargetProgress>();
-  }
-  const { id, name } = target as TargetProgress;
-  await run.update('working', `Deleting Slurm cluster ${name}…`);
-  try {
-    await run.deps.cloud.deleteSlurmCluster({ id }, run.call);
-  } catch (err) {
-    if (!(err instanceof CloudNotFoundError)) throw err;
-  }
-  await waitFor(run, {
+    return { id: cluster.id, name: cluster.name };
+  });
+  await deleteThenWait(run, {
+    working: `Deleting Slurm cluster ${name}…`,
+    remove: () => run.deps.cloud.deleteSlurmCluster({ id }, run.call),
     read: () => readCluster(run, id),
-    done: (c) => c === undefined,
-    describe: (c) => (c ? 'still there' : 'gone'),
     goal: `${name} to be deleted`,
   });
   return { detail: `Slurm cluster ${name} is deleted.` };
@@ -174,107 +142,27 @@ export async function listSlurmPools(run: JobRun, command: CommandOf<'slurm.pool
   return { detail: text, result: blocks };
 }
 
-type PoolProgress = { clusterId: string; clusterName: string; poolId: string; sent: boolean };
-
-function poolTaken(cluster: string, name: string, existing?: SlurmNodePool): PermanentJobError {
-  const what = existing?.count !== undefined ? ` (${existing.count} × ${existing.type})` : '';
-  return new PermanentJobError(
-    `Cluster ${cluster} already has a node pool named ${name}${what}; pick another name, or see them with /gpu slurm pools ${cluster}.`,
-  );
-}
-
-function poolSummary(pool: SlurmNodePool): string {
-  const r = slurmPoolReadiness(pool);
-  return r ? `${r.ready}/${pool.count ?? r.total} nodes up` : 'this cloud does not report its nodes';
-}
+const nodePools: PoolFamily<SlurmNodePool> = {
+  command: 'slurm',
+  nodesAre: 'up',
+  resolveCluster,
+  pools: (run, cluster) => poolsOf(run, cluster.id),
+  read: (run, clusterId, poolId) =>
+    ifExists(() => run.deps.cloud.getSlurmNodePool({ clusterId, poolId }, run.call)),
+  create: (run, cluster, pool) =>
+    run.deps.cloud.createSlurmNodePool({ clusterId: cluster.id, ...pool }, run.call),
+  remove: (run, clusterId, poolId) => run.deps.cloud.deleteSlurmNodePool({ clusterId, poolId }, run.call),
+  readiness: slurmPoolReadiness,
+  line: slurmPoolLine,
+};
 
 /** Idempotent by name within the cluster; waits for `count` nodes up where nodes are listed. */
 export async function addSlurmPool(run: JobRun, request: CommandOf<'slurm.pool.add'>): Promise<Outcome> {
-  const command = withArguments(request);
-  const { cloud } = run.deps;
-  let progress = run.progress<PoolProgress>();
-  if (!progress.clusterId || !progress.clusterName) {
-    const cluster = await resolveCluster(run, command.cluster);
-    await run.saveProgress({ clusterId: cluster.id, clusterName: cluster.name });
-    progress = run.progress<PoolProgress>();
-  }
-  const clusterId = progress.clusterId!;
-  const clusterName = progress.clusterName!;
-  let poolId = progress.poolId;
-  if (!poolId) {
-    const existing = (await poolsOf(run, clusterId)).find((p) => p.name === command.name);
-    if (existing && progress.sent === true) {
-      poolId = existing.id;
-    } else if (existing) {
-      throw poolTaken(clusterName, command.name, existing);
-    } else {
-      await run.update(
-        'working',
-        `Adding node pool ${command.name} (${command.count} × ${command.type}) to ${clusterName}…`,
-      );
-      await run.saveProgress({ sent: true });
-      try {
-        poolId = (
-          await cloud.createSlurmNodePool(
-            { clusterId, name: command.name, type: command.type, count: command.count },
-            run.call,
-          )
-        ).id;
-      } catch (err) {
-        if (err instanceof CloudConflictError) throw poolTaken(clusterName, command.name);
-        throw err;
-      }
-    }
-    await run.saveProgress({ poolId });
-  }
-  const id = poolId;
-  const pool = await waitFor(run, {
-    read: () => readPool(run, clusterId, id),
-    done: (p) => {
-      if (!p) return false;
-      const r = slurmPoolReadiness(p);
-      return r === undefined || r.ready >= (p.count ?? command.count);
-    },
-    failed: (p) =>
-      p ? null : `Node pool ${command.name} disappeared from ${clusterName} while it was starting.`,
-    describe: (p) => (p ? poolSummary(p) : 'gone'),
-    goal: `node pool ${command.name} of ${clusterName} to be ready`,
-  });
-  return {
-    detail: `Node pool ${pool!.name} of ${clusterName} is ready: ${pool!.count ?? command.count} × ${pool!.type}, ${poolSummary(pool!)}.`,
-    result: listBlocks(`Node pool of ${clusterName}`, [slurmPoolLine(pool!)]).blocks,
-  };
+  return addPool(run, withArguments(request), nodePools);
 }
 
-type PoolRmProgress = { clusterId: string; clusterName: string; poolId: string; poolName: string };
-
 export async function removeSlurmPool(run: JobRun, command: CommandOf<'slurm.pool.rm'>): Promise<Outcome> {
-  let target = run.progress<PoolRmProgress>();
-  if (!target.poolId || !target.clusterId) {
-    const cluster = await resolveCluster(run, command.cluster);
-    const pool = pickPool(await poolsOf(run, cluster.id), command.pool, cluster.name);
-    await run.saveProgress({
-      clusterId: cluster.id,
-      clusterName: cluster.name,
-      poolId: pool.id,
-      poolName: pool.name,
-    });
-    target = run.progress<PoolRmProgress>();
-  }
-  const { clusterId, clusterName, poolId, poolName } = target as PoolRmProgress;
-  await run.update('working', `Deleting node pool ${poolName} of ${clusterName}…`);
-  try {
-    await run.deps.cloud.deleteSlurmNodePool({ clusterId, poolId }, run.call);
-  } catch (err) {
-    if (!(err instanceof CloudNotFoundError)) throw err;
-  }
-  await waitFor(run, {
-    read: () => readPool(run, clusterId, poolId),
-    done: (p) => p === undefined,
-    describe: (p) => (p ? 'still there' : 'gone'),
-    goal: `node pool ${poolName} of ${clusterName} to be deleted`,
-  });
-  return { detail: `Node pool ${poolName} of ${clusterName} is deleted.` };
+  return removePool(run, command, nodePools);
 }
 
 // ─── Users (shape A) ─────────────────────────────────────────────────────────────────────────────
@@ -383,12 +271,7 @@ async function findUser(run: JobRun, clusterId: string, username: string): Promi
   const { cloud } = run.deps;
   if (!cloud.supports('getSlurmUser'))
     return (await cloud.listSlurmUsers({ clusterId }, run.call)).find((u) => u.username === username);
-  try {
-    return await cloud.getSlurmUser({ clusterId, username }, run.call);
-  } catch (err) {
-    if (err instanceof CloudNotFoundError) return undefined;
-    throw err;
-  }
+  return ifExists(() => cloud.getSlurmUser({ clusterId, username }, run.call));
 }
 
 async function notAUser(run: JobRun, cluster: SlurmCluster, username: string): Promise<PermanentJobError> {

@@ -1,0 +1,126 @@
+import { createWriteStream } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import type { Writable } from 'node:stream';
+import { finished } from 'node:stream/promises';
+import { parseArgs } from 'node:util';
+import { Redis } from 'ioredis';
+import { ConfigError, parseConfig } from '../config.js';
+import { AppError, ErrorCode } from '../errors.js';
+import { createLogger, redactText } from '../log/logger.js';
+import { loadPolicy } from '../policy/load-policy.js';
+import { createAudit } from '../store/audit.js';
+
+// `gpuops audit export [--out <file.jsonl>]`: the audit trail (src/store/audit.ts) as JSON lines,
+// oldest first, for a SIEM or a spreadsheet. Reads REDIS_URL, and GPUOPS_POLICY for the retention.
+
+export const AUDIT_USAGE = `Usage: gpuops audit export [--out <file.jsonl>]
+
+  Writes every audit entry within the retention (the policy's audit.retention, default 30d), oldest
+  first, one JSON object a line: event, actor, approver, operation, target, project, parameters
+  (secrets removed), outcome, durationMs, jobId, approvalId, channel, at (ms) and id.
+
+  --out   file to write (default: standard output)
+
+Reads REDIS_URL (default redis://127.0.0.1:6379) and GPUOPS_POLICY.
+`;
+
+export interface AuditExportIo {
+  readonly stdout: Writable;
+  readonly stderr: { write(text: string): unknown };
+}
+
+/** The Redis URL without user or password, for messages. */
+function safeUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    u.username = '';
+    u.password = '';
+    return u.toString();
+  } catch {
+    return 'REDIS_URL';
+  }
+}
+
+function parse(args: readonly string[]): { out?: string } | 'help' {
+  const { values, positionals } = parseArgs({
+    args: [...args],
+    allowPositionals: true,
+    options: { out: { type: 'string', short: 'o' }, help: { type: 'boolean', short: 'h' } },
+  });
+  if (values.help) return 'help';
+  const [action, ...extra] = positionals;
+  if (action !== 'export') {
+    throw new Error(
+      action ? `unknown action "${action}"; the one action is export.` : 'say what to do: export.',
+    );
+  }
+  if (extra.length > 0) throw new Error(`unexpected argument "${extra[0]}".`);
+  if (values.out === '') throw new Error('--out needs a file name.');
+  return values.out !== undefined ? { out: values.out } : {};
+}
+
+export async function runAuditExport(
+  args: readonly string[],
+  env: Record<string, string | undefined>,
+  io: AuditExportIo = { stdout: process.stdout, stderr: process.stderr },
+): Promise<number> {
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(args);
+  } catch (err) {
+    io.stderr.write(`gpuops audit: ${(err as Error).message}\n\n${AUDIT_USAGE}`);
+    return 2;
+  }
+  if (parsed === 'help') {
+    io.stdout.write(AUDIT_USAGE);
+    return 0;
+  }
+  let redis: Redis | undefined;
+  try {
+    const config = parseConfig(env, 'none');
+    const policy = await loadPolicy(config.GPUOPS_POLICY);
+    redis = new Redis(config.REDIS_URL, {
+      lazyConnect: true,
+      maxRetriesPerRequest: 1,
+      connectTimeout: 5_000,
+      retryStrategy: () => null,
+    });
+    redis.on('error', () => {});
+    try {
+      await redis.connect();
+    } catch (err) {
+      throw new AppError(
+        ErrorCode.Config,
+        `Could not reach Redis at ${safeUrl(config.REDIS_URL)} (${redactText((err as Error).message)}): check REDIS_URL and that Redis is running.`,
+      );
+    }
+    const audit = createAudit(redis, {
+      retentionSeconds: policy.audit.retentionSeconds,
+      log: createLogger({ level: 'silent' }),
+    });
+    if (parsed.out) {
+      const path = resolve(parsed.out);
+      await mkdir(dirname(path), { recursive: true });
+      const file = createWriteStream(path);
+      const count = await audit.exportJsonLines(file);
+      file.end();
+      await finished(file);
+      io.stderr.write(`Wrote ${count} audit entries to ${parsed.out}.\n`);
+    } else {
+      await audit.exportJsonLines(io.stdout);
+    }
+    return 0;
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      io.stderr.write(`gpuops audit: ${err.message}\nSee .env.example for every setting.\n`);
+      return 1;
+    }
+    const message =
+      err instanceof AppError ? err.message : redactText((err as Error)?.message ?? String(err));
+    io.stderr.write(`gpuops audit: ${message}\n`);
+    return 1;
+  } finally {
+    redis?.disconnect();
+  }
+}

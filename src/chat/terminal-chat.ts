@@ -1,0 +1,518 @@
+import type { ChatIo } from './chat-io.js';
+import type { ButtonRef, DirectoryUser, LocalSlackApi, LocalView } from './local-slack-api.js';
+import {
+  answerField,
+  type FormField,
+  fieldPrompt,
+  formFields,
+  type RenderContext,
+  type StateValue,
+  type TerminalStyle,
+} from './render-terminal.js';
+import {
+  type Actor,
+  blockActionsBody,
+  slashCommandBody,
+  type TerminalReceiver,
+  viewSubmissionBody,
+} from './terminal-receiver.js';
+
+// The chat loop of `gpuops demo`: reads lines (a person at a prompt, or a script), sends `/gpu …` to
+// the bot through the terminal receiver as the acting user in the current channel, presses buttons by
+// number or label, fills forms field by field, switches user and channel. In a script it waits for
+// each line's jobs to settle and remembers every line that failed.
+
+export interface ChatOptions {
+  readonly receiver: TerminalReceiver;
+  readonly slack: LocalSlackApi;
+  readonly io: ChatIo;
+  readonly style: TerminalStyle;
+  readonly teamId: string;
+  readonly people: readonly DirectoryUser[];
+  /** What each person is for in the demo, shown by /people (e.g. "requester"). */
+  readonly roles?: Readonly<Record<string, string>>;
+  /** Channel id → name. */
+  readonly channels: Readonly<Record<string, string>>;
+  readonly userId: string;
+  readonly channelId: string;
+  /**
+   * Waits until the jobs of the last request have settled: nothing queued or running, and no message
+   * still saying Queued, Working or Waiting. Resolves with what is still pending when it gives up.
+   */
+  readonly settle: () => Promise<{ readonly ok: true } | { readonly ok: false; readonly pending: string }>;
+  /** Why `/gpu <text>` is refused before it reaches a job (it does not parse, or not in this shape). */
+  readonly refusal?: (text: string) => string | undefined;
+}
+
+export interface ChatFailure {
+  /** Line number in the input (1-based). */
+  readonly line: number;
+  readonly input: string;
+  readonly reason: string;
+}
+
+export interface ChatResult {
+  readonly failures: readonly ChatFailure[];
+  /** How it ended: end of input, /quit, or Ctrl-C. */
+  readonly ended: 'end' | 'quit' | 'interrupted';
+}
+
+export const CHAT_HELP = [
+  'Chat commands (everything else starting with /gpu goes to the bot):',
+  '  /gpu <command>        talk to gpuops as the current user in the current channel (/gpu help lists them)',
+  '  2  or  /press 2       press button [2]; /press Approve presses the latest button labelled Approve',
+  '  /as <user>            act as someone else: a name (ada, bob) or a user id (U0BOB); /user does the same',
+  '  /channel <channel>    switch channel: a name (gpu-ops, #ops) or an id (C0OPS)',
+  '  /people               who is who in this demo',
+  '  /cancel               close the form being filled in (at any of its prompts)',
+  '  /help                 this list',
+  '  /quit                 stop everything and leave (Ctrl-C or the end of input does the same)',
+  'In a form: one prompt per field; Enter keeps the value shown; choose options by their number.',
+];
+
+/** Answers that say a request was refused or went wrong, where the bot answers in words alone. */
+const ERROR_TEXT = [
+  /^Failed\b/,
+  /^:x:/,
+  /^:no_entry/,
+  /^:warning:/,
+  /cannot reach its queue/,
+  /^I could not /,
+  /needs the \*?[a-z]+\*? role/,
+  /is not available in shape/,
+  /^That form is not available/,
+];
+
+/** True when an answer shown to the requester reports a failure. */
+export function looksLikeError(text: string | undefined): boolean {
+  return text !== undefined && ERROR_TEXT.some((re) => re.test(text.trim()));
+}
+
+function ackContent(response: unknown): { text?: string; blocks?: readonly unknown[] } | undefined {
+  if (typeof response === 'string') return response === '' ? undefined : { text: response };
+  if (typeof response !== 'object' || response === null) return undefined;
+  const r = response as { text?: unknown; blocks?: unknown };
+  const text = typeof r.text === 'string' && r.text !== '' ? r.text : undefined;
+  const blocks = Array.isArray(r.blocks) && r.blocks.length > 0 ? r.blocks : undefined;
+  if (text === undefined && blocks === undefined) return undefined;
+  return { ...(text !== undefined ? { text } : {}), ...(blocks ? { blocks } : {}) };
+}
+
+type Values = Record<string, Record<string, StateValue>>;
+
+export class TerminalChat {
+  private userId: string;
+  private channelId: string;
+  private readonly failures: ChatFailure[] = [];
+  private lineNumber = 0;
+  private interrupted = false;
+  private stopReading: (() => void) | undefined;
+  /** A script line a form did not take (a command where a field's answer was due): read it next. */
+  private pushedBack: { readonly text: string; readonly line: number } | undefined;
+  /** Lines read so far, form answers included: the number of the last line read. */
+  private linesRead = 0;
+
+  constructor(private readonly options: ChatOptions) {
+    this.userId = options.userId;
+    this.channelId = options.channelId;
+  }
+
+  /** The person at the keyboard now. */
+  get currentUser(): string {
+    return this.userId;
+  }
+
+  get actor(): Actor {
+    const user = this.person(this.userId);
+    return {
+      teamId: this.options.teamId,
+      userId: this.userId,
+      userName: user?.name ?? this.userId.toLowerCase(),
+      channelId: this.channelId,
+      channelName: this.options.channels[this.channelId] ?? this.channelId.toLowerCase(),
+    };
+  }
+
+  /** Ctrl-C: stop reading; run() ends after the line in hand. */
+  interrupt(): void {
+    this.interrupted = true;
+    this.stopReading?.();
+  }
+
+  async run(): Promise<ChatResult> {
+    const { io } = this.options;
+    io.onInterrupt(() => this.interrupt());
+    for (;;) {
+      if (this.interrupted) return { failures: this.failures, ended: 'interrupted' };
+      const line = await this.read(this.prompt());
+      if (line === undefined) {
+        return { failures: this.failures, ended: this.interrupted ? 'interrupted' : 'end' };
+      }
+      const lineNumber = this.lineNumber;
+      const input = line.trim();
+      let outcome: { failed?: string; quit?: boolean };
+      try {
+        outcome = await this.handle(input);
+      } catch (err) {
+        outcome = { failed: (err as Error).message };
+        this.say(`✗ ${(err as Error).message}`);
+      }
+      if (outcome.failed !== undefined) {
+        this.failures.push({ line: lineNumber, input, reason: outcome.failed });
+        if (!io.interactive)
+          this.say(this.options.style.dim(`(line ${lineNumber} failed: ${outcome.failed})`));
+      }
+      if (outcome.quit) return { failures: this.failures, ended: 'quit' };
+    }
+  }
+
+  private read(prompt: string): Promise<string | undefined> {
+    const back = this.pushedBack;
+    if (back !== undefined) {
+      this.pushedBack = undefined;
+      this.lineNumber = back.line;
+      if (!this.options.io.interactive) this.say(`${prompt}${back.text}`);
+      return Promise.resolve(back.text);
+    }
+    return new Promise((resolve) => {
+      this.stopReading = () => resolve(undefined);
+      this.options.io.next(prompt).then(
+        (line) => {
+          if (line !== undefined) this.lineNumber = ++this.linesRead;
+          resolve(line);
+        },
+        () => resolve(undefined),
+      );
+    });
+  }
+
+  private prompt(): string {
+    const actor = this.actor;
+    return `${actor.userName} in #${actor.channelName}› `;
+  }
+
+  private say(...lines: string[]): void {
+    this.options.io.print(lines);
+  }
+
+  private person(ref: string): DirectoryUser | undefined {
+    const wanted = ref.replace(/^@/, '').toLowerCase();
+    return this.options.people.find((p) => p.id.toLowerCase() === wanted || p.name.toLowerCase() === wanted);
+  }
+
+  private async handle(input: string): Promise<{ failed?: string; quit?: boolean }> {
+    if (input === '' || input.startsWith('#')) return {};
+    if (/^\d+$/.test(input)) return this.press(input);
+    const [word = '', ...rest] = input.split(/\s+/);
+    const arg = rest.join(' ');
+    switch (word.toLowerCase()) {
+      case '/gpu':
+        return this.command(arg);
+      case '/press':
+        return this.press(arg);
+      case '/as':
+      case '/user':
+        return this.switchUser(arg);
+      case '/channel':
+        return this.switchChannel(arg);
+      case '/people':
+      case '/users':
+        this.listPeople();
+        return {};
+      case '/help':
+        this.say(...CHAT_HELP, '');
+        return {};
+      case '/quit':
+      case '/exit':
+        return { quit: true };
+      case '/cancel':
+        this.say('There is no form open to cancel.');
+        return {};
+      default: {
+        const what = word.startsWith('/')
+          ? `${word} is not a command of this chat`
+          : 'this chat only takes /gpu commands and its own /commands';
+        this.say(`${what}: type /help to see them.`);
+        return { failed: what };
+      }
+    }
+  }
+
+  private listPeople(): void {
+    const roles = this.options.roles ?? {};
+    this.say(
+      'People in this demo:',
+      ...this.options.people.map(
+        (p) =>
+          `  ${p.name.padEnd(8)} ${p.id.padEnd(10)} ${p.displayName || p.realName}${roles[p.id] ? ` — ${roles[p.id]}` : ''}${p.id === this.userId ? ' (you now)' : ''}`,
+      ),
+      'Channels:',
+      ...Object.entries(this.options.channels).map(
+        ([id, name]) => `  #${name.padEnd(14)} ${id}${id === this.channelId ? ' (here now)' : ''}`,
+      ),
+      '',
+    );
+  }
+
+  private switchUser(ref: string): { failed?: string } {
+    const person = this.person(ref.trim());
+    if (!person) {
+      const known = this.options.people.map((p) => `${p.name} (${p.id})`).join(', ');
+      const reason = ref.trim() === '' ? 'say who: /as bob' : `nobody called "${ref.trim()}" here`;
+      this.say(`${reason}; the people are ${known}.`);
+      return { failed: reason };
+    }
+    this.userId = person.id;
+    this.say(
+      this.options.style.dim(
+        `You are now ${person.name} (${person.displayName || person.realName}, ${person.id}).`,
+      ),
+    );
+    return {};
+  }
+
+  private switchChannel(ref: string): { failed?: string } {
+    const wanted = ref.trim().replace(/^#/, '');
+    const byName = Object.entries(this.options.channels).find(([, name]) => name === wanted.toLowerCase());
+    const id = byName?.[0] ?? (/^[CG][A-Z0-9]+$/.test(wanted) ? wanted : undefined);
+    if (!id) {
+      const known = Object.entries(this.options.channels)
+        .map(([cid, name]) => `#${name} (${cid})`)
+        .join(', ');
+      const reason = wanted === '' ? 'say which: /channel ops' : `no channel "${wanted}"`;
+      this.say(`${reason}; the channels are ${known}, or give any channel id such as C0NEW.`);
+      return { failed: reason };
+    }
+    this.channelId = id;
+    this.say(this.options.style.dim(`Now in #${this.actor.channelName}.`));
+    return {};
+  }
+
+  // ---------- requests ----------
+
+  private async command(text: string): Promise<{ failed?: string }> {
+    const { slack, receiver } = this.options;
+    const actor = this.actor;
+    const mark = slack.mark();
+    const refused = this.options.refusal?.(text);
+    const responseUrl = slack.responseUrl({ userId: actor.userId, channelId: actor.channelId });
+    const triggerId = slack.issueTrigger(actor.userId);
+    const { response } = await receiver.deliver(slashCommandBody(actor, text, { responseUrl, triggerId }));
+    const reply = ackContent(response);
+    if (reply) slack.showEphemeral(actor.channelId, actor.userId, reply);
+    const failed = await this.afterRequest(mark);
+    return refused !== undefined ? { failed: refused } : failed;
+  }
+
+  private async press(ref: string): Promise<{ failed?: string }> {
+    const { slack, receiver } = this.options;
+    const wanted = ref.trim();
+    if (wanted === '') {
+      this.say('Say which button: /press 2, or /press Approve.');
+      return { failed: 'no button given' };
+    }
+    const button: ButtonRef | undefined = /^\d+$/.test(wanted)
+      ? slack.button(Number(wanted))
+      : slack.buttonLabelled(wanted);
+    if (!button) {
+      this.say(
+        `There is no button ${/^\d+$/.test(wanted) ? `[${wanted}]` : `labelled "${wanted}"`} on screen.`,
+      );
+      return { failed: `no button ${wanted}` };
+    }
+    if (!slack.stillThere(button)) {
+      this.say(`Button [${button.number}] ${button.text} is gone: its message or form changed since.`);
+      return { failed: `button ${button.number} is gone` };
+    }
+    const actor = this.actor;
+    const mark = slack.mark();
+    const triggerId = slack.issueTrigger(actor.userId);
+    const place = button.place;
+    this.say(this.options.style.dim(`@${actor.userName} pressed [${button.number}] ${button.text}`));
+    if (place.kind === 'view') {
+      const view = slack.view(place.viewId);
+      if (!view) return { failed: 'the form is gone' };
+      await receiver.deliver(
+        blockActionsBody(
+          actor,
+          button,
+          { kind: 'view', view: { ...view.view, id: view.id, hash: view.hash } },
+          triggerId,
+        ),
+      );
+    } else {
+      const content = slack.contentAt(place) ?? {};
+      const responseUrl = slack.responseUrl({ userId: actor.userId, channelId: place.channel, place });
+      await receiver.deliver(
+        blockActionsBody(
+          actor,
+          button,
+          {
+            kind: 'message',
+            channelId: place.channel,
+            message: content,
+            ephemeral: place.kind === 'ephemeral',
+            responseUrl,
+          },
+          triggerId,
+        ),
+      );
+    }
+    return this.afterRequest(mark);
+  }
+
+  /**
+   * After a request: fill in a form it opened, wait for its jobs in a script, and say whether anything
+   * people saw reports a failure.
+   */
+  private async afterRequest(mark: number): Promise<{ failed?: string }> {
+    const { slack, io } = this.options;
+    let formFailure: string | undefined;
+    const opened = slack
+      .activitySince(mark)
+      .flatMap((a) => (a.kind === 'view' && a.view.user === this.userId && !a.view.closed ? [a.view] : []))
+      .at(-1);
+    if (opened) {
+      // A form can open in a loading state that a job fills in: let that settle first.
+      const settled = await this.options.settle();
+      if (!settled.ok) return { failed: `still waiting for ${settled.pending}` };
+      formFailure = await this.fillForm(opened.id);
+    }
+    if (!io.interactive) {
+      const settled = await this.options.settle();
+      if (!settled.ok) {
+        this.say(`Still waiting for ${settled.pending}; going on with the next line.`);
+        return { failed: `still waiting for ${settled.pending}` };
+      }
+    }
+    if (formFailure !== undefined) return { failed: formFailure };
+    const failed = this.failuresSince(mark);
+    return failed.length > 0 ? { failed: failed.join('; ') } : {};
+  }
+
+  /** What people saw since `mark` that reports a failure: a job that ended Failed, an error answer. */
+  private failuresSince(mark: number): string[] {
+    const out: string[] = [];
+    const seen = new Set<number>();
+    const firstLine = (text: string | undefined) => (text ?? '').split('\n')[0]!.slice(0, 200);
+    for (const activity of this.options.slack.activitySince(mark)) {
+      if (activity.kind === 'message' && !seen.has(activity.message.number)) {
+        seen.add(activity.message.number);
+        const text = activity.message.text;
+        if (!activity.message.deleted && /^Failed\b/.test(text ?? '')) {
+          out.push(`#${activity.message.number} ${firstLine(text)}`);
+        }
+      }
+      if (activity.kind === 'ephemeral' && looksLikeError(activity.ephemeral.text)) {
+        out.push(firstLine(activity.ephemeral.text));
+      }
+    }
+    return out;
+  }
+
+  // ---------- forms ----------
+
+  private renderContext(): RenderContext {
+    return { style: this.options.style };
+  }
+
+  /** Asks for each field of the form, submits it, and follows what the bot answers. */
+  private async fillForm(viewId: string): Promise<string | undefined> {
+    const { slack, receiver, io, style } = this.options;
+    let id = viewId;
+    let values: Values = {};
+    let only: Set<string> | undefined;
+    for (;;) {
+      const view: LocalView | undefined = slack.view(id);
+      if (!view || view.closed) return undefined;
+      const fields = formFields(view.view, this.renderContext());
+      if (fields.length === 0) {
+        this.say(
+          style.dim(
+            '(This form has nothing to fill in; it is closed. Press its buttons by number before, if any.)',
+          ),
+          '',
+        );
+        slack.closeView(id);
+        return undefined;
+      }
+      for (const field of fields) {
+        if (only && !only.has(field.blockId)) continue;
+        const answer = await this.askField(field);
+        if (answer === 'cancel') {
+          slack.closeView(id, true);
+          this.say(style.dim('Form cancelled.'), '');
+          return io.interactive ? undefined : 'the form was cancelled';
+        }
+        if (typeof answer === 'string') {
+          slack.closeView(id, true);
+          return answer;
+        }
+        values = { ...values, [field.blockId]: { [field.actionId]: answer } };
+      }
+      const actor = this.actor;
+      const { response } = await receiver.deliver(
+        viewSubmissionBody(actor, view, values, slack.issueTrigger(actor.userId)),
+      );
+      const action = (response ?? {}) as {
+        response_action?: string;
+        errors?: Record<string, string>;
+        view?: Record<string, unknown>;
+      };
+      switch (action.response_action) {
+        case 'errors': {
+          const errors = action.errors ?? {};
+          const labelOf = (blockId: string) => fields.find((f) => f.blockId === blockId)?.label ?? blockId;
+          this.say(...Object.entries(errors).map(([block, message]) => `✗ ${labelOf(block)}: ${message}`));
+          if (!io.interactive) {
+            slack.closeView(id, true);
+            this.say(style.dim('Form closed.'), '');
+            return `the form was refused: ${Object.values(errors).join(' ')}`;
+          }
+          this.say(style.dim('Fix the fields above (or /cancel):'));
+          only = new Set(Object.keys(errors));
+          continue;
+        }
+        case 'update':
+        case 'push': {
+          if (!action.view) return undefined;
+          const next = slack.replaceView(id, action.view, action.response_action === 'push');
+          if (!next) return undefined;
+          id = next.id;
+          values = {};
+          only = undefined;
+          continue;
+        }
+        case 'clear':
+          slack.closeView(id, true);
+          this.say(style.dim('Form submitted.'), '');
+          return undefined;
+        default:
+          slack.closeView(id);
+          this.say(style.dim('Form submitted.'), '');
+          return undefined;
+      }
+    }
+  }
+
+  /** One field: its prompt, then the answer as Slack's state, 'cancel', or a failure sentence (scripts). */
+  private async askField(field: FormField): Promise<StateValue | 'cancel' | string> {
+    const { io } = this.options;
+    for (;;) {
+      const { lines, prompt } = fieldPrompt(field);
+      this.say(...lines);
+      const typed = await this.read(prompt);
+      if (typed === undefined) return 'the input ended inside a form';
+      if (typed.trim() === '/cancel') return 'cancel';
+      if (!io.interactive && /^\/(gpu|as|user|channel|press|quit|exit|help|people)\b/.test(typed.trim())) {
+        // The script moved on before answering every field: the form is dropped, the line runs next.
+        this.pushedBack = { text: typed, line: this.lineNumber };
+        return `the script gave "${typed.trim().slice(0, 40)}" where "${field.label}" was due, so the form was dropped`;
+      }
+      const answer = answerField(field, typed);
+      if (answer.ok) return answer.state as StateValue;
+      this.say(`✗ ${answer.error}`);
+      if (!io.interactive) return `${field.label}: ${answer.error}`;
+    }
+  }
+}

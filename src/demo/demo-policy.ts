@@ -1,0 +1,23 @@
+import { ADA, BOB } from './demo-people.js';
+
+// The demo's policy file (docs/policy.md), written to the demo's temporary folder and named by
+// GPUOPS_POLICY: Ada is an operator, Bob the admin and the one approver, everyone else a viewer.
+// Anything above $10 an hour, and every delete, waits for Bob's Approve.
+
+export const DEMO_POLICY_YAML = `# gpuops demo policy (src/demo/demo-policy.ts)
+version: 1
+default_role: viewer
+roles:
+  admin:
+    users: [${BOB}]
+  operator:
+    users: [${ADA}]
+approvals:
+  threshold_per_hour: 10
+  approvers:
+    users: [${BOB}]
+  allow_self_approval: false
+  expires_after: 24h
+audit:
+  retention: 30d
+`;

@@ -1,0 +1,507 @@
+import { randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
+import { access, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { Readable, Writable } from 'node:stream';
+import { QueueEvents } from 'bullmq';
+import { Redis } from 'ioredis';
+import { type ChatIo, scriptIo, terminalIo } from '../chat/chat-io.js';
+import { LocalSlackApi } from '../chat/local-slack-api.js';
+import { ANSI_STYLE, PLAIN_STYLE, type TerminalStyle } from '../chat/render-terminal.js';
+import { TerminalChat } from '../chat/terminal-chat.js';
+import { TerminalReceiver } from '../chat/terminal-receiver.js';
+import { createInfraClient, resolveRoutes, staticToken } from '../cloud/index.js';
+import { SHAPES, type Shape } from '../cloud/shape.js';
+import { unavailableIn } from '../command/availability.js';
+import { parseCommand } from '../command/parse-command.js';
+import { ConfigError, parseConfig } from '../config.js';
+import { AppError } from '../errors.js';
+import { createQueue, QUEUE_NAME, QUEUE_PREFIX } from '../jobs/queue.js';
+import { createLogger, type Logger, redactText } from '../log/logger.js';
+import { type ListenerFactory, type RunningBot, StartError, safeRedisUrl, startBot } from '../main.js';
+import { createMetricsClient } from '../metrics/metrics-client.js';
+import { type RunningSim, startSim } from '../sim/start-sim.js';
+import { createSlackApp } from '../slack/create-slack-app.js';
+import { ensureBinary } from '../sys/ensure-binary.js';
+import { startPrivateRedis } from '../sys/private-redis.js';
+import {
+  ADA,
+  DEMO_BOT_ID,
+  DEMO_BOT_USER_ID,
+  DEMO_CHANNEL,
+  DEMO_CHANNELS,
+  DEMO_PEOPLE,
+  DEMO_ROLES,
+  DEMO_TEAM_ID,
+} from './demo-people.js';
+import { DEMO_POLICY_YAML } from './demo-policy.js';
+import { ensureChartFonts } from './ensure-fonts.js';
+import { createSettler } from './settle.js';
+
+// `gpuops demo`: the whole system on one machine with no Slack workspace and no cloud account. The
+// simulator (with its Prometheus), a private Redis, the bot's own listeners and workers composed by
+// startBot exactly as `gpuops start` composes them, and a terminal chat in place of Slack. Ctrl-C,
+// /quit or the end of input stops everything it started and removes its temporary folders.
+
+export const DEMO_USAGE = `Usage: gpuops demo [--script FILE] [--shape A|B|C] [--files DIR] [--log FILE]
+                   [--no-metrics] [--timeout SECONDS] [--transition-ms N]
+
+  --script FILE       read the chat's lines from FILE (- for standard input) instead of a prompt;
+                      standard input that is not a terminal is read the same way
+  --shape A|B|C       shape of the simulated cloud API (default B; Slurm users need A)
+  --files DIR         keep files the bot uploads (metric charts) in DIR; default a temporary folder
+                      removed at exit
+  --log FILE          append the bot's JSON logs to FILE (level LOG_LEVEL, default info); without it,
+                      errors go to standard error (LOG_LEVEL=warn for warnings too)
+  --no-metrics        do not start Prometheus (/gpu metrics then says metrics are not configured)
+  --timeout SECONDS   how long a script line may take to settle before it counts as failed (default 120)
+  --transition-ms N   how long the simulated machines take to start, stop, create (default 2000)
+
+Environment: REDIS_URL (a Redis of the demo's own; default a private redis-server), LOG_LEVEL, NO_COLOR.
+See docs/demo.md.
+`;
+
+export interface DemoOptions {
+  readonly script?: string;
+  readonly shape: Shape;
+  readonly filesDir?: string;
+  readonly logFile?: string;
+  readonly metrics: boolean;
+  readonly timeoutMs: number;
+  readonly transitionMs: number;
+}
+
+export class DemoUsageError extends Error {}
+
+export function parseDemoArgs(args: readonly string[]): DemoOptions {
+  let options: DemoOptions = { shape: 'B', metrics: true, timeoutMs: 120_000, transitionMs: 2_000 };
+  for (let i = 0; i < args.length; i++) {
+    const raw = args[i]!;
+    const eq = raw.startsWith('--') ? raw.indexOf('=') : -1;
+    const flag = eq > 0 ? raw.slice(0, eq) : raw;
+    const value = (): string => {
+      const v = eq > 0 ? raw.slice(eq + 1) : args[++i];
+      if (v === undefined || v === '') throw new DemoUsageError(`${flag} needs a value.`);
+      return v;
+    };
+    const whole = (min: number, max: number): number => {
+      const v = value();
+      if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) {
+        throw new DemoUsageError(`${flag} must be a whole number from ${min} to ${max}; got "${v}".`);
+      }
+      return Number(v);
+    };
+    switch (flag) {
+      case '--script':
+        options = { ...options, script: value() };
+        break;
+      case '--shape': {
+        const shape = value().toUpperCase();
+        if (!(SHAPES as readonly string[]).includes(shape)) {
+          throw new DemoUsageError(`--shape must be one of ${SHAPES.join(', ')}.`);
+        }
+        options = { ...options, shape: shape as Shape };
+        break;
+      }
+      case '--files':
+        options = { ...options, filesDir: resolve(value()) };
+        break;
+      case '--log':
+        options = { ...options, logFile: resolve(value()) };
+        break;
+      case '--no-metrics':
+        options = { ...options, metrics: false };
+        break;
+      case '--timeout':
+        options = { ...options, timeoutMs: whole(1, 3600) * 1000 };
+        break;
+      case '--transition-ms':
+        options = { ...options, transitionMs: whole(0, 600_000) };
+        break;
+      default:
+        throw new DemoUsageError(`unknown option "${raw}".`);
+    }
+  }
+  return options;
+}
+
+export interface DemoStdio {
+  readonly stdin: Readable & { isTTY?: boolean };
+  readonly stdout: Writable & { isTTY?: boolean };
+  readonly stderr: Writable;
+}
+
+/** The machine that comes up, in the order it came up; closed in reverse. */
+interface Started {
+  readonly what: string;
+  close(): Promise<unknown>;
+}
+
+const SEED_INSTANCE = { name: 'demo-1', type: 'h100-hgx-80gb.1x' } as const;
+const METRICS_WAIT_MS = 30_000;
+
+async function canRead(path: string): Promise<boolean> {
+  try {
+    await access(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Resolves once the simulator's Prometheus has a sample of the seeded machine, or after the limit. */
+async function waitForFirstSamples(
+  metricsUrl: string,
+  apiKey: string,
+  signal: AbortSignal,
+): Promise<boolean> {
+  const client = createMetricsClient({ baseUrl: metricsUrl, tokens: staticToken(apiKey), timeoutMs: 2_000 });
+  const deadline = Date.now() + METRICS_WAIT_MS;
+  while (Date.now() < deadline && !signal.aborted) {
+    try {
+      const answer = await client.query(`count(DCGM_FI_DEV_GPU_UTIL{instance_name="${SEED_INSTANCE.name}"})`);
+      if (answer.data.resultType === 'vector' && answer.data.result.length > 0) return true;
+    } catch {
+      // Prometheus is still starting: ask again.
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return false;
+}
+
+/** `gpuops demo [options]`: returns the exit code (0, 1 when a script line failed or start-up failed, 2 for usage). */
+export async function runDemo(
+  args: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+  stdio: DemoStdio = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },
+): Promise<number> {
+  if (args.includes('--help') || args.includes('-h')) {
+    stdio.stdout.write(DEMO_USAGE);
+    return 0;
+  }
+  let options: DemoOptions;
+  try {
+    options = parseDemoArgs(args);
+  } catch (err) {
+    if (!(err instanceof DemoUsageError)) throw err;
+    stdio.stderr.write(`gpuops demo: ${err.message}\n\n${DEMO_USAGE}`);
+    return 2;
+  }
+  const fromFile = options.script !== undefined && options.script !== '-';
+  if (fromFile && !(await canRead(options.script!))) {
+    stdio.stderr.write(`gpuops demo: cannot read the script file ${options.script}.\n`);
+    return 2;
+  }
+  const interactive = options.script === undefined && stdio.stdin.isTTY === true;
+  const color = interactive && stdio.stdout.isTTY === true && !env.NO_COLOR;
+  const style: TerminalStyle = color ? ANSI_STYLE : PLAIN_STYLE;
+  const io: ChatIo = interactive
+    ? terminalIo(stdio.stdin, stdio.stdout)
+    : scriptIo(fromFile ? createReadStream(options.script!) : stdio.stdin, stdio.stdout);
+  const say = (line: string) => io.print([line]);
+  const note = (line: string) => io.print([style.dim(`· ${line}`)]);
+
+  const started: Started[] = [];
+  let chat: TerminalChat | undefined;
+  let stopping = false;
+  let interrupted = false;
+  const aborted = new AbortController();
+  const onSignal = () => {
+    if (stopping) {
+      // A second signal: leave now; redis-server and Prometheus are stopped by their exit hooks.
+      stdio.stderr.write('gpuops demo: stopping at once.\n');
+      process.exit(130);
+    }
+    stopping = true;
+    interrupted = true;
+    aborted.abort();
+    chat?.interrupt();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  io.onInterrupt(onSignal);
+
+  let logStream: WriteStream | undefined;
+  let log: Logger;
+  if (options.logFile) {
+    logStream = createWriteStream(options.logFile, { flags: 'a' });
+    log = createLogger({ level: env.LOG_LEVEL ?? 'info', destination: logStream });
+  } else {
+    log = createLogger({
+      level: env.LOG_LEVEL ?? 'error',
+      destination: { write: (line: string) => void stdio.stderr.write(line) },
+    });
+  }
+
+  // A stray rejection in some library's background work is logged, not the end of the demo.
+  const onRejection = (err: unknown) => log.error({ err }, 'unhandled promise rejection');
+  process.on('unhandledRejection', onRejection);
+
+  let code = 0;
+  let tmp: string | undefined;
+  let filesDir: string | undefined;
+  try {
+    say(
+      style.bold(`gpuops demo · shape ${options.shape} · everything runs on this machine; nothing leaves it`),
+    );
+    tmp = await mkdtemp(join(tmpdir(), 'gpuops-demo-'));
+    filesDir = options.filesDir ?? join(tmp, 'files');
+
+    // --- Redis -------------------------------------------------------------------------------------
+    let redisUrl: string;
+    if (env.REDIS_URL) {
+      redisUrl = env.REDIS_URL;
+      note(`Redis: ${safeRedisUrl(redisUrl)} (REDIS_URL)`);
+    } else {
+      const redis = await startPrivateRedis({ install: true, log: note });
+      started.push({ what: 'Redis', close: () => redis.close() });
+      redisUrl = redis.url;
+      note(`Redis: a private redis-server on 127.0.0.1:${redis.port}, data in ${redis.dir}`);
+    }
+    if (aborted.signal.aborted) return 130;
+
+    // The demo's workers must not share a queue with a gpuops already running on that Redis.
+    const queueRedis = new Redis(redisUrl, { maxRetriesPerRequest: 1, lazyConnect: true });
+    const eventsRedis = new Redis(redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
+    queueRedis.on('error', () => {});
+    eventsRedis.on('error', () => {});
+    started.push({
+      what: 'queue watch',
+      close: async () => {
+        queueRedis.disconnect();
+        eventsRedis.disconnect();
+      },
+    });
+    try {
+      await queueRedis.connect();
+    } catch (err) {
+      throw new StartError(
+        `Could not reach Redis at ${safeRedisUrl(redisUrl)} (${redactText((err as Error).message)}): check REDIS_URL, or unset it to let the demo run its own.`,
+      );
+    }
+    const queue = createQueue(queueRedis);
+    // Client names carry the queue but not the database: only workers on this database share it.
+    const db = String(queueRedis.options.db ?? 0);
+    const workers = (await queue.getWorkers().catch(() => [])).filter((w) => w.db === db).length;
+    if (workers > 0) {
+      throw new StartError(
+        `REDIS_URL already has ${workers} gpuops worker(s) on its queue: the demo would take their jobs. Point REDIS_URL at another Redis or database index (redis://host:6379/9), or unset it.`,
+      );
+    }
+    const events = new QueueEvents(QUEUE_NAME, { connection: eventsRedis, prefix: QUEUE_PREFIX });
+    events.on('error', () => {});
+    started.push({
+      what: 'queue events',
+      close: async () => {
+        await events.close().catch(() => {});
+        await queue.close().catch(() => {});
+      },
+    });
+
+    // --- The cloud simulator and its Prometheus ---------------------------------------------------
+    let metrics = options.metrics;
+    if (metrics) {
+      try {
+        await ensureBinary('prometheus', {
+          debianPackage: 'prometheus',
+          install: true,
+          log: note,
+          otherwise: 'install Prometheus 2.x and put it on PATH',
+        });
+      } catch (err) {
+        metrics = false;
+        note(`GPU metrics are off: ${(err as Error).message}`);
+      }
+    } else {
+      note('GPU metrics are off (--no-metrics).');
+    }
+    const fonts = metrics ? await ensureChartFonts(note) : false;
+    const sim: RunningSim = await startSim({
+      shape: options.shape,
+      port: 0,
+      host: '127.0.0.1',
+      metrics,
+      transitionMs: options.transitionMs,
+      log: (line) => log.debug({ component: 'sim' }, line),
+    });
+    started.push({ what: 'simulator', close: () => sim.close() });
+    const metricsOn = sim.info.metricsAvailable && fonts;
+    if (metrics && !sim.info.metricsAvailable) note(`GPU metrics are off: ${sim.info.metricsNote}`);
+    note(
+      `Cloud simulator: shape ${options.shape} at ${sim.info.cloudUrl.replace(/\/api\/v1alpha1$/, '')}${sim.info.metricsAvailable ? ', with Prometheus behind /read' : ''}`,
+    );
+    if (aborted.signal.aborted) return 130;
+
+    // --- Slack, here in the terminal ---------------------------------------------------------------
+    const botToken = `xoxb-demo-${randomBytes(12).toString('hex')}`;
+    const slack = await LocalSlackApi.start({
+      tokens: [botToken],
+      teamId: DEMO_TEAM_ID,
+      botUserId: DEMO_BOT_USER_ID,
+      botId: DEMO_BOT_ID,
+      botName: 'gpuops',
+      users: DEMO_PEOPLE,
+      channels: DEMO_CHANNELS,
+      filesDir,
+      print: (lines) => io.print(lines),
+      style,
+      viewer: () => chat?.currentUser ?? ADA,
+      onUnknownMethod: (method) => log.warn({ method }, 'the demo Slack API does not know this method'),
+    });
+    started.push({ what: 'local Slack API', close: () => slack.close() });
+
+    // --- The bot: the same listeners and workers as `gpuops start` ---------------------------------
+    const policyFile = join(tmp, 'policy.yaml');
+    await writeFile(policyFile, DEMO_POLICY_YAML);
+    const config = parseConfig(
+      {
+        SLACK_BOT_TOKEN: botToken,
+        // No HTTP receiver runs: the terminal receiver takes the place of POST /slack/events.
+        SLACK_SIGNING_SECRET: randomBytes(16).toString('hex'),
+        SLACK_API_URL: slack.apiUrl,
+        PORT: '0',
+        REDIS_URL: redisUrl,
+        ROLE: 'all',
+        LOG_LEVEL: env.LOG_LEVEL ?? (options.logFile ? 'info' : 'error'),
+        GPUOPS_POLICY: policyFile,
+        CLOUD_API_URL: sim.info.cloudUrl,
+        CLOUD_API_SHAPE: options.shape,
+        CLOUD_API_TOKEN: sim.info.cloudToken,
+        CLOUD_PROJECT_ID: sim.info.projectId,
+        PLATFORM_API_URL: sim.info.platformUrl,
+        PLATFORM_API_KEY: sim.info.platformApiKey,
+        ...(metricsOn ? { METRICS_URL: sim.info.metricsUrl, METRICS_API_KEY: sim.info.metricsApiKey } : {}),
+      },
+      'bot',
+    );
+    let receiver: TerminalReceiver | undefined;
+    const listener: ListenerFactory = async (deps, slackOptions) => {
+      const terminal = new TerminalReceiver();
+      createSlackApp(terminal, slackOptions, deps);
+      await terminal.start();
+      receiver = terminal;
+      return { stop: () => terminal.stop() };
+    };
+    const bot: RunningBot = await startBot(config, {
+      role: 'all',
+      log,
+      host: '127.0.0.1',
+      listener,
+      shutdownGraceMs: 5_000,
+      // Simulated machines settle in seconds: look often, so the chat shows it soon.
+      workerTiming: { pollStartMs: 250, pollMaxMs: 1_000 },
+    });
+    started.push({ what: 'listener and workers', close: () => bot.stop() });
+    if (!receiver) throw new Error('the terminal receiver did not start');
+    note(`Bot: listener and workers running (health and metrics on http://127.0.0.1:${bot.port}/healthz)`);
+
+    // A machine to look at from the first minute, so /gpu metrics has something to draw.
+    const cloud = createInfraClient({
+      baseUrl: sim.info.cloudUrl,
+      shape: options.shape,
+      tokens: staticToken(sim.info.cloudToken),
+      projectId: sim.info.projectId,
+    });
+    try {
+      await cloud.createInstance({ name: SEED_INSTANCE.name, type: SEED_INSTANCE.type });
+      note(
+        `A machine ${SEED_INSTANCE.name} (${SEED_INSTANCE.type}) is starting, to try /gpu show and /gpu metrics on.`,
+      );
+    } finally {
+      await cloud.close();
+    }
+    if (metricsOn && !interactive) {
+      note(`Waiting for Prometheus' first samples of ${SEED_INSTANCE.name}…`);
+      const ready = await waitForFirstSamples(sim.info.metricsUrl, sim.info.metricsApiKey, aborted.signal);
+      if (!ready && !aborted.signal.aborted)
+        note('Prometheus has no samples yet; /gpu metrics may say so at first.');
+    } else if (metricsOn) {
+      void waitForFirstSamples(sim.info.metricsUrl, sim.info.metricsApiKey, aborted.signal).then((ready) => {
+        if (ready && !stopping)
+          note(`Prometheus has its first samples: try /gpu metrics ${SEED_INSTANCE.name}.`);
+      });
+    }
+    if (aborted.signal.aborted) return 130;
+
+    // The first catalogue refresh caches types and prices: costs are known from the first request.
+    const settle = createSettler({ queue, events, slack, timeoutMs: options.timeoutMs });
+    const warm = await settle();
+    if (!warm.ok) note(`Still loading (${warm.pending}); prices may show as unknown at first.`);
+    if (aborted.signal.aborted) return 130;
+
+    // --- The chat --------------------------------------------------------------------------------
+    const routes = resolveRoutes(options.shape);
+    chat = new TerminalChat({
+      receiver,
+      slack,
+      io,
+      style,
+      teamId: DEMO_TEAM_ID,
+      people: DEMO_PEOPLE,
+      roles: DEMO_ROLES,
+      channels: DEMO_CHANNELS,
+      userId: ADA,
+      channelId: DEMO_CHANNEL,
+      settle,
+      refusal: (text) => {
+        const parsed = parseCommand(text);
+        if (!parsed.ok) return `gpuops did not understand "/gpu ${text}"`;
+        return unavailableIn(parsed.command, options.shape, routes) ?? undefined;
+      },
+    });
+    say(
+      `Ready. You are ada (Ada Lovelace) in #gpu-ops; bob approves. Type /gpu help for the bot, /help for this chat, /quit to leave.`,
+    );
+    say('');
+    const result = await chat.run();
+    if (result.ended === 'interrupted') interrupted = true;
+    if (result.failures.length > 0 && !io.interactive) {
+      code = 1;
+      stdio.stderr.write(
+        `gpuops demo: ${result.failures.length} line(s) failed:\n${result.failures
+          .map((f) => `  line ${f.line}: ${f.input} — ${f.reason}`)
+          .join('\n')}\n`,
+      );
+    }
+  } catch (err) {
+    code = 1;
+    const message =
+      err instanceof ConfigError || err instanceof AppError
+        ? err.message
+        : redactText((err as Error)?.message ?? String(err));
+    log.error({ err }, 'gpuops demo failed');
+    stdio.stderr.write(`gpuops demo: ${message}\n`);
+  } finally {
+    stopping = true;
+    aborted.abort();
+    io.close();
+    const names: string[] = [];
+    for (const part of started.reverse()) {
+      try {
+        await part.close();
+        names.push(part.what);
+      } catch (err) {
+        stdio.stderr.write(
+          `gpuops demo: could not stop the ${part.what} cleanly: ${(err as Error).message}\n`,
+        );
+      }
+    }
+    const kept = options.filesDir === undefined && filesDir !== undefined && (await canRead(filesDir));
+    const savedFiles = kept && filesDir ? (await readdir(filesDir)).length : 0;
+    if (tmp) await rm(tmp, { recursive: true, force: true });
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    process.off('unhandledRejection', onRejection);
+    if (names.length > 0 || tmp) {
+      io.print([
+        style.dim(
+          `· Stopped ${names.filter((n) => !n.startsWith('queue')).join(', ') || 'nothing'}; removed ${tmp ?? 'nothing'}${savedFiles > 0 ? ` with the ${savedFiles} file(s) shown (use --files DIR to keep them)` : ''}.`,
+        ),
+      ]);
+    }
+    if (logStream) await new Promise<void>((r) => logStream!.end(() => r()));
+    else log.flush();
+  }
+  return interrupted && code === 0 && !io.interactive ? 130 : code;
+}

@@ -1,0 +1,400 @@
+import type { App, BlockAction, ButtonAction, ViewSubmitAction } from '@slack/bolt';
+import { scheduleLease } from '../../jobs/guardrail-jobs.js';
+import type { JobContext } from '../../jobs/job-data.js';
+import { formatCost } from '../../policy/cost.js';
+import { groupsInPolicy, mayApprove } from '../../policy/decide.js';
+import type { Guardrails } from '../../policy/guardrails.js';
+import {
+  APPROVE_ACTION,
+  closedCard,
+  DENY_ACTION,
+  DENY_CALLBACK,
+  DENY_REASON_ACTION,
+  DENY_REASON_BLOCK,
+  DENY_REASON_MAX,
+  decidedMessage,
+  denyReasonModal,
+  EXTEND_ACTION,
+  leaseExtended,
+  slackDate,
+  who,
+} from '../../render/approvals.js';
+import { type ApprovalRequest, SYSTEM_ACTOR } from '../../store/approvals.js';
+import { type AuditInput, auditFieldsOf } from '../../store/audit.js';
+import { enqueueRequest } from '../enqueue-request.js';
+import { groupsOf } from '../group-membership.js';
+import type { SlackDeps } from '../slack-deps.js';
+
+// The buttons of approval cards and lease reminders. Every click is checked here, on the server, at
+// click time: the clicker must be allowed by the policy (decide.ts mayApprove: an approver, and not
+// the requester unless self-approval is allowed); anyone else gets an ephemeral refusal and nothing
+// changes. A request is decided in one atomic Redis step (store/approvals.ts), so however many people
+// click at once, one decision wins and one job is queued, with the approval id as its job id.
+
+type Click = BlockAction<ButtonAction>;
+
+/** A response_url lives 30 minutes: an answer after that goes by chat.postEphemeral instead. */
+const RESPONSE_URL_LIFETIME_MS = 25 * 60_000;
+/** A card still showing buttons this long after its decision missed its edit: the next click repairs it. */
+const REPAIR_AFTER_MS = 10_000;
+
+function clickChannel(body: Click): string | undefined {
+  return body.channel?.id ?? (body.container as { channel_id?: string } | undefined)?.channel_id;
+}
+
+/** An ephemeral answer to the person who clicked, where they clicked. */
+async function tell(deps: SlackDeps, channel: string | undefined, user: string, text: string): Promise<void> {
+  if (!channel) return;
+  await deps.client.chat
+    .postEphemeral({ channel, user, text })
+    .catch((err: unknown) => deps.log.warn({ err }, 'could not answer a click'));
+}
+
+async function record(deps: SlackDeps, guardrails: Guardrails, input: AuditInput): Promise<void> {
+  await guardrails.audit
+    .append(input)
+    .catch((err: unknown) => deps.log.warn({ err }, 'could not append to the audit trail'));
+}
+
+function decisionAudit(request: ApprovalRequest, decider: string, outcome: string): AuditInput {
+  return {
+    event: 'decision',
+    actor: request.requester,
+    approver: decider,
+    ...auditFieldsOf(request.command),
+    ...(request.ctx.projectId ? { project: request.ctx.projectId } : {}),
+    outcome,
+    approvalId: request.id,
+    channel: request.approvalChannel,
+    durationMs: Math.max(0, (request.decision?.at ?? Date.now()) - request.createdAt),
+  };
+}
+
+/** Whether `clicker` may decide `request`; the refusal in words otherwise. */
+async function mayDecide(
+  deps: SlackDeps,
+  guardrails: Guardrails,
+  request: ApprovalRequest,
+  clicker: string,
+): Promise<string | undefined> {
+  const { policy } = guardrails;
+  const approverGroups = await groupsOf(deps, clicker, groupsInPolicy(policy));
+  const check = mayApprove({
+    policy,
+    approverId: clicker,
+    approverGroups,
+    requesterId: request.requester,
+    kind: request.kind,
+    channelId: request.approvalChannel,
+  });
+  return check.allowed ? undefined : `${check.message} Nothing was changed.`;
+}
+
+async function editCard(deps: SlackDeps, request: ApprovalRequest): Promise<void> {
+  if (!request.card) return;
+  await deps.client.chat
+    .update({ channel: request.card.channel, ts: request.card.ts, ...closedCard(request) })
+    .catch((err: unknown) =>
+      deps.log.warn({ err, approvalId: request.id }, 'could not edit an approval card'),
+    );
+}
+
+async function tellRequester(deps: SlackDeps, request: ApprovalRequest): Promise<void> {
+  const told = decidedMessage(request);
+  const mine = request.requesterMessage;
+  await (mine
+    ? deps.client.chat.update({ channel: mine.channel, ts: mine.ts, ...told })
+    : deps.client.chat.postEphemeral({ channel: request.ctx.channelId, user: request.requester, ...told })
+  ).catch((err: unknown) =>
+    deps.log.warn({ err, approvalId: request.id }, 'could not tell the requester the decision'),
+  );
+}
+
+async function discardSealed(deps: SlackDeps, request: ApprovalRequest): Promise<void> {
+  for (const ref of Object.values(request.sealed ?? {})) {
+    if (ref) await deps.sealer?.discard(ref).catch(() => {});
+  }
+}
+
+/** The approved request as one job, its id the approval's: enqueueing it again changes nothing. */
+async function enqueueApproved(deps: SlackDeps, request: ApprovalRequest): Promise<void> {
+  const { responseUrl, ...rest } = request.ctx;
+  // Its response_url may have expired while it waited; the job then answers by chat.postEphemeral.
+  const ctx: JobContext =
+    responseUrl && Date.now() - request.ctx.requestedAt < RESPONSE_URL_LIFETIME_MS ? request.ctx : rest;
+  await enqueueRequest(deps, request.command, ctx, {
+    approvalId: request.id,
+    ...(request.requesterMessage ? { message: request.requesterMessage } : {}),
+    ...(request.sealed ? { sealed: request.sealed } : {}),
+    ...(request.lease
+      ? {
+          lease: {
+            ...request.lease,
+            ...(request.cost ? { cost: formatCost(request.cost).slice(0, 200) } : {}),
+          },
+        }
+      : {}),
+  });
+}
+
+/** Shows a decision just made: requester's message, the job (approved), the card, the audit trail. */
+async function applyDecision(
+  deps: SlackDeps,
+  guardrails: Guardrails,
+  request: ApprovalRequest,
+): Promise<void> {
+  guardrails.onApproval?.(
+    request.state === 'approved' ? 'approved' : request.state === 'denied' ? 'denied' : 'expired',
+  );
+  // The requester's message first: once the job is queued, it is the job's to edit.
+  await tellRequester(deps, request);
+  if (request.state === 'approved') await enqueueApproved(deps, request);
+  else await discardSealed(deps, request);
+  await editCard(deps, request);
+  await record(deps, guardrails, decisionAudit(request, request.decision?.by ?? SYSTEM_ACTOR, request.state));
+}
+
+type Decided = { readonly ok: true } | { readonly ok: false; readonly message: string };
+
+/** Approve or deny one request for `clicker`, checked now; at most one decision ever wins. */
+async function decideRequest(
+  deps: SlackDeps,
+  guardrails: Guardrails,
+  input: {
+    readonly id: string;
+    readonly clicker: string;
+    readonly state: 'approved' | 'denied';
+    readonly reason?: string;
+  },
+): Promise<Decided> {
+  const { approvals } = guardrails;
+  const request = await approvals.get(input.id);
+  if (!request)
+    return { ok: false, message: 'This request is no longer known to gpuops; nothing was changed.' };
+  const refusal = await mayDecide(deps, guardrails, request, input.clicker);
+  if (refusal) {
+    await record(deps, guardrails, {
+      ...decisionAudit(request, input.clicker, 'refused'),
+      parameters: { ...auditFieldsOf(request.command).parameters, tried: input.state },
+    });
+    return { ok: false, message: refusal };
+  }
+  const result = await approvals.decide(input.id, {
+    state: input.state,
+    by: input.clicker,
+    ...(input.reason !== undefined ? { reason: input.reason } : {}),
+  });
+  switch (result.outcome) {
+    case 'decided':
+      await applyDecision(deps, guardrails, result.request);
+      return { ok: true };
+    case 'already-decided': {
+      const done = result.request;
+      const at = done.decision?.at ?? 0;
+      if (Date.now() - at > REPAIR_AFTER_MS) {
+        await editCard(deps, done);
+        // An approval whose job never made it to the queue (Redis failed right after the decision).
+        if (done.state === 'approved' && !(await deps.store.job(done.id))) await enqueueApproved(deps, done);
+      }
+      const how =
+        done.state === 'expired' ? 'It expired' : `Already ${done.state} by ${who(done.decision?.by ?? '?')}`;
+      return { ok: false, message: `${how} ${slackDate(at)}; nothing was changed.` };
+    }
+    case 'expired': {
+      const closed = await approvals.decide(input.id, { state: 'expired', by: SYSTEM_ACTOR });
+      if (closed.outcome === 'decided') await applyDecision(deps, guardrails, closed.request);
+      return {
+        ok: false,
+        message: `This request expired ${slackDate(request.expiresAt)}, before your click; nothing was done. The requester can ask again.`,
+      };
+    }
+    default:
+      return { ok: false, message: 'This request is no longer known to gpuops; nothing was changed.' };
+  }
+}
+
+export function registerApprovalActions(app: App, deps: SlackDeps): void {
+  app.action<Click>(APPROVE_ACTION, async ({ ack, body, action }) => {
+    await ack();
+    const guardrails = deps.guardrails;
+    if (!guardrails || !action.value) return;
+    const result = await decideRequest(deps, guardrails, {
+      id: action.value,
+      clicker: body.user.id,
+      state: 'approved',
+    }).catch((err: unknown): Decided => {
+      deps.log.error({ err }, 'could not approve a request');
+      return {
+        ok: false,
+        message: 'gpuops cannot reach its store right now; nothing was changed. Try again in a minute.',
+      };
+    });
+    if (!result.ok) await tell(deps, clickChannel(body), body.user.id, result.message);
+  });
+
+  app.action<Click>(DENY_ACTION, async ({ ack, body, action }) => {
+    await ack();
+    const guardrails = deps.guardrails;
+    if (!guardrails || !action.value) return;
+    const channel = clickChannel(body);
+    const clicker = body.user.id;
+    try {
+      const request = await guardrails.approvals.get(action.value);
+      if (!request) return await tell(deps, channel, clicker, 'This request is no longer known to gpuops.');
+      // Checked before the reason is asked for, and again when it is submitted.
+      const refusal = await mayDecide(deps, guardrails, request, clicker);
+      if (refusal) {
+        await record(deps, guardrails, {
+          ...decisionAudit(request, clicker, 'refused'),
+          parameters: { ...auditFieldsOf(request.command).parameters, tried: 'denied' },
+        });
+        return await tell(deps, channel, clicker, refusal);
+      }
+      if (request.state !== 'pending' || request.expiresAt <= Date.now()) {
+        // Deciding with no reason needed tells them what happened (and closes an expired one).
+        const result = await decideRequest(deps, guardrails, {
+          id: request.id,
+          clicker,
+          state: 'denied',
+          reason: '',
+        });
+        if (!result.ok) await tell(deps, channel, clicker, result.message);
+        return;
+      }
+      await deps.client.views.open({
+        trigger_id: body.trigger_id,
+        view: denyReasonModal(request, JSON.stringify({ id: request.id, channel: channel ?? '' })),
+      });
+    } catch (err) {
+      deps.log.warn({ err }, 'could not ask for a reason to deny');
+      await tell(deps, channel, clicker, 'I could not open the Deny form; nothing was changed. Try again.');
+    }
+  });
+
+  app.view<ViewSubmitAction>(
+    { callback_id: DENY_CALLBACK, type: 'view_submission' },
+    async ({ ack, body }) => {
+      const guardrails = deps.guardrails;
+      let meta: { id?: unknown; channel?: unknown };
+      try {
+        meta = JSON.parse(body.view.private_metadata) as typeof meta;
+      } catch {
+        meta = {};
+      }
+      const reason = String(
+        body.view.state.values[DENY_REASON_BLOCK]?.[DENY_REASON_ACTION]?.value ?? '',
+      ).trim();
+      if (!guardrails || typeof meta.id !== 'string') return ack();
+      if (reason === '') {
+        return ack({
+          response_action: 'errors',
+          errors: { [DENY_REASON_BLOCK]: 'Say why, so the requester knows what to do instead.' },
+        });
+      }
+      await ack();
+      const result = await decideRequest(deps, guardrails, {
+        id: meta.id,
+        clicker: body.user.id,
+        state: 'denied',
+        reason: reason.slice(0, DENY_REASON_MAX),
+      }).catch((err: unknown): Decided => {
+        deps.log.error({ err }, 'could not deny a request');
+        return {
+          ok: false,
+          message: 'gpuops cannot reach its store right now; nothing was changed. Try again in a minute.',
+        };
+      });
+      const channel = typeof meta.channel === 'string' && meta.channel ? meta.channel : undefined;
+      if (!result.ok) await tell(deps, channel, body.user.id, result.message);
+    },
+  );
+
+  app.action<Click>(EXTEND_ACTION, async ({ ack, body, action }) => {
+    await ack();
+    const guardrails = deps.guardrails;
+    const [id, stopAtText] = String(action.value ?? '').split('|');
+    if (!guardrails || !id || !stopAtText) return;
+    const channel = clickChannel(body);
+    const clicker = body.user.id;
+    try {
+      await extendLease(deps, guardrails, { id, stopAt: Number(stopAtText), clicker, channel, body });
+    } catch (err) {
+      deps.log.warn({ err }, 'could not extend a lease');
+      await tell(
+        deps,
+        channel,
+        clicker,
+        'gpuops could not extend the lease right now; try again in a minute.',
+      );
+    }
+  });
+}
+
+async function extendLease(
+  deps: SlackDeps,
+  guardrails: Guardrails,
+  input: { id: string; stopAt: number; clicker: string; channel: string | undefined; body: Click },
+): Promise<void> {
+  const { id, stopAt, clicker, channel } = input;
+  const lease = await guardrails.leases.get(id);
+  if (!lease) return tell(deps, channel, clicker, 'This lease is no longer known to gpuops.');
+  if (clicker !== lease.owner) {
+    const approverGroups = await groupsOf(deps, clicker, groupsInPolicy(guardrails.policy));
+    const check = mayApprove({
+      policy: guardrails.policy,
+      approverId: clicker,
+      approverGroups,
+      requesterId: lease.owner,
+      kind: 'create',
+      channelId: lease.channelId,
+    });
+    if (!check.allowed) {
+      return tell(
+        deps,
+        channel,
+        clicker,
+        `Only ${who(lease.owner)} or an approver may extend this lease; nothing was changed.`,
+      );
+    }
+  }
+  const result = await guardrails.leases.extend(id, stopAt);
+  switch (result.outcome) {
+    case 'extended': {
+      if (!deps.queue) return;
+      await scheduleLease(deps.queue, result.lease);
+      const ts = input.body.message?.ts;
+      if (channel && ts) {
+        await deps.client.chat
+          .update({ channel, ts, ...leaseExtended(result.lease, clicker) })
+          .catch((err: unknown) => deps.log.warn({ err }, 'could not edit a lease reminder'));
+      }
+      await record(deps, guardrails, {
+        event: 'request',
+        actor: clicker,
+        operation: 'lease.extend',
+        target: lease.instance,
+        ...(lease.projectId ? { project: lease.projectId } : {}),
+        parameters: { lease: id, stopAt: result.lease.stopAt, owner: lease.owner },
+        outcome: 'extended',
+        jobId: id,
+      });
+      return;
+    }
+    case 'stale':
+      return tell(
+        deps,
+        channel,
+        clicker,
+        `Already extended: \`${lease.instance}\` now stops at ${slackDate(result.lease.stopAt)}.`,
+      );
+    case 'ended':
+      return tell(
+        deps,
+        channel,
+        clicker,
+        `Too late: the lease of \`${lease.instance}\` ended and it is being stopped.`,
+      );
+    default:
+      return tell(deps, channel, clicker, 'This lease is no longer known to gpuops.');
+  }
+}

@@ -1,0 +1,144 @@
+import type {
+  InfraClient,
+  Instance,
+  KubernetesCluster,
+  KubernetesNode,
+  KubernetesNodePool,
+  SlurmCluster,
+  SlurmNodePool,
+} from '../cloud/index.js';
+import type { WatchedResource } from '../store/watch-snapshots.js';
+
+// One look at a project for the state watcher, with list calls only: instances, Kubernetes and Slurm
+// clusters, and their node pools with their nodes, where the shape has them. The number of calls does
+// not grow with the number of instances: 1 for instances, 1 per cluster family, and for node pools 1
+// per family where the route is flat (shape C) or 1 per cluster where pools are listed under their
+// cluster (shapes A and B).
+
+export interface Collected {
+  readonly resources: Record<string, WatchedResource>;
+  /** How many API calls this look took (docs/watch.md, "API cost"). */
+  readonly calls: number;
+}
+
+const keyOf = (kind: WatchedResource['kind'], id: string) => `${kind}:${id}`;
+
+function instanceResource(i: Instance): WatchedResource {
+  return {
+    key: keyOf('instance', i.id),
+    kind: 'instance',
+    id: i.id,
+    name: i.name,
+    fields: { state: i.state, ip: i.ip ?? '', type: i.type },
+  };
+}
+
+function k8sClusterResource(c: KubernetesCluster): WatchedResource {
+  return {
+    key: keyOf('k8s-cluster', c.id),
+    kind: 'k8s-cluster',
+    id: c.id,
+    name: c.name,
+    fields: { version: c.version, ...(c.status?.type ? { status: c.status.type } : {}) },
+  };
+}
+
+/** `ready` or `ready, not Ready`: the node's state and its Ready condition when that says otherwise. */
+export function k8sNodeSummary(node: KubernetesNode): string {
+  const ready = node.conditions.find((c) => c.type === 'Ready')?.status;
+  return ready === undefined || ready === 'True' ? node.state : `${node.state}, not Ready (${ready})`;
+}
+
+function k8sPoolResource(p: KubernetesNodePool): WatchedResource {
+  return {
+    key: keyOf('k8s-pool', p.id),
+    kind: 'k8s-pool',
+    id: p.id,
+    name: p.name,
+    parent: p.cluster,
+    fields: { count: String(p.count), version: p.version, type: p.type },
+    ...(p.nodes ? { nodes: Object.fromEntries(p.nodes.map((n) => [n.name, k8sNodeSummary(n)])) } : {}),
+  };
+}
+
+function slurmClusterResource(c: SlurmCluster): WatchedResource {
+  return {
+    key: keyOf('slurm-cluster', c.id),
+    kind: 'slurm-cluster',
+    id: c.id,
+    name: c.name,
+    fields: c.version !== undefined ? { version: c.version } : {},
+  };
+}
+
+function slurmPoolResource(p: SlurmNodePool, cluster: string | undefined): WatchedResource {
+  return {
+    key: keyOf('slurm-pool', p.id),
+    kind: 'slurm-pool',
+    id: p.id,
+    name: p.name,
+    ...(cluster !== undefined ? { parent: cluster } : {}),
+    fields: { type: p.type, ...(p.count !== undefined ? { count: String(p.count) } : {}) },
+    ...(p.nodes
+      ? {
+          nodes: Object.fromEntries(
+            p.nodes.map((n) => [n.name, [...n.states].sort().join('+') || 'unknown']),
+          ),
+        }
+      : {}),
+  };
+}
+
+/** Whether the shape lists pools per cluster (a `{clusterId}` in the route) or all at once. */
+function nestedPools(cloud: InfraClient, op: 'listK8sNodePools' | 'listSlurmNodePools'): boolean {
+  return cloud.routes[op]?.path.includes('{clusterId}') ?? false;
+}
+
+/** Lists everything watched in a project. Any failed call fails the look: a half listing would read as deletions. */
+export async function collectResources(
+  cloud: InfraClient,
+  projectId: string,
+  signal?: AbortSignal,
+): Promise<Collected> {
+  const call = { projectId, ...(signal ? { signal } : {}) };
+  let calls = 0;
+  const counted = <T>(p: Promise<T>) => {
+    calls++;
+    return p;
+  };
+  const out: WatchedResource[] = [];
+
+  const instancesP = cloud.supports('listInstances')
+    ? counted(cloud.listInstances(call))
+    : Promise.resolve([]);
+  const k8sP = cloud.supports('listK8sClusters') ? counted(cloud.listK8sClusters(call)) : Promise.resolve([]);
+  const slurmP = cloud.supports('listSlurmClusters')
+    ? counted(cloud.listSlurmClusters(call))
+    : Promise.resolve([]);
+  const [instances, k8s, slurm] = await Promise.all([instancesP, k8sP, slurmP]);
+  out.push(...instances.map(instanceResource));
+  out.push(...k8s.map(k8sClusterResource));
+  out.push(...slurm.map(slurmClusterResource));
+
+  if (cloud.supports('listK8sNodePools') && k8s.length > 0) {
+    const pools = nestedPools(cloud, 'listK8sNodePools')
+      ? (await Promise.all(k8s.map((c) => counted(cloud.listK8sNodePools({ clusterId: c.id }, call))))).flat()
+      : await counted(cloud.listK8sNodePools({}, call));
+    out.push(...pools.map(k8sPoolResource));
+  }
+  if (cloud.supports('listSlurmNodePools') && slurm.length > 0) {
+    if (nestedPools(cloud, 'listSlurmNodePools')) {
+      const lists = await Promise.all(
+        slurm.map((c) => counted(cloud.listSlurmNodePools({ clusterId: c.id }, call))),
+      );
+      lists.forEach((pools, i) => {
+        out.push(...pools.map((p) => slurmPoolResource(p, slurm[i]!.name)));
+      });
+    } else {
+      // Shape C's flat listing does not say which cluster a pool is in.
+      const pools = await counted(cloud.listSlurmNodePools({}, call));
+      out.push(...pools.map((p) => slurmPoolResource(p, slurm.length === 1 ? slurm[0]!.name : undefined)));
+    }
+  }
+  return { resources: Object.fromEntries(out.map((r) => [r.key, r])), calls };
+}

@@ -1,0 +1,36 @@
+import { Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { QUEUE_PREFIX } from '../jobs/queue.js';
+import { processWatchJob } from './process-watch-job.js';
+import type { WatchDeps } from './watch-deps.js';
+import { WATCH_QUEUE_NAME, type WatchJobData } from './watch-queue.js';
+
+export interface WatchWorkerOptions {
+  readonly prefix?: string;
+  /** Jobs at once: looks at different projects and drains of different channels run side by side. */
+  readonly concurrency?: number;
+  readonly lockDurationMs?: number;
+  readonly autorun?: boolean;
+}
+
+/** The worker of the watchers' queue; run one in every worker process, as many as there are replicas. */
+export function createWatchWorker(
+  connection: Redis,
+  deps: WatchDeps,
+  options: WatchWorkerOptions = {},
+): Worker<WatchJobData> {
+  const worker = new Worker<WatchJobData>(
+    WATCH_QUEUE_NAME,
+    async (job, _token, signal) => processWatchJob(job, deps, signal ?? new AbortController().signal),
+    {
+      connection,
+      prefix: options.prefix ?? QUEUE_PREFIX,
+      concurrency: options.concurrency ?? 8,
+      lockDuration: options.lockDurationMs ?? 30_000,
+      maxStalledCount: 3,
+      autorun: options.autorun ?? true,
+    },
+  );
+  worker.on('error', (err) => deps.log.error({ err }, 'watch worker error'));
+  return worker;
+}

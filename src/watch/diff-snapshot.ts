@@ -1,0 +1,104 @@
+import type { WatchedKind, WatchedResource } from '../store/watch-snapshots.js';
+
+// What changed between two polls of a project, resource by resource: appeared, changed (which fields,
+// which nodes), or gone. Pure: the poller feeds it the stored snapshot and the fresh listing.
+
+export interface FieldChange {
+  readonly field: string;
+  readonly from: string;
+  readonly to: string;
+}
+
+export interface NodeChange {
+  readonly node: string;
+  /** Undefined: the node is new. */
+  readonly from?: string;
+  /** Undefined: the node is gone. */
+  readonly to?: string;
+}
+
+export type ResourceChange =
+  | { readonly type: 'appeared'; readonly resource: WatchedResource }
+  | {
+      readonly type: 'changed';
+      readonly resource: WatchedResource;
+      readonly previous: WatchedResource;
+      readonly fields: readonly FieldChange[];
+      readonly nodes: readonly NodeChange[];
+    }
+  /** `resource` is how it was last seen. */
+  | { readonly type: 'gone'; readonly resource: WatchedResource };
+
+const KIND_ORDER: Readonly<Record<WatchedKind, number>> = {
+  instance: 0,
+  'k8s-cluster': 1,
+  'k8s-pool': 2,
+  'slurm-cluster': 3,
+  'slurm-pool': 4,
+};
+
+/** Fields in the order people read them; any other field follows, alphabetically. */
+const FIELD_ORDER = ['state', 'status', 'ip', 'count', 'version', 'type', 'name'];
+
+function fieldRank(field: string): number {
+  const i = FIELD_ORDER.indexOf(field);
+  return i === -1 ? FIELD_ORDER.length : i;
+}
+
+function compareResources(a: WatchedResource, b: WatchedResource): number {
+  return (
+    KIND_ORDER[a.kind] - KIND_ORDER[b.kind] ||
+    (a.parent ?? '').localeCompare(b.parent ?? '') ||
+    a.name.localeCompare(b.name) ||
+    a.id.localeCompare(b.id)
+  );
+}
+
+function fieldChanges(previous: WatchedResource, next: WatchedResource): FieldChange[] {
+  const names = new Set([...Object.keys(previous.fields), ...Object.keys(next.fields), 'name']);
+  const out: FieldChange[] = [];
+  for (const field of names) {
+    const from = field === 'name' ? previous.name : (previous.fields[field] ?? '');
+    const to = field === 'name' ? next.name : (next.fields[field] ?? '');
+    if (from !== to) out.push({ field, from, to });
+  }
+  return out.sort((a, b) => fieldRank(a.field) - fieldRank(b.field) || a.field.localeCompare(b.field));
+}
+
+function nodeChanges(previous: WatchedResource, next: WatchedResource): NodeChange[] {
+  const before = previous.nodes ?? {};
+  const after = next.nodes ?? {};
+  const names = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
+  const out: NodeChange[] = [];
+  for (const node of names) {
+    const from = before[node];
+    const to = after[node];
+    if (from === to) continue;
+    out.push({ node, ...(from !== undefined ? { from } : {}), ...(to !== undefined ? { to } : {}) });
+  }
+  return out;
+}
+
+/** Every difference between two snapshots' resources, in a stable reading order. */
+export function diffSnapshots(
+  previous: Readonly<Record<string, WatchedResource>>,
+  next: Readonly<Record<string, WatchedResource>>,
+): ResourceChange[] {
+  const changes: ResourceChange[] = [];
+  for (const [key, resource] of Object.entries(next)) {
+    const before = previous[key];
+    if (!before) {
+      changes.push({ type: 'appeared', resource });
+      continue;
+    }
+    const fields = fieldChanges(before, resource);
+    const nodes = nodeChanges(before, resource);
+    if (fields.length > 0 || nodes.length > 0) {
+      changes.push({ type: 'changed', resource, previous: before, fields, nodes });
+    }
+  }
+  for (const [key, resource] of Object.entries(previous)) {
+    if (!(key in next)) changes.push({ type: 'gone', resource });
+  }
+  return changes.sort((a, b) => compareResources(a.resource, b.resource));
+}

@@ -1,0 +1,93 @@
+import { describeCommand } from '../jobs/kinds.js';
+import { gpusOfType } from '../policy/cost.js';
+import { digestMessage } from '../render/digest.js';
+import { createApprovals } from '../store/approvals.js';
+import { createIdleState } from '../store/idle-state.js';
+import { createWaitlist } from '../store/waitlist.js';
+import { createOutbox } from '../store/watch-outbox.js';
+import { createSnapshotStore } from '../store/watch-snapshots.js';
+import { createWatchSubscriptions } from '../store/watch-subscriptions.js';
+import { startDrains } from './drain-outbox.js';
+import { periodsOf, priceBookFor, runningCost } from './spend.js';
+import { nowOf, type WatchDeps } from './watch-deps.js';
+
+// The daily digest (a cron job scheduler in the policy's time zone): for every watching channel, from
+// what the watchers already know — the project's last snapshot, the spend ledger, idle records,
+// pending approvals — plus one capacity listing per project where the shape has one.
+
+export async function sendDigests(deps: WatchDeps, signal: AbortSignal): Promise<string> {
+  const watches = await createWatchSubscriptions(deps.store).all();
+  if (watches.length === 0) return 'no watching channel';
+  const now = nowOf(deps);
+  const { day, month } = periodsOf(now, deps.policy.digest.tz);
+  const snapshots = createSnapshotStore(deps.store);
+  const idle = createIdleState(deps.store);
+  const waitlist = createWaitlist(deps.store);
+  const pending = await createApprovals(deps.store.redis, { prefix: deps.store.prefix }).listPending({ now });
+  const capacityOf = new Map<string, Map<string, number> | undefined>();
+  const outbox = createOutbox(deps.store);
+  let sent = 0;
+
+  for (const watch of watches) {
+    const { projectId, channelId } = watch;
+    const snapshot = (await snapshots.read(projectId)).snapshot;
+    const ledger = await snapshots.ledgerDay(projectId, day);
+    const monthUsd = await snapshots.ledgerMonthUsd(projectId, month);
+    const prices = await priceBookFor(deps.store, projectId, deps.policy);
+    const resources = Object.values(snapshot?.resources ?? {});
+    const runningInstances = resources
+      .filter((r) => r.kind === 'instance' && r.fields.state === 'running')
+      .sort((a, b) => a.name.localeCompare(b.name));
+    if (deps.cloud.supports('listCapacity') && !capacityOf.has(projectId)) {
+      try {
+        const listing = await deps.cloud.listCapacity({ projectId, signal });
+        capacityOf.set(projectId, new Map(listing.map((c) => [c.name, c.capacity])));
+      } catch (err) {
+        if (signal.aborted) throw err;
+        deps.log.warn({ err, projectId }, 'digest goes without capacity');
+        capacityOf.set(projectId, undefined);
+      }
+    }
+    const capacity = capacityOf.get(projectId);
+    const usedTypes = new Set([
+      ...resources
+        .filter((r) => r.kind === 'instance' || r.kind.endsWith('pool'))
+        .flatMap((r) => r.fields.type ?? []),
+      ...(await waitlist.list(channelId)).map((e) => e.type),
+    ]);
+    const { text, blocks } = digestMessage({
+      projectLabel: watch.projectName ?? projectId,
+      day,
+      tz: deps.policy.digest.tz,
+      running: runningInstances.map((r) => ({
+        name: r.name,
+        type: r.fields.type ?? '',
+        gpus: gpusOfType(r.fields.type ?? '', deps.policy.pricing)?.gpuCount,
+        gpuHoursToday: ledger.instances[r.id] ?? 0,
+      })),
+      spendTodayUsd: ledger.usd,
+      spendMonthUsd: monthUsd,
+      unpriced: runningInstances
+        .filter((r) => !runningCost(r.fields.type ?? '', prices).known)
+        .map((r) => r.name),
+      idle: (await idle.records(projectId)).map((r) => ({ name: r.name, idleMs: now - r.since })),
+      approvals: pending
+        .filter((a) => a.ctx.channelId === channelId || a.approvalChannel === channelId)
+        .map((a) => ({
+          request: describeCommand(a.command),
+          requester: a.requester,
+          expiresAt: a.expiresAt,
+        })),
+      ...(deps.cloud.supports('listCapacity') && capacity
+        ? {
+            capacity: [...usedTypes].sort().map((type) => ({ type, available: capacity.get(type) ?? 0 })),
+          }
+        : {}),
+      now,
+    });
+    const token = await outbox.push(channelId, [{ op: 'message', mode: 'post', text, blocks }]);
+    if (token) await startDrains(deps, [{ target: channelId, token }]);
+    sent++;
+  }
+  return `${sent} digest(s) for ${day}`;
+}

@@ -1,0 +1,104 @@
+import { CloudApiError, CloudNetworkError, CloudTimeoutError } from '../cloud/index.js';
+import { changeReply, resourceMessage } from '../render/watch-changes.js';
+import type { NewOutboxEntry } from '../store/watch-outbox.js';
+import { createSnapshotStore, type ProjectSnapshot } from '../store/watch-snapshots.js';
+import { createWatchSubscriptions } from '../store/watch-subscriptions.js';
+import { classifyFailure } from '../workers/job-errors.js';
+import { collectResources } from './collect-resources.js';
+import { diffSnapshots, type ResourceChange } from './diff-snapshot.js';
+import { startDrains } from './drain-outbox.js';
+import { accrue, periodsOf, priceBookFor } from './spend.js';
+import { nowOf, type WatchDeps } from './watch-deps.js';
+
+// One look at one watched project: list its resources, diff them with the stored snapshot, and commit
+// the new snapshot together with the messages the changes produce (compare-and-set, so a look another
+// replica beat posts nothing). The first look of a new watch records the baseline and posts nothing.
+// A cloud that answers 429 or 5xx (or cannot be reached) puts the project on back-off.
+
+/** Longest back-off between two looks at a project whose cloud keeps failing. */
+export const MAX_BACKOFF_MS = 30 * 60_000;
+
+export type PollOutcome =
+  | { readonly status: 'baseline'; readonly resources: number; readonly calls: number }
+  | { readonly status: 'committed'; readonly changes: number; readonly calls: number }
+  /** Another replica committed first: this look's changes are theirs to post. */
+  | { readonly status: 'lost'; readonly calls: number }
+  | { readonly status: 'backoff'; readonly untilMs: number; readonly reason: string }
+  | { readonly status: 'skipped'; readonly reason: string };
+
+/** The outbox entries of one change: the resource's message (posted or edited) and a thread reply. */
+export function entriesFor(change: ResourceChange, at: number): NewOutboxEntry[] {
+  const gone = change.type === 'gone';
+  const { text, blocks } = resourceMessage({ resource: change.resource, gone, at });
+  const reply = changeReply(change);
+  return [
+    { op: 'message', mode: 'upsert', ref: change.resource.key, text, blocks },
+    {
+      op: 'message',
+      mode: 'post',
+      thread: change.resource.key,
+      text: reply,
+      // A deleted resource is never edited again: its ref is dropped once the reply is out.
+      ...(gone ? { forget: true } : {}),
+    },
+  ];
+}
+
+/** Back-off after `failures` failed looks in a row: doubling from the poll interval, Retry-After at least. */
+export function backoffMs(failures: number, pollEveryMs: number, retryAfterMs?: number): number {
+  const doubling = pollEveryMs * 2 ** Math.max(0, failures - 1);
+  return Math.min(MAX_BACKOFF_MS, Math.max(doubling, retryAfterMs ?? 0));
+}
+
+function isCloudTrouble(err: unknown): boolean {
+  return err instanceof CloudApiError || err instanceof CloudNetworkError || err instanceof CloudTimeoutError;
+}
+
+export async function pollProject(
+  deps: WatchDeps,
+  projectId: string,
+  signal: AbortSignal,
+): Promise<PollOutcome> {
+  const snapshots = createSnapshotStore(deps.store);
+  const subscriptions = createWatchSubscriptions(deps.store);
+  const targets = await subscriptions.channelsOf(projectId);
+  if (targets.length === 0) return { status: 'skipped', reason: 'no channel watches this project' };
+  const stored = await snapshots.read(projectId);
+  const started = nowOf(deps);
+
+  let collected: Awaited<ReturnType<typeof collectResources>>;
+  try {
+    collected = await collectResources(deps.cloud, projectId, signal);
+  } catch (err) {
+    if (signal.aborted || !isCloudTrouble(err)) throw err;
+    const previous = await snapshots.backoff(projectId);
+    const failures = (previous?.failures ?? 0) + 1;
+    const retryAfterMs = err instanceof CloudApiError ? err.retryAfterMs : undefined;
+    const until = started + backoffMs(failures, deps.policy.watch.pollEverySeconds * 1000, retryAfterMs);
+    const reason = classifyFailure(err).message;
+    await snapshots.setBackoff(projectId, { until, failures, reason });
+    deps.log.warn({ projectId, failures, until, err }, 'watcher backs off a project');
+    return { status: 'backoff', untilMs: until, reason };
+  }
+  const now = nowOf(deps);
+  const next: ProjectSnapshot = { v: 1, polledAt: now, resources: collected.resources };
+  const changes = stored.snapshot ? diffSnapshots(stored.snapshot.resources, next.resources) : [];
+  const entries = changes.flatMap((c) => entriesFor(c, now));
+  const result = await snapshots.commit(projectId, stored.version, next, targets, entries);
+  if (!result.committed) return { status: 'lost', calls: collected.calls };
+  await snapshots.clearBackoff(projectId);
+  await startDrains(deps, result.kicked);
+  if (!stored.snapshot) {
+    return { status: 'baseline', resources: Object.keys(next.resources).length, calls: collected.calls };
+  }
+  // Only the replica that committed adds to the ledger, so spending is counted once.
+  try {
+    const prices = await priceBookFor(deps.store, projectId, deps.policy);
+    const accrual = accrue(stored.snapshot, now, prices);
+    const { day, month } = periodsOf(now, deps.policy.digest.tz);
+    await snapshots.addToLedger(projectId, day, month, accrual);
+  } catch (err) {
+    deps.log.warn({ err, projectId }, 'could not add to the spend ledger');
+  }
+  return { status: 'committed', changes: changes.length, calls: collected.calls };
+}

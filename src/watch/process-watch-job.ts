@@ -1,0 +1,49 @@
+import { type Job, UnrecoverableError } from 'bullmq';
+import { z } from 'zod';
+import { sendDigests } from './digest.js';
+import { drainOutbox } from './drain-outbox.js';
+import { checkIdle } from './idle-check.js';
+import { pollProject } from './poll-project.js';
+import { checkWaitlist } from './waitlist-check.js';
+import type { WatchDeps } from './watch-deps.js';
+import { type WatchJobData, watchJobDataSchema } from './watch-queue.js';
+import { fanOutIdleChecks, fanOutPolls } from './watch-tick.js';
+
+// One attempt of a watcher job: the data is checked again (it may come from another version), then
+// dispatched by its `job` name. Looks and checks are not retried (the next interval is the retry);
+// drains are, and keep their lease meanwhile.
+
+export async function processWatchJob(job: Job, deps: WatchDeps, signal: AbortSignal): Promise<string> {
+  const parsed = watchJobDataSchema.safeParse(job.data);
+  if (!parsed.success) {
+    deps.log.error({ jobId: job.id, name: job.name }, 'watch job data rejected');
+    throw new UnrecoverableError(`watch job data rejected: ${z.prettifyError(parsed.error)}`);
+  }
+  const data: WatchJobData = parsed.data;
+  try {
+    switch (data.job) {
+      case 'tick':
+        return await fanOutPolls(deps);
+      case 'poll':
+        return JSON.stringify(await pollProject(deps, data.projectId, signal));
+      case 'idle.tick':
+        return await fanOutIdleChecks(deps);
+      case 'idle':
+        return JSON.stringify(await checkIdle(deps, data.projectId, signal));
+      case 'capacity':
+        return JSON.stringify(await checkWaitlist(deps, signal));
+      case 'digest':
+        return await sendDigests(deps, signal);
+      case 'drain':
+        return JSON.stringify(await drainOutbox(deps, data, signal));
+    }
+  } catch (err) {
+    if (!signal.aborted) {
+      deps.log.warn(
+        { jobId: job.id, name: job.name, attempt: job.attemptsMade + 1, err },
+        'watch job failed',
+      );
+    }
+    throw err;
+  }
+}

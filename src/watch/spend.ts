@@ -1,0 +1,67 @@
+import { type CostEstimate, estimateMachines, gpusOfType, type PriceBook } from '../policy/cost.js';
+import type { Policy } from '../policy/policy-schema.js';
+import { readCatalog } from '../store/catalog-cache.js';
+import type { Store } from '../store/store.js';
+import type { ProjectSnapshot } from '../store/watch-snapshots.js';
+
+// Estimated spend as the watchers see it: prices from the cached catalogue (the platform API's
+// configurations, refreshed every few minutes), the machine's GPUs from its type, and running time
+// from successive polls. Only time a project is watched is counted (docs/watch.md).
+
+/** A single look never counts for more than this, so an outage does not read as a day of spending. */
+export const MAX_ACCRUAL_MS = 3_600_000;
+
+/** The calendar day (YYYY-MM-DD) and month (YYYY-MM) of `at` in a time zone. */
+export function periodsOf(at: number, tz: string): { day: string; month: string } {
+  const parts = new Intl.DateTimeFormat('en-CA', {
+    timeZone: tz,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+  }).formatToParts(new Date(at));
+  const get = (type: string) => parts.find((p) => p.type === type)?.value ?? '00';
+  const month = `${get('year')}-${get('month')}`;
+  return { day: `${month}-${get('day')}`, month };
+}
+
+/** The price book of a project: the cached configurations and the policy's pricing rules. */
+export async function priceBookFor(
+  store: Store,
+  projectId: string | undefined,
+  policy: Policy,
+): Promise<PriceBook> {
+  const cached = await readCatalog(store, projectId).catch(() => undefined);
+  return { configurations: cached?.catalog.configurations, pricing: policy.pricing };
+}
+
+export function runningCost(type: string, prices: PriceBook): CostEstimate {
+  return estimateMachines({ prices, type, state: 'running' });
+}
+
+export interface Accrual {
+  readonly usd: number;
+  /** GPU-hours per instance id. */
+  readonly gpuHours: Record<string, number>;
+}
+
+/**
+ * What the instances running at the previous look cost until this one: the time between the two
+ * looks (at most MAX_ACCRUAL_MS) × their GPUs and price. Instances without a known price count
+ * GPU-hours but no dollars.
+ */
+export function accrue(previous: ProjectSnapshot, now: number, prices: PriceBook): Accrual {
+  const ms = Math.min(Math.max(0, now - previous.polledAt), MAX_ACCRUAL_MS);
+  const hours = ms / 3_600_000;
+  let usd = 0;
+  const gpuHours: Record<string, number> = {};
+  if (hours === 0) return { usd, gpuHours };
+  for (const r of Object.values(previous.resources)) {
+    if (r.kind !== 'instance' || r.fields.state !== 'running') continue;
+    const type = r.fields.type ?? '';
+    const gpus = gpusOfType(type, prices.pricing)?.gpuCount ?? 0;
+    if (gpus > 0) gpuHours[r.id] = gpus * hours;
+    const cost = runningCost(type, prices);
+    if (cost.known) usd += cost.perHour * hours;
+  }
+  return { usd, gpuHours };
+}

@@ -1,0 +1,33 @@
+import type { WebClient } from '@slack/web-api';
+import type { InfraClient } from '../cloud/index.js';
+import type { Shape } from '../cloud/shape.js';
+import type { Logger } from '../log/logger.js';
+import type { Policy } from '../policy/policy-schema.js';
+import type { SnapshotDeps } from '../snapshot/take-snapshot.js';
+import type { Store } from '../store/store.js';
+import type { WatchQueue } from './watch-queue.js';
+
+/** What the watchers' processors touch, built once by the composition root. */
+export interface WatchDeps {
+  readonly cloud: InfraClient;
+  /**
+   * Posts the outboxes. Built with `rejectRateLimitedCalls: true` so a 429 reaches the drain, which
+   * waits out Retry-After without holding a worker; a client that retries 429s itself also works.
+   */
+  readonly slack: WebClient;
+  readonly store: Store;
+  readonly log: Logger;
+  readonly policy: Policy;
+  readonly shape: Shape;
+  /** The watchers' queue: fan-out jobs and outbox drains are added here. */
+  readonly queue: WatchQueue;
+  /** Present when METRICS_* is configured: idle detection and the alert's chart need it. */
+  readonly snapshots?: SnapshotDeps | undefined;
+  readonly now?: () => number;
+  /** Least time between two Slack calls to one channel or DM; default 1000 ms (about one a second). */
+  readonly minIntervalMs?: number;
+}
+
+export const DEFAULT_MIN_INTERVAL_MS = 1_000;
+
+export const nowOf = (deps: Pick<WatchDeps, 'now'>): number => (deps.now ?? Date.now)();

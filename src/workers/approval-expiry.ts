@@ -1,0 +1,54 @@
+import type { Guardrails } from '../policy/guardrails.js';
+import { closedCard, decidedMessage } from '../render/approvals.js';
+import { type ApprovalRequest, SYSTEM_ACTOR } from '../store/approvals.js';
+import { auditFieldsOf } from '../store/audit.js';
+import type { WorkerDeps } from './worker-deps.js';
+
+// The `approvals.expire` system job (a job scheduler: once per period across replicas): closes every
+// request whose time is up, in Redis first (one atomic step each, so a click at the same moment sees
+// it closed), then on Slack: the card loses its buttons and says it expired, and so does the
+// requester's message. Slack failing here is logged: the next click on the card repairs it.
+
+export async function expireApprovals(deps: WorkerDeps): Promise<string> {
+  const guardrails = deps.guardrails;
+  if (!guardrails) return 'guardrails are off: nothing to expire';
+  const closed = await guardrails.approvals.expireDue((deps.now ?? Date.now)());
+  for (const request of closed) {
+    guardrails.onApproval?.('expired');
+    await showExpired(deps, guardrails, request);
+  }
+  return `${closed.length} approval request(s) expired`;
+}
+
+async function showExpired(deps: WorkerDeps, guardrails: Guardrails, request: ApprovalRequest) {
+  const { log, slack } = deps;
+  const fields = auditFieldsOf(request.command);
+  await guardrails.audit
+    .append({
+      event: 'decision',
+      actor: SYSTEM_ACTOR,
+      ...fields,
+      ...(request.ctx.projectId ? { project: request.ctx.projectId } : {}),
+      outcome: 'expired',
+      approvalId: request.id,
+      channel: request.approvalChannel,
+      durationMs: Math.max(0, (request.decision?.at ?? Date.now()) - request.createdAt),
+    })
+    .catch((err: unknown) => log.warn({ err, approvalId: request.id }, 'could not audit an expiry'));
+  if (request.card) {
+    await slack.chat
+      .update({ channel: request.card.channel, ts: request.card.ts, ...closedCard(request) })
+      .catch((err: unknown) => log.warn({ err, approvalId: request.id }, 'could not close an expired card'));
+  }
+  const told = decidedMessage(request);
+  const mine = request.requesterMessage;
+  await (mine
+    ? slack.chat.update({ channel: mine.channel, ts: mine.ts, ...told })
+    : slack.chat.postEphemeral({ channel: request.ctx.channelId, user: request.requester, ...told })
+  ).catch((err: unknown) =>
+    log.warn({ err, approvalId: request.id }, 'could not tell the requester their request expired'),
+  );
+  for (const ref of Object.values(request.sealed ?? {})) {
+    if (ref) await deps.sealer?.discard(ref).catch(() => {});
+  }
+}

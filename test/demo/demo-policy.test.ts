@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { DEMO_PEOPLE } from '../../src/demo/demo-people.js';
+import { DEMO_POLICY_YAML } from '../../src/demo/demo-policy.js';
+import { authorize, mayApprove, roleOf } from '../../src/policy/decide.js';
+import { parsePolicy } from '../../src/policy/load-policy.js';
+import { usernameFromSlackUser } from '../../src/workers/posix-username.js';
+
+// The people of `gpuops demo` and its policy: Ada asks, Bob approves, Carol only looks, and each
+// profile gives the Slurm username docs/demo.md promises.
+
+const policy = parsePolicy(DEMO_POLICY_YAML, 'demo-policy.yaml');
+const who = (userId: string) => ({ policy, userId, userGroups: [], channelId: 'C0GPUOPS' });
+
+describe('the demo policy', () => {
+  it('parses, and gives Ada operator, Bob admin and Carol viewer', () => {
+    expect(roleOf(who('U0ADA')).role).toBe('operator');
+    expect(roleOf(who('U0BOB')).role).toBe('admin');
+    expect(roleOf(who('U0CAROL')).role).toBe('viewer');
+    expect(authorize({ ...who('U0ADA'), kind: 'create' }).allowed).toBe(true);
+    expect(authorize({ ...who('U0CAROL'), kind: 'create' }).allowed).toBe(false);
+    expect(policy.approvals.thresholdPerHour).toBe(10);
+  });
+
+  it('lets Bob, and not Ada herself, approve what Ada asks', () => {
+    const approve = (approverId: string) =>
+      mayApprove({ policy, approverId, approverGroups: [], requesterId: 'U0ADA', kind: 'create' }).allowed;
+    expect(approve('U0BOB')).toBe(true);
+    expect(approve('U0ADA')).toBe(false);
+    expect(approve('U0CAROL')).toBe(false);
+  });
+
+  it('derives Slurm usernames from the demo profiles', () => {
+    const names = DEMO_PEOPLE.map((p) =>
+      usernameFromSlackUser({
+        name: p.name,
+        real_name: p.realName,
+        profile: { display_name: p.displayName },
+      }),
+    );
+    expect(names).toEqual(['ada_lovelace', 'bob_noyce', 'carol_shaw']);
+  });
+});

@@ -1,0 +1,225 @@
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { ed25519PublicKey } from '../cloud/ssh-key-fixtures.js';
+import { redisDb } from '../support/gpuops-process.js';
+import { pngHeader } from '../support/png.js';
+import { type DemoProcess, descendantsOf, isAlive, spawnDemo } from './demo-process.js';
+
+// `gpuops demo` end to end, as the README's first command runs it: a child process with no Slack and
+// no cloud account. A script drives the terminal chat; we read what a person would see on standard
+// output, and check that nothing the demo started (redis-server, Prometheus, the simulator in the
+// process itself) nor any of its temporary folders is left once it exits.
+
+let work: string;
+const running: DemoProcess[] = [];
+
+beforeAll(() => {
+  work = mkdtempSync(join(tmpdir(), 'gpuops-demo-test-'));
+});
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((p) => p.kill()));
+});
+afterAll(() => {
+  rmSync(work, { recursive: true, force: true });
+});
+
+/** A folder of the test's own to be the demo's TMPDIR, so we can see that it leaves nothing there. */
+function freshDir(name: string): string {
+  return mkdtempSync(join(work, `${name}-`));
+}
+
+/** What is left in a TMPDIR, the TypeScript loader's own cache (tsx-<uid>, not the demo's) aside. */
+function leftIn(dir: string): string[] {
+  return readdirSync(dir).filter((name) => !/^tsx-\d+$/.test(name));
+}
+
+function script(name: string, lines: readonly string[]): string {
+  const file = join(work, `${name}.txt`);
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  return file;
+}
+
+/** The lines the demo printed after the prompt line of `command` up to the next prompt. */
+function answerTo(out: string, command: string): string {
+  const at = out.indexOf(`› ${command}\n`);
+  if (at < 0) throw new Error(`"${command}" was not run; output:\n${out}`);
+  const rest = out.slice(at + command.length + 3);
+  const next = rest.search(/^[a-z]+ in #[\w-]+› /m);
+  return next < 0 ? rest : rest.slice(0, next);
+}
+
+describe('gpuops demo --script (shape A, its own Redis and Prometheus)', () => {
+  it('lists, creates, stops, starts, approves, charts, adds a key and a Slurm user, then leaves nothing behind', async () => {
+    const temp = freshDir('tmp-a');
+    const files = freshDir('files-a');
+    const key = ed25519PublicKey('ada@laptop');
+    const file = script('shape-a', [
+      '# Ada adds her SSH key through its form (one line per field) and joins the seeded Slurm cluster',
+      '/gpu keys add',
+      'ada-laptop',
+      key,
+      '/gpu slurm adduser slurm-1',
+      '/gpu ls',
+      '/gpu create train-1 h100-hgx-80gb.1x',
+      '/gpu stop train-1',
+      '/gpu start train-1',
+      '# $23.12/h is above the demo policy threshold: Bob approves',
+      '/gpu create big-1 h100-hgx-80gb.8x',
+      '/as bob',
+      '/press Approve',
+      '/as ada',
+      '/gpu metrics demo-1 --range 15m',
+      '/gpu ls',
+    ]);
+    const demo = spawnDemo(
+      ['--script', file, '--shape', 'A', '--files', files, '--transition-ms', '500', '--timeout', '60'],
+      { env: { TMPDIR: temp } },
+    );
+    running.push(demo);
+
+    await demo.waitForOutput('Ready.', 90_000);
+    const started = descendantsOf(demo.child.pid!);
+    expect(started.map((p) => p.name)).toEqual(expect.arrayContaining(['redis-server', 'prometheus']));
+
+    const exit = await demo.exited;
+    const out = demo.stdout();
+    expect(exit, `stderr: ${demo.stderr()}\n${out}`).toEqual({ code: 0, signal: null });
+
+    const keyForm = answerTo(out, '/gpu keys add');
+    expect(keyForm).toContain('form opened for you (@ada)\n▣ Add an SSH key  (Add key · Cancel)');
+    expect(keyForm).toMatch(/Key name \(required\)\n {2}e\.g\. laptop — text> ada-laptop\n/);
+    expect(keyForm).toContain('Form submitted.');
+    expect(keyForm).toContain('✅ Done · `/gpu keys add ada-laptop`');
+    expect(keyForm).toContain('Owner: @ada');
+    expect(answerTo(out, '/gpu slurm adduser slurm-1')).toMatch(
+      /Added you to slurm-1 as ada_lovelace \(from your Slack name.*with 1 SSH key, without sudo/,
+    );
+    expect(answerTo(out, '/gpu ls')).toContain('🟢 demo-1 · h100-hgx-80gb.1x · running');
+
+    const create = answerTo(out, '/gpu create train-1 h100-hgx-80gb.1x');
+    expect(create).toMatch(
+      /#\d+ gpuops in #gpu-ops\n {2}⏳ Queued · `\/gpu create train-1 h100-hgx-80gb.1x`/,
+    );
+    expect(create).toMatch(/#\d+ edited · gpuops in #gpu-ops\n {2}✅ Done · `\/gpu create train-1/);
+    expect(create).toContain('train-1 is running at');
+    expect(create).toContain('State: 🟢 running');
+    expect(answerTo(out, '/gpu stop train-1')).toContain('train-1 is stopped');
+    expect(answerTo(out, '/gpu start train-1')).toContain('train-1 is running');
+
+    // The costly create waits for Bob's button; Ada's own request message says so, then goes on.
+    const big = answerTo(out, '/gpu create big-1 h100-hgx-80gb.8x');
+    expect(big).toContain('Approval needed · `/gpu create big-1 h100-hgx-80gb.8x` asked by @ada');
+    expect(big).toContain('$23.12/h');
+    const buttons = /\[(\d+)\] Approve {2}\[(\d+)\] Deny/.exec(big);
+    expect(buttons).not.toBeNull();
+    expect(big).not.toContain('big-1 is running');
+    const approve = answerTo(out, '/press Approve');
+    expect(approve).toContain(`@bob pressed [${buttons![1]}] Approve`);
+    expect(approve).toContain('Approved by @bob');
+    expect(approve).toContain('big-1 is running');
+
+    const metrics = answerTo(out, '/gpu metrics demo-1 --range 15m');
+    expect(metrics).toContain('GPU utilisation of demo-1 over the last 15m: the chart is in the thread.');
+    const saved = /📎 .* saved to (\S+\.png)/.exec(metrics);
+    expect(saved?.[1]).toBe(join(files, 'metrics-demo-1-15m.png'));
+    expect(pngHeader(readFileSync(saved![1]!))).toEqual({ width: 1000, height: 560 });
+
+    const list = out.slice(out.lastIndexOf('› /gpu ls'));
+    expect(list).toContain('Instances (3)');
+    expect(list).toMatch(/🟢 big-1 · h100-hgx-80gb.8x · running/);
+    expect(list).toMatch(/🟢 train-1 · h100-hgx-80gb.1x · running/);
+
+    // Nothing left: no process it started, no folder of its own (the kept --files folder aside).
+    expect(started.filter((p) => isAlive(p.pid))).toEqual([]);
+    expect(isAlive(demo.child.pid!)).toBe(false);
+    expect(leftIn(temp)).toEqual([]);
+    expect(out).toMatch(
+      /Stopped listener and workers, local Slack API, simulator, Redis; removed \S+gpuops-demo-/,
+    );
+  }, 180_000);
+});
+
+describe('gpuops demo with lines on standard input and REDIS_URL', () => {
+  const db = 9;
+  let redis: Redis;
+  let redisUrl: string;
+
+  beforeAll(async () => {
+    redisUrl = redisDb(inject('redisUrl'), db);
+    redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+    await redis.flushdb();
+  });
+  afterAll(async () => {
+    await redis.flushdb().catch(() => {});
+    redis.disconnect();
+  });
+
+  it('exits non-zero naming each line that failed: a job that ended Failed and a refused command', async () => {
+    const temp = freshDir('tmp-fail');
+    const demo = spawnDemo(['--no-metrics', '--transition-ms', '300'], {
+      env: { TMPDIR: temp, REDIS_URL: redisUrl },
+      pipeStdin: true,
+    });
+    running.push(demo);
+    demo.child.stdin!.end(
+      ['/gpu ls', '/gpu show nosuch', '/gpu frobnicate', '/channel ops', '/gpu jobs', '/press 7', ''].join(
+        '\n',
+      ),
+    );
+    const exit = await demo.exited;
+    const out = demo.stdout();
+    expect(exit.code, out).toBe(1);
+    expect(answerTo(out, '/gpu show nosuch')).toContain('❌ Failed · `/gpu show nosuch`');
+    expect(answerTo(out, '/gpu show nosuch')).toContain('No instance "nosuch" in this project.');
+    expect(answerTo(out, '/gpu frobnicate')).toContain('There is no subcommand "frobnicate".');
+    // Jobs are listed per channel: #ops has none of #gpu-ops' jobs.
+    expect(out).toContain('ada in #ops› /gpu jobs');
+    expect(answerTo(out, '/gpu jobs')).toContain('No jobs in this channel yet.');
+    expect(answerTo(out, '/press 7')).toContain('There is no button [7] on screen.');
+    expect(demo.stderr()).toContain('gpuops demo: 3 line(s) failed:');
+    expect(demo.stderr()).toContain('line 2: /gpu show nosuch');
+    expect(demo.stderr()).toContain('line 3: /gpu frobnicate');
+    expect(demo.stderr()).toContain('line 6: /press 7');
+    expect(demo.stderr()).not.toMatch(/line [145]:/);
+    // It used the Redis it was given and started none of its own.
+    expect(out).toContain('Redis: redis://127.0.0.1:');
+    expect(leftIn(temp)).toEqual([]);
+    expect(await redis.dbsize()).toBeGreaterThan(0);
+  }, 120_000);
+
+  it('refuses to share a queue with gpuops workers already on that Redis', async () => {
+    const first = spawnDemo(['--no-metrics'], { env: { REDIS_URL: redisUrl }, pipeStdin: true });
+    running.push(first);
+    await first.waitForOutput('Ready.', 60_000);
+    const second = spawnDemo(['--no-metrics'], { env: { REDIS_URL: redisUrl }, pipeStdin: true });
+    running.push(second);
+    second.child.stdin!.end();
+    const exit = await second.exited;
+    expect(exit.code).toBe(1);
+    expect(second.stderr()).toContain('gpuops worker(s) on its queue: the demo would take their jobs');
+    first.child.stdin!.end('/quit\n');
+    expect((await first.exited).code).toBe(0);
+  }, 120_000);
+});
+
+describe('gpuops demo and Ctrl-C', () => {
+  it('stops everything it started on SIGINT, with no process or folder left', async () => {
+    const temp = freshDir('tmp-int');
+    const demo = spawnDemo(['--no-metrics'], { env: { TMPDIR: temp }, pipeStdin: true });
+    running.push(demo);
+    await demo.waitForOutput('Ready.', 60_000);
+    const started = descendantsOf(demo.child.pid!);
+    expect(started.map((p) => p.name)).toContain('redis-server');
+    expect(leftIn(temp).some((d) => d.startsWith('gpuops-demo-'))).toBe(true);
+    demo.child.kill('SIGINT');
+    const exit = await demo.exited;
+    expect(exit.code).toBe(130);
+    expect(demo.stdout()).toContain('Stopped listener and workers');
+    expect(started.filter((p) => isAlive(p.pid))).toEqual([]);
+    expect(leftIn(temp)).toEqual([]);
+    expect(existsSync(temp)).toBe(true);
+  }, 90_000);
+});

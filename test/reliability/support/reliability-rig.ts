@@ -1,0 +1,273 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { type Config, parseConfig, type Role } from '../../../src/config.js';
+import { QUEUE_NAME, QUEUE_PREFIX } from '../../../src/jobs/queue.js';
+import { createLogger, type Logger } from '../../../src/log/logger.js';
+import { type BotOptions, type RunningBot, startBot } from '../../../src/main.js';
+import { type RunningSim, type SimOptions, startSim } from '../../../src/sim/start-sim.js';
+import { readCatalog } from '../../../src/store/catalog-cache.js';
+import { createStore } from '../../../src/store/store.js';
+import { type PrivateRedis, startPrivateRedis } from '../../../src/sys/private-redis.js';
+import { FakeSlackApi, type RecordedCall, type StoredMessage } from '../../fakes/slack-api.js';
+import { type GpuopsProcess, spawnScript } from '../../support/gpuops-process.js';
+import {
+  postSigned,
+  ResponseUrlServer,
+  type SignedResponse,
+  slashCommandBody,
+} from '../../support/slack-driver.js';
+
+// The reliability suite's rig: the simulator, the Slack fake, a response_url server and a private
+// Redis of the file's own, and gpuops bots started the way `gpuops start|web|worker` starts them
+// (startBot, the composition root), configured only through the environment they would read.
+
+export const SIGNING_SECRET = 'reliability-signing-secret-7f3a';
+export const BOT_TOKEN = 'xoxb-reliability-5b9e1c';
+export const TYPE = 'h100-hgx-80gb.1x';
+/** The final phases of a channel message. */
+export const FINAL = /^(Done|Failed):/;
+
+export interface RigOptions {
+  readonly sim?: Partial<SimOptions>;
+  /** Redis with an append-only file and fsync on every write (the Redis restart test). */
+  readonly appendOnly?: boolean;
+}
+
+export interface Bot extends RunningBot {
+  /** POST /slack/events of this bot (web and all roles). */
+  readonly url: string;
+  /** Every log line this bot wrote, as JSON text. */
+  readonly logLines: string[];
+}
+
+export interface BotProcess extends GpuopsProcess {
+  /** POST /slack/events once ready (web and all roles). */
+  url(): Promise<string>;
+  /** Sends SIGUSR2 to a spare started with BOT_WAIT_FOR_GO and waits until it is ready. */
+  go(): Promise<void>;
+}
+
+export interface Rig {
+  readonly sim: RunningSim;
+  readonly slack: FakeSlackApi;
+  readonly responses: ResponseUrlServer;
+  readonly redisServer: PrivateRedis;
+  /** A connection of the test's own to the same Redis. */
+  readonly redis: Redis;
+  /** The environment `gpuops` would read, pointed at this rig. */
+  env(extra?: Readonly<Record<string, string>>): Record<string, string>;
+  config(extra?: Readonly<Record<string, string>>): Config;
+  /** A bot in this process, with its own connections and a logger that keeps every line. */
+  start(
+    role: Role,
+    options?: Omit<BotOptions, 'role' | 'log'> & { env?: Record<string, string>; logLevel?: string },
+  ): Promise<Bot>;
+  /**
+   * gpuops in a child process (support/bot-process.ts) with this rig's environment plus `knobs`
+   * (BOT_ROLE, BOT_LOCK_MS, BOT_STALLED_MS, BOT_POLL_MS, BOT_CONCURRENCY, BOT_WAIT_FOR_GO, or any
+   * gpuops variable). Resolves once it is ready (or standing by, with BOT_WAIT_FOR_GO).
+   */
+  spawn(knobs: Readonly<Record<string, string>>): Promise<BotProcess>;
+  /** Waits until the first catalogue refresh cached the price list (creates and starts need it). */
+  catalogue(timeoutMs?: number): Promise<void>;
+  /** Request jobs (not the bot's own scheduled ones) still waiting, active or delayed. */
+  pendingRequests(): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** A logger that keeps its lines (JSON text) in `lines`. */
+export function capturingLogger(level: string, lines: string[]): Logger {
+  return createLogger({ level, destination: { write: (line: string) => lines.push(line) } });
+}
+
+export async function startRig(options: RigOptions = {}): Promise<Rig> {
+  const sim = await startSim({
+    shape: 'B',
+    port: 0,
+    metrics: false,
+    transitionMs: 100,
+    seed: 42,
+    log: () => {},
+    ...options.sim,
+  });
+  // Thousands of machines in some tests: capacity is not what they test.
+  sim.control.setCapacity(TYPE, 100_000);
+  const slack = await FakeSlackApi.start({ tokens: [BOT_TOKEN] });
+  const responses = await ResponseUrlServer.start();
+  const redisServer = await startPrivateRedis({ install: true, appendOnly: options.appendOnly ?? false });
+  const redis = new Redis(redisServer.url, { maxRetriesPerRequest: 1 });
+  const bots: Bot[] = [];
+  const children: GpuopsProcess[] = [];
+
+  const env = (extra: Readonly<Record<string, string>> = {}): Record<string, string> => ({
+    SLACK_BOT_TOKEN: BOT_TOKEN,
+    SLACK_SIGNING_SECRET: SIGNING_SECRET,
+    SLACK_API_URL: slack.apiUrl,
+    PORT: '0',
+    REDIS_URL: redisServer.url,
+    LOG_LEVEL: 'info',
+    CLOUD_API_URL: sim.info.cloudUrl,
+    CLOUD_API_SHAPE: 'B',
+    CLOUD_API_TOKEN: sim.info.cloudToken,
+    CLOUD_PROJECT_ID: sim.info.projectId,
+    // Prices come from the platform API; without them every create and start waits for an approver.
+    PLATFORM_API_URL: sim.info.platformUrl,
+    PLATFORM_API_KEY: sim.info.platformApiKey,
+    ...extra,
+  });
+  const config = (extra: Readonly<Record<string, string>> = {}) => parseConfig(env(extra), 'bot');
+
+  return {
+    sim,
+    slack,
+    responses,
+    redisServer,
+    redis,
+    env,
+    config,
+    async start(role, startOptions = {}) {
+      const { env: extra, logLevel, ...botOptions } = startOptions;
+      const logLines: string[] = [];
+      const bot = await startBot(config(extra), {
+        host: '127.0.0.1',
+        shutdownGraceMs: 2_000,
+        workerTiming: { pollStartMs: 50, pollMaxMs: 200, settleTimeoutMs: 30_000 },
+        ...botOptions,
+        role,
+        log: capturingLogger(logLevel ?? 'info', logLines),
+      });
+      const running: Bot = Object.assign(bot, {
+        url: `http://127.0.0.1:${bot.port}/slack/events`,
+        logLines,
+      });
+      bots.push(running);
+      return running;
+    },
+    async spawn(knobs) {
+      const child = spawnScript('test/reliability/support/bot-process.ts', env(knobs));
+      children.push(child);
+      const ready = () => child.waitForLog((r) => r.msg === 'gpuops ready', 30_000);
+      if (knobs.BOT_WAIT_FOR_GO) await child.waitForLog((r) => r.msg === 'standing by', 30_000);
+      else await ready();
+      return Object.assign(child, {
+        url: async () => `http://127.0.0.1:${(await ready()).port}/slack/events`,
+        go: async () => {
+          child.child.kill('SIGUSR2');
+          await ready();
+        },
+      });
+    },
+    async catalogue(timeoutMs = 20_000) {
+      const store = createStore(redis);
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const entry = await readCatalog(store, sim.info.projectId);
+        if (entry?.catalog.configurations) return;
+        if (Date.now() > deadline) throw new Error('gpuops did not cache the price list in time');
+        await sleep(25);
+      }
+    },
+    async pendingRequests() {
+      const queue = new Queue(QUEUE_NAME, { connection: redis, prefix: QUEUE_PREFIX });
+      try {
+        const jobs = await queue.getJobs(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children']);
+        // Requests carry a command; the bot's own scheduled jobs (catalogue refresh, watchers) do not.
+        return jobs.filter((j) => j && (j.data as { command?: unknown } | undefined)?.command !== undefined)
+          .length;
+      } finally {
+        await queue.close();
+      }
+    },
+    async close() {
+      await Promise.allSettled(bots.map((b) => b.stop()));
+      await Promise.allSettled(children.map((c) => c.kill()));
+      redis.disconnect();
+      await responses.close();
+      await slack.close();
+      await sim.close();
+      await redisServer.close();
+    },
+  };
+}
+
+export interface Sent {
+  readonly text: string;
+  readonly channelId: string;
+  readonly response: SignedResponse;
+  readonly responseUrl: string;
+  /** The fake's call count before the request: what the request caused comes after it. */
+  readonly since: number;
+}
+
+/** Sends `/gpu <text>` to a bot as Slack would. */
+export async function slash(
+  rig: Rig,
+  url: string,
+  text: string,
+  options: { channelId: string; userId?: string; userName?: string; triggerId?: string },
+): Promise<Sent> {
+  const responseUrl = rig.responses.newUrl();
+  const since = rig.slack.mark();
+  const response = await postSigned(url, slashCommandBody({ text, responseUrl, ...options }), {
+    secret: SIGNING_SECRET,
+  });
+  return { text, channelId: options.channelId, response, responseUrl, since };
+}
+
+/** The channel message a state-changing request posted (the listener's "Queued", or the job's own). */
+export async function messageOf(rig: Rig, sent: Sent, timeoutMs = 20_000): Promise<string> {
+  const posted = await rig.slack.waitFor(
+    'chat.postMessage',
+    (c) => c.body.channel === sent.channelId && (c.response as { ok?: boolean } | undefined)?.ok === true,
+    timeoutMs,
+    sent.since,
+  );
+  return String((posted.response as { ts: string }).ts);
+}
+
+/** Waits for the message to show its final phase, and returns it. */
+export async function finalOf(
+  rig: Rig,
+  channelId: string,
+  ts: string,
+  timeoutMs = 60_000,
+): Promise<StoredMessage> {
+  const current = rig.slack.message(channelId, ts);
+  if (!current || !FINAL.test(String(current.text))) {
+    await rig.slack.waitFor(
+      'chat.update',
+      (c: RecordedCall) => c.body.ts === ts && FINAL.test(String(c.body.text)),
+      timeoutMs,
+    );
+  }
+  return rig.slack.message(channelId, ts)!;
+}
+
+/** How many versions of a message were a final answer (Done or Failed). */
+export function finals(message: StoredMessage): number {
+  return message.history.filter((v) => FINAL.test(String(v.text))).length;
+}
+
+/** Every value kept in Redis under any key, as text (strings, hashes, lists, sets, sorted sets, streams). */
+export async function redisText(redis: Redis): Promise<{ keys: number; text: string }> {
+  const parts: string[] = [];
+  let keys = 0;
+  let cursor = '0';
+  do {
+    const [next, batch] = await redis.scan(cursor, 'COUNT', 500);
+    cursor = next;
+    for (const key of batch) {
+      keys++;
+      parts.push(key);
+      const type = await redis.type(key);
+      if (type === 'string') parts.push((await redis.get(key)) ?? '');
+      else if (type === 'hash') parts.push(JSON.stringify(await redis.hgetall(key)));
+      else if (type === 'list') parts.push(JSON.stringify(await redis.lrange(key, 0, -1)));
+      else if (type === 'set') parts.push(JSON.stringify(await redis.smembers(key)));
+      else if (type === 'zset') parts.push(JSON.stringify(await redis.zrange(key, 0, -1)));
+      else if (type === 'stream') parts.push(JSON.stringify(await redis.xrange(key, '-', '+')));
+    }
+  } while (cursor !== '0');
+  return { keys, text: parts.join('\n') };
+}
