@@ -76,7 +76,8 @@ export function instanceDetailBlocks(i: Instance): KnownBlock[] {
     `*Id*\n\`${escapeText(i.id)}\``,
   ];
   if (i.filesystems && i.filesystems.length > 0) fields.push(`*Filesystems*\n${i.filesystems.length}`);
-  const tags = Object.entries(i.tags ?? {});
+  // gpuops-job is our own bookkeeping (how a retried create finds its machine), not the user's tag.
+  const tags = Object.entries(i.tags ?? {}).filter(([k]) => k !== 'gpuops-job');
   const blocks: KnownBlock[] = [
     { type: 'section', text: { type: 'mrkdwn', text: `*${escapeText(i.name)}*` } },
     { type: 'section', fields: fields.slice(0, 10).map((text) => ({ type: 'mrkdwn' as const, text })) },

@@ -47,7 +47,8 @@ function waitForState(run: JobRun, instance: Instance, target: string): Promise<
 }
 
 function settled(instance: Instance, verb: string): Outcome {
-  const ip = instance.ip ? ` at ${instance.ip}` : '';
+  // An address is worth saying only while the machine runs: it is where you connect.
+  const ip = instance.ip && instance.state === 'running' ? ` at ${instance.ip}` : '';
   return {
     detail: `${instance.name} is ${instance.state}${ip}${verb}.`,
     result: instanceDetailBlocks(instance),
