@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -448,6 +448,7 @@ describe('route overrides (CLOUD_ROUTES)', () => {
     const file = join(dir, 'routes.json');
     writeFileSync(file, JSON.stringify({ addSlurmUser: 'POST /slurm/clusters/{cluster_id}/members 200' }));
     const fromFile = parseRouteOverrides(`@${file}`, (p) => readFileSync(p, 'utf8'));
+    rmSync(dir, { recursive: true });
     const inline = parseRouteOverrides(
       '{"addSlurmUser":"POST /slurm/clusters/{cluster_id}/members 200"}',
       () => '',
