@@ -10,6 +10,7 @@ import type { BenchResult } from './run.js';
 import type { LoadReport } from './support/load-generator.js';
 import { runLoad } from './support/run-load.js';
 import { cpuSplitMs, latencySummary, round } from './support/stats.js';
+import { stopGently } from './support/stop-gently.js';
 
 // Scenario 1, acknowledgement: signed `/gpu ls` requests at a concurrency of 50 to the gpuops listener
 // (`gpuops web`: real Redis, real queue, no workers, so the jobs stay queued and only the listener is
@@ -19,14 +20,6 @@ import { cpuSplitMs, latencySummary, round } from './support/stats.js';
 
 const SECRET = 'bench-signing-secret';
 const BOT_TOKEN = 'xoxb-bench';
-
-/** SIGTERM and a few seconds to exit (so a --cpu-prof profile gets written), then SIGKILL. */
-export async function stopGently(child: GpuopsProcess, ms = 10_000): Promise<void> {
-  if (child.child.exitCode === null && child.child.signalCode === null) child.child.kill('SIGTERM');
-  const timer = setTimeout(() => child.child.kill('SIGKILL'), ms);
-  await child.exited;
-  clearTimeout(timer);
-}
 
 export async function run(
   options: { count?: number; concurrency?: number; warmup?: number; rounds?: number } = {},
@@ -56,7 +49,8 @@ export async function run(
       CLOUD_API_URL: sim.info.cloudUrl,
       CLOUD_API_TOKEN: sim.info.cloudToken,
       CLOUD_PROJECT_ID: sim.info.projectId,
-      // For profiling the listener: BENCH_NODE_OPTIONS=--cpu-prof npm run bench -- ack
+      // For profiling: BENCH_NODE_OPTIONS='--import /path/to/hook.mjs', a module that starts
+      // node:inspector's profiler and writes it on SIGTERM (Node refuses --cpu-prof in NODE_OPTIONS).
       ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
     });
     children.push(gpuops);
@@ -98,6 +92,11 @@ export async function run(
       bareRuns.push(await measured('bare', bare, `UB${r}x${run}x`, bareReady.port));
       gpuopsRuns.push(await measured('gpuops', gpuops, `UG${r}x${run}x`, gpuopsReady.port));
     }
+    // Open loop at a fixed rate below saturation: the latency a request sees when the machine is not
+    // the bottleneck (a Slack workspace sends far fewer than this).
+    const rate = Number(process.env.BENCH_ACK_RATE ?? 300);
+    const bareOpen = await runLoad({ ...plan(bareReady.port, `UBO${run}x`), ratePerSecond: rate });
+    const gpuopsOpen = await runLoad({ ...plan(gpuopsReady.port, `UGO${run}x`), ratePerSecond: rate });
     // Per request, warm-up included (it ran in the same window).
     const perRequest = (ms: number) => round(ms / (rounds * (count + warmup)), 3);
     if (process.env.BENCH_REDIS_STATS)
@@ -121,6 +120,10 @@ export async function run(
       ...bareRuns.map((r, i) => row(`bare Bolt app (ack only), round ${i + 1}`, r)),
       ...gpuopsRuns.map((r, i) => row(`gpuops web: /gpu ls → queue, round ${i + 1}`, r)),
     ];
+    const openRows = [
+      row(`bare Bolt app, open loop at ${rate}/s`, bareOpen),
+      row(`gpuops web, open loop at ${rate}/s`, gpuopsOpen),
+    ];
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     const bareRows = rows.slice(0, rounds);
     const mineRows = rows.slice(rounds);
@@ -130,7 +133,7 @@ export async function run(
     return {
       name: 'ack',
       description: `Signed /gpu ls, ${count} requests at concurrency ${concurrency} (after ${warmup} warm-up) per round, ${rounds} interleaved rounds, load generator in its own process`,
-      rows,
+      rows: [...rows, ...openRows],
       summary: {
         gpuops_p50_ms: median(mineRows.map((r) => r.p50_ms)),
         gpuops_p99_ms: mineP99,
@@ -144,8 +147,12 @@ export async function run(
         bare_cpu_ms_per_request: perRequest(cpu.bare),
         gpuops_sys_ms_per_request: perRequest(cpu.gpuopsSys),
         bare_sys_ms_per_request: perRequest(cpu.bareSys),
-        gpuops_max_ms: Math.max(...mineRows.map((r) => r.max_ms)),
-        over_3s: mineRows.reduce((n, r) => n + r.over_3s, 0),
+        gpuops_max_ms: Math.max(...mineRows.map((r) => r.max_ms), openRows[1]!.max_ms),
+        open_loop_rate_per_s: rate,
+        open_loop_p99_ratio: round(openRows[1]!.p99_ms / openRows[0]!.p99_ms),
+        open_loop_gpuops_p99_ms: openRows[1]!.p99_ms,
+        open_loop_bare_p99_ms: openRows[0]!.p99_ms,
+        over_3s: mineRows.reduce((n, r) => n + r.over_3s, 0) + openRows[1]!.over_3s,
         jobs_queued: queued,
         answers_say_looking: answered ? 'yes' : 'no',
       },

@@ -4,9 +4,9 @@ import { startPrivateRedis } from '../src/sys/private-redis.js';
 import { FakeSlackApi } from '../test/fakes/slack-api.js';
 import { type GpuopsProcess, spawnGpuops, spawnScript } from '../test/support/gpuops-process.js';
 import { postSigned, slashCommandBody } from '../test/support/slack-driver.js';
-import { stopGently } from './ack.bench.js';
 import type { BenchResult } from './run.js';
 import { cpuSplitMs, latencySummary, round, rssMiB } from './support/stats.js';
+import { stopGently } from './support/stop-gently.js';
 import { waitForCatalogue } from './support/wait-for-catalogue.js';
 
 // Scenario 2, end to end, and scenario 5, memory. `/gpu stop` and `/gpu start` commands, alternating on
@@ -32,7 +32,7 @@ interface PhaseResult {
 
 async function phase(
   slack: FakeSlackApi,
-  app: GpuopsProcess,
+  app: GpuopsProcess | readonly GpuopsProcess[],
   url: string,
   tag: string,
   lanes: number,
@@ -40,7 +40,16 @@ async function phase(
 ): Promise<PhaseResult> {
   const latenciesMs: number[] = [];
   let failed = 0;
-  const cpuBefore = await cpuSplitMs(app.child.pid!);
+  const apps = Array.isArray(app) ? app : [app as GpuopsProcess];
+  const cpuOf = async () => {
+    let total = 0;
+    for (const a of apps) {
+      const { user, system } = await cpuSplitMs(a.child.pid!);
+      total += user + system;
+    }
+    return total;
+  };
+  const cpuBefore = await cpuOf();
   const callsBefore = slack.calls.length;
   const started = performance.now();
   await Promise.all(
@@ -75,12 +84,11 @@ async function phase(
     }),
   );
   const elapsedMs = performance.now() - started;
-  const cpuAfter = await cpuSplitMs(app.child.pid!);
   return {
     latenciesMs,
     elapsedMs,
     failed,
-    cpuMs: cpuAfter.user + cpuAfter.system - cpuBefore.user - cpuBefore.system,
+    cpuMs: (await cpuOf()) - cpuBefore,
     slackCalls: slack.calls.length - callsBefore,
   };
 }
@@ -144,7 +152,7 @@ export async function run(
       CLOUD_PROJECT_ID: info.projectId!,
     });
     children.push(inline);
-    const gpuops = spawnGpuops(['start'], {
+    const gpuopsEnv = {
       SLACK_BOT_TOKEN: BOT_TOKEN,
       SLACK_SIGNING_SECRET: SECRET,
       SLACK_API_URL: slack.apiUrl,
@@ -158,7 +166,8 @@ export async function run(
       PLATFORM_API_URL: info.platformUrl!,
       PLATFORM_API_KEY: info.platformApiKey!,
       ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
-    });
+    };
+    const gpuops = spawnGpuops(['start'], gpuopsEnv);
     children.push(gpuops);
     const [inlineReady, gpuopsReady] = await Promise.all([
       inline.waitForLog((r) => r.msg === 'ready', 30_000),
@@ -187,6 +196,20 @@ export async function run(
     const gpuopsOne = await phase(slack, gpuops, gpuopsUrl, 'sg', 1, sequential);
     const end = { gpuops: await rssMiB(gpuops.child.pid!), inline: await rssMiB(inline.child.pid!) };
 
+    // The same load on a split deployment: `gpuops web` and `gpuops worker`, one process each, on the
+    // same Redis (scale-out is BullMQ's: any number of each share the queue).
+    await stopGently(gpuops);
+    const web = spawnGpuops(['web'], gpuopsEnv);
+    const worker = spawnGpuops(['worker'], gpuopsEnv);
+    children.push(web, worker);
+    const [webReady] = await Promise.all([
+      web.waitForLog((r) => r.msg === 'gpuops ready', 30_000),
+      worker.waitForLog((r) => r.msg === 'gpuops ready', 30_000),
+    ]);
+    const webUrl = `http://127.0.0.1:${webReady.port}/slack/events`;
+    await phase(slack, [web, worker], webUrl, 'ws', lanes, 2);
+    const splitLoad = await phase(slack, [web, worker], webUrl, 'ls', lanes, perLane);
+
     const row = (name: string, r: PhaseResult) => ({
       case: name,
       commands: r.latenciesMs.length,
@@ -201,8 +224,10 @@ export async function run(
       row(`gpuops start, ${lanes} instances in parallel`, gpuopsLoad),
       row('inline handler, one command at a time', inlineOne),
       row('gpuops start, one command at a time', gpuopsOne),
+      row(`gpuops web + gpuops worker, ${lanes} instances in parallel`, splitLoad),
     ];
-    const [il, gl, i1, g1] = rows as [
+    const [il, gl, i1, g1, sl] = rows as [
+      ReturnType<typeof row>,
       ReturnType<typeof row>,
       ReturnType<typeof row>,
       ReturnType<typeof row>,
@@ -218,6 +243,7 @@ export async function run(
       rows: [...rows, ...memoryRows],
       summary: {
         throughput_ratio: round(gl.per_s / il.per_s),
+        throughput_ratio_split_web_worker: round(sl.per_s / il.per_s),
         target_throughput_ratio: 0.8,
         p50_overhead_ms_one_at_a_time: round(g1.p50_ms - i1.p50_ms),
         p50_overhead_ms_under_load: round(gl.p50_ms - il.p50_ms),

@@ -10,8 +10,8 @@ const lock = JSON.parse(readFileSync(lockPath, 'utf8'));
 const packages = lock.packages;
 
 function platformOf(name) {
-  const os = ['android', 'darwin', 'freebsd', 'linux', 'win32', 'openbsd', 'sunos', 'aix', 'netbsd'].find((o) =>
-    new RegExp(`[-/]${o}[-]`).test(`${name}-`),
+  const os = ['android', 'darwin', 'freebsd', 'linux', 'win32', 'openbsd', 'sunos', 'aix', 'netbsd'].find(
+    (o) => new RegExp(`[-/]${o}[-]`).test(`${name}-`),
   );
   const cpu = ['arm64', 'x64', 'arm', 'ia32', 'riscv64', 's390x', 'ppc64', 'loong64'].find((c) =>
     new RegExp(`-${c}(-|$)`).test(name),
@@ -28,7 +28,7 @@ for (const [path, meta] of Object.entries(packages)) {
     const hoisted = `node_modules/${dep}`;
     if (packages[hoisted] || packages[`${base}/${dep}`]) continue;
     const { os, cpu, libc } = platformOf(dep);
-    if (!os || os === 'linux' && !libc && !cpu) continue;
+    if (!os || (os === 'linux' && !libc && !cpu)) continue;
     const version = String(range).replace(/^[\^~=]/, '');
     packages[hoisted] = {
       version,
@@ -41,6 +41,8 @@ for (const [path, meta] of Object.entries(packages)) {
     added++;
   }
 }
-lock.packages = Object.fromEntries(Object.entries(packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a < b ? -1 : 1)));
+lock.packages = Object.fromEntries(
+  Object.entries(packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a < b ? -1 : 1)),
+);
 writeFileSync(lockPath, `${JSON.stringify(lock, null, 2)}\n`);
 console.log(`added ${added} lock entries for other platforms`);

@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
 
 // The load generator of the acknowledgement benchmark, in a process of its own so it never shares an
@@ -18,6 +19,12 @@ export interface LoadPlan {
   readonly warmup: number;
   /** Prefix of the user ids; each request comes from its own user so none is a repeat of another. */
   readonly userPrefix: string;
+  /**
+   * Open loop: request i is due at start + i / rate, whatever the answers before it did, and its
+   * latency counts from when it was due (so a slow app cannot hide its queue). Default: closed loop,
+   * `concurrency` requests in flight.
+   */
+  readonly ratePerSecond?: number;
 }
 
 export interface LoadReport {
@@ -52,11 +59,14 @@ async function send(
   pool: Pool,
   plan: LoadPlan,
   n: number,
+  dueAt?: number,
 ): Promise<{ ms: number; status: number; text: string }> {
   const raw = body(plan, n);
   const timestamp = Math.floor(Date.now() / 1000);
   const signature = `v0=${createHmac('sha256', plan.secret).update(`v0:${timestamp}:${raw}`).digest('hex')}`;
-  const started = performance.now();
+  // Open loop: from when the request was due, so time spent waiting to be sent counts too (a timer
+  // that fired a little early counts from the send).
+  const started = Math.min(dueAt ?? Number.POSITIVE_INFINITY, performance.now());
   const res = await pool.request({
     method: 'POST',
     path: plan.path,
@@ -83,12 +93,16 @@ async function phase(
   const samples: string[] = [];
   let errors = 0;
   let next = 0;
+  const rate = record ? plan.ratePerSecond : undefined;
+  const t0 = performance.now();
   const lane = async () => {
     for (;;) {
       const i = next++;
       if (i >= count) return;
+      const dueAt = rate ? t0 + (i * 1000) / rate : undefined;
+      if (dueAt !== undefined && dueAt > performance.now()) await sleep(dueAt - performance.now());
       try {
-        const r = await send(pool, plan, first + i);
+        const r = await send(pool, plan, first + i, dueAt);
         latenciesMs[i] = r.ms;
         statuses[r.status] = (statuses[r.status] ?? 0) + 1;
         if (record && samples.length < 3) samples.push(r.text);
@@ -98,13 +112,18 @@ async function phase(
       }
     }
   };
-  await Promise.all(Array.from({ length: plan.concurrency }, lane));
+  // Open loop: enough lanes that a request is never held back by answers still to come.
+  const lanes = rate ? Math.max(plan.concurrency, 500) : plan.concurrency;
+  await Promise.all(Array.from({ length: lanes }, lane));
   return { latenciesMs, statuses, samples, errors };
 }
 
 async function main(): Promise<void> {
   const plan = JSON.parse(process.env.LOAD_PLAN ?? '{}') as LoadPlan;
-  const pool = new Pool(plan.origin, { connections: plan.concurrency, pipelining: 1 });
+  const pool = new Pool(plan.origin, {
+    connections: plan.ratePerSecond ? Math.max(plan.concurrency, 500) : plan.concurrency,
+    pipelining: 1,
+  });
   try {
     if (plan.warmup > 0) await phase(pool, plan, 1_000_000, plan.warmup, false);
     const started = performance.now();

@@ -100,10 +100,10 @@ export function gpusOfType(type: string, pricing?: PricingPolicy): InstanceTypeG
 
 const isDecimal = (s: string) => /^\d+(?:\.\d+)?$/.test(s.trim());
 
-/** `2.5` → `$2.50`, `554.88` → `$554.88`, `0.004` → `$0.004` (never rounds a small price to $0.00). */
 // Built once: toLocaleString with options builds a new formatter on every call (seen in profiles).
 const USD = new Intl.NumberFormat('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
 
+/** `2.5` → `$2.50`, `554.88` → `$554.88`, `0.004` → `$0.004` (never rounds a small price to $0.00). */
 export function formatUsd(amount: number): string {
   if (amount !== 0 && Math.abs(amount) < 0.01) return `$${Number(amount.toPrecision(2))}`;
   return `$${USD.format(amount)}`;

@@ -79,6 +79,22 @@ function nodeChanges(previous: WatchedResource, next: WatchedResource): NodeChan
   return out;
 }
 
+function sameRecord(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  for (const key of keys) if (a[key] !== b[key]) return false;
+  return true;
+}
+
+/** Same name, same fields, same nodes: nothing to report (the exact comparison below agrees). */
+function unchanged(previous: WatchedResource, next: WatchedResource): boolean {
+  return (
+    previous.name === next.name &&
+    sameRecord(previous.fields, next.fields) &&
+    sameRecord(previous.nodes ?? {}, next.nodes ?? {})
+  );
+}
+
 /** Every difference between two snapshots' resources, in a stable reading order. */
 export function diffSnapshots(
   previous: Readonly<Record<string, WatchedResource>>,
@@ -91,6 +107,8 @@ export function diffSnapshots(
       changes.push({ type: 'appeared', resource });
       continue;
     }
+    // Most resources did not change: say so without building the field and node lists.
+    if (unchanged(before, resource)) continue;
     const fields = fieldChanges(before, resource);
     const nodes = nodeChanges(before, resource);
     if (fields.length > 0 || nodes.length > 0) {

@@ -55,13 +55,18 @@ export function accrue(previous: ProjectSnapshot, now: number, prices: PriceBook
   let usd = 0;
   const gpuHours: Record<string, number> = {};
   if (hours === 0) return { usd, gpuHours };
+  // Thousands of machines share a handful of types: price each type once.
+  const byType = new Map<string, { gpus: number; cost: CostEstimate }>();
   for (const r of Object.values(previous.resources)) {
     if (r.kind !== 'instance' || r.fields.state !== 'running') continue;
     const type = r.fields.type ?? '';
-    const gpus = gpusOfType(type, prices.pricing)?.gpuCount ?? 0;
-    if (gpus > 0) gpuHours[r.id] = gpus * hours;
-    const cost = runningCost(type, prices);
-    if (cost.known) usd += cost.perHour * hours;
+    let known = byType.get(type);
+    if (!known) {
+      known = { gpus: gpusOfType(type, prices.pricing)?.gpuCount ?? 0, cost: runningCost(type, prices) };
+      byType.set(type, known);
+    }
+    if (known.gpus > 0) gpuHours[r.id] = known.gpus * hours;
+    if (known.cost.known) usd += known.cost.perHour * hours;
   }
   return { usd, gpuHours };
 }

@@ -7,7 +7,7 @@ import { startBot } from '../../../src/main.js';
 // over in about a second, quick polls, and the worker concurrency. Run it with spawnScript:
 //   node --import tsx test/reliability/support/bot-process.ts
 // with the gpuops environment and BOT_ROLE, BOT_LOCK_MS, BOT_STALLED_MS, BOT_POLL_MS, BOT_CONCURRENCY.
-// It logs JSON lines on stdout like gpuops ("gpuops ready" carries the port). With BOT_WAIT_FOR_GO it
+// It logs JSON lines on stdout like gpuops, and one {"msg":"bot ready","port":N} whatever the level. With BOT_WAIT_FOR_GO it
 // loads everything, prints {"msg":"standing by"} and starts only on SIGUSR2 (a warm spare).
 
 const number = (key: string, fallback: number): number => {
@@ -19,8 +19,13 @@ const config = parseConfig(process.env, 'bot');
 const log = createLogger({ level: config.LOG_LEVEL });
 
 if (process.env.BOT_WAIT_FOR_GO) {
+  // A signal listener alone does not keep Node running: a timer does, until the go.
+  const alive = setInterval(() => {}, 60_000);
+  const go = new Promise<void>((resolve) => process.on('SIGUSR2', () => resolve()));
   process.stdout.write(`${JSON.stringify({ msg: 'standing by', pid: process.pid })}\n`);
-  await new Promise<void>((resolve) => process.once('SIGUSR2', () => resolve()));
+  await go;
+  clearInterval(alive);
+  process.stdout.write(`${JSON.stringify({ msg: 'going', pid: process.pid })}\n`);
 }
 
 const bot = await startBot(config, {
@@ -33,6 +38,11 @@ const bot = await startBot(config, {
   shutdownGraceMs: 2_000,
   workerTiming: { pollStartMs: number('BOT_POLL_MS', 1_000), pollMaxMs: 4 * number('BOT_POLL_MS', 1_000) },
 });
+
+// Whatever LOG_LEVEL says, the test needs to know when and where it listens.
+process.stdout.write(
+  `${JSON.stringify({ msg: 'bot ready', port: bot.port, role: bot.role, pid: process.pid })}\n`,
+);
 
 process.once('SIGTERM', () => {
   void bot.stop().finally(() => {

@@ -97,6 +97,7 @@ export async function startRig(options: RigOptions = {}): Promise<Rig> {
   const responses = await ResponseUrlServer.start();
   const redisServer = await startPrivateRedis({ install: true, appendOnly: options.appendOnly ?? false });
   const redis = new Redis(redisServer.url, { maxRetriesPerRequest: 1 });
+  redis.on('error', () => {}); // the Redis restart test takes it away on purpose
   const bots: Bot[] = [];
   const children: GpuopsProcess[] = [];
 
@@ -147,14 +148,16 @@ export async function startRig(options: RigOptions = {}): Promise<Rig> {
     async spawn(knobs) {
       const child = spawnScript('test/reliability/support/bot-process.ts', env(knobs));
       children.push(child);
-      const ready = () => child.waitForLog((r) => r.msg === 'gpuops ready', 30_000);
+      const ready = () => child.waitForLog((r) => r.msg === 'bot ready', 30_000);
       if (knobs.BOT_WAIT_FOR_GO) await child.waitForLog((r) => r.msg === 'standing by', 30_000);
       else await ready();
       return Object.assign(child, {
         url: async () => `http://127.0.0.1:${(await ready()).port}/slack/events`,
         go: async () => {
           child.child.kill('SIGUSR2');
-          await ready();
+          await ready().catch(async (err: unknown) => {
+            throw new Error(`${(err as Error).message}\nexit: ${JSON.stringify(await child.exited)}`);
+          });
         },
       });
     },
@@ -265,9 +268,47 @@ export async function redisText(redis: Redis): Promise<{ keys: number; text: str
       else if (type === 'hash') parts.push(JSON.stringify(await redis.hgetall(key)));
       else if (type === 'list') parts.push(JSON.stringify(await redis.lrange(key, 0, -1)));
       else if (type === 'set') parts.push(JSON.stringify(await redis.smembers(key)));
-      else if (type === 'zset') parts.push(JSON.stringify(await redis.zrange(key, 0, -1)));
+      else if (type === 'zset') parts.push(JSON.stringify(await redis.zrange(key, '0', '-1')));
       else if (type === 'stream') parts.push(JSON.stringify(await redis.xrange(key, '-', '+')));
     }
   } while (cursor !== '0');
   return { keys, text: parts.join('\n') };
+}
+
+const JWT = /eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/;
+
+/**
+ * Where any of the rig's credentials (or any access token) shows up: in the given log lines, in
+ * anything kept in Redis, or in anything sent to Slack. Empty when nothing leaked.
+ */
+export async function leaks(
+  rig: Rig,
+  logLines: readonly string[],
+  more: Readonly<Record<string, string>> = {},
+): Promise<string[]> {
+  const needles: Record<string, string> = {
+    'bot token': BOT_TOKEN,
+    'signing secret': SIGNING_SECRET,
+    'cloud API token': rig.sim.info.cloudToken,
+    'cloud client secret': rig.sim.info.clientSecret,
+    'platform API key': rig.sim.info.platformApiKey,
+    'metrics API key': rig.sim.info.metricsApiKey,
+    ...more,
+  };
+  const places: Record<string, string> = {
+    logs: logLines.join('\n'),
+    Redis: (await redisText(rig.redis)).text,
+    Slack: JSON.stringify([
+      rig.slack.calls.map((c) => c.body),
+      rig.responses.posts.map((p) => p.body),
+      [...rig.slack.views.values()].map((v) => v.history),
+    ]),
+  };
+  const found: string[] = [];
+  for (const [where, text] of Object.entries(places)) {
+    for (const [what, needle] of Object.entries(needles))
+      if (text.includes(needle)) found.push(`${what} in ${where}`);
+    if (JWT.test(text)) found.push(`an access token (JWT) in ${where}`);
+  }
+  return found;
 }

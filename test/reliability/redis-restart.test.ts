@@ -1,0 +1,120 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REDIS_DOWN } from '../../src/slack/listeners/gpu-command.js';
+import { until } from '../support/gpuops-process.js';
+import type { Bot, Rig, Sent } from './support/reliability-rig.js';
+import { finalOf, finals, messageOf, slash, startRig, TYPE } from './support/reliability-rig.js';
+
+// Redis killed (SIGKILL, as a crash) in the middle of a stream of commands and started again on its
+// append-only file (appendfsync always, as production runs it). Commands sent while it is down are
+// refused at once with a "try again" answer and leave nothing behind; every command the listener
+// acknowledged before, during or after the outage is still processed, once.
+
+const LANES = 8;
+const EVERY_MS = 120;
+const RUN_MS = 5_000;
+const KILL_AT_MS = 1_500;
+const DOWN_MS = 1_500;
+
+interface Request {
+  /** When it was sent, in ms from the start of the run. */
+  readonly at: number;
+  readonly sent: Sent;
+  readonly kind: 'create' | 'ls';
+  readonly name: string;
+  readonly acknowledged: boolean;
+}
+
+describe('Redis restarted in the middle of a run', () => {
+  let rig: Rig;
+  let bot: Bot;
+
+  beforeAll(async () => {
+    rig = await startRig({ appendOnly: true, sim: { transitionMs: 100 } });
+    // Job locks outlast the outage (as production's 30 s do), so jobs in hand keep them and finish once;
+    // a shorter stalled check only bounds how long a job lost in the crash would wait.
+    bot = await rig.start('all', { lockDurationMs: 10_000, stalledIntervalMs: 2_000, workerConcurrency: 8 });
+    await rig.catalogue();
+  });
+
+  afterAll(async () => {
+    await rig?.close();
+  });
+
+  it('processes every acknowledged command, and refused ones leave nothing behind', async () => {
+    const requests: Request[] = [];
+    const started = Date.now();
+    const outage = { killedAt: 0, backAt: 0 };
+    const crash = (async () => {
+      await sleep(KILL_AT_MS);
+      await rig.redisServer.kill();
+      outage.killedAt = Date.now() - started;
+      await sleep(DOWN_MS);
+      await rig.redisServer.restart();
+      outage.backAt = Date.now() - started;
+    })();
+
+    await Promise.all(
+      Array.from({ length: LANES }, async (_, lane) => {
+        const channelId = `C0RR${lane}`;
+        for (let k = 0; Date.now() - started < RUN_MS; k++) {
+          const kind = k % 3 === 2 ? 'ls' : 'create';
+          const name = `rr-${lane}-${k}`;
+          const text = kind === 'ls' ? 'ls' : `create ${name} ${TYPE}`;
+          const at = Date.now() - started;
+          const sent = await slash(rig, bot.url, text, { channelId, userId: `U0R${lane}X${k}` });
+          expect(sent.response.status).toBe(200);
+          const answer =
+            sent.response.text === '' ? '' : String((sent.response.json() as { text?: string }).text);
+          // Refused: said so in time, in one sentence. Anything else is an acknowledgement.
+          const acknowledged = answer !== REDIS_DOWN;
+          if (!acknowledged) expect(sent.response.elapsedMs).toBeLessThan(3_000);
+          requests.push({ at, sent, kind, name, acknowledged });
+          await sleep(EVERY_MS);
+        }
+      }),
+    );
+    await crash;
+
+    const acked = requests.filter((r) => r.acknowledged);
+    const refused = requests.filter((r) => !r.acknowledged);
+    // The outage was real (some were refused), and requests were acknowledged again after it.
+    expect(refused.length).toBeGreaterThan(0);
+    expect(acked.some((r) => r.at > outage.backAt)).toBe(true);
+    expect(acked.some((r) => r.at < outage.killedAt)).toBe(true);
+
+    for (const r of acked) {
+      if (r.kind === 'ls') {
+        const post = await rig.responses.waitForPost((p) => r.sent.responseUrl.endsWith(p.id), 60_000);
+        expect(String(post.body.text)).toMatch(/Instances \(\d+\)/);
+        expect(rig.responses.postsTo(r.sent.responseUrl)).toHaveLength(1);
+        continue;
+      }
+      const ts = await messageOf(rig, r.sent);
+      const message = await finalOf(rig, r.sent.channelId, ts, 60_000);
+      expect(message.text, r.name).toMatch(new RegExp(`^Done: .*${r.name} is running`));
+      expect(finals(message), JSON.stringify(message.history.map((v) => v.text))).toBe(1);
+      expect(rig.sim.control.createCount('createInstance', r.name)).toBe(1);
+    }
+    await until(async () => (await rig.pendingRequests()) === 0, 'the queue to empty', 30_000);
+
+    // Refused creates made nothing: no machine, and no message left in the channel.
+    const instances = rig.sim.control
+      .state()
+      .projects.flatMap((p) => (p as { instances: Array<{ name: string }> }).instances);
+    for (const r of refused.filter((x) => x.kind === 'create')) {
+      expect(rig.sim.control.createCount('createInstance', r.name)).toBe(0);
+      expect(instances.some((i) => i.name === r.name)).toBe(false);
+    }
+    for (let lane = 0; lane < LANES; lane++) {
+      const channelId = `C0RR${lane}`;
+      const creates = acked.filter((r) => r.kind === 'create' && r.sent.channelId === channelId);
+      expect(rig.slack.channelView(channelId)).toHaveLength(creates.length);
+    }
+    console.info(
+      `[reliability] redis restart: ${requests.length} commands; Redis killed at ${outage.killedAt} ms, ` +
+        `back at ${outage.backAt} ms; ${acked.length} acknowledged and all processed once, ` +
+        `${refused.length} refused in time with nothing left behind`,
+    );
+  });
+});
