@@ -7,6 +7,7 @@ import {
 } from '../cloud/index.js';
 import { AppError, ValidationError } from '../errors.js';
 import { JobDataError } from '../jobs/job-data.js';
+import { classifySlackFailure } from '../watch/slack-failure.js';
 
 /** A failure no retry can fix (bad input, a 4xx, a missing resource): the job ends at once. */
 export class PermanentJobError extends Error {
@@ -43,8 +44,16 @@ export function classifyFailure(err: unknown): Classified {
   // The cloud answered something we cannot read: retrying will not change it.
   if (err instanceof CloudSchemaError) return { permanent: true, message: err.message };
   if (err instanceof AppError) return { permanent: false, message: err.message };
-  // Slack Web API errors and anything unexpected: retried, and described without internals.
-  const code = (err as { code?: string; data?: { error?: string } } | undefined)?.data?.error;
+  // Slack Web API errors: one that retrying cannot change (not in the channel, no such user, missing
+  // scope…) ends the job at once instead of six attempts over half a minute.
+  const slack = classifySlackFailure(err);
+  if (slack.kind === 'permanent' || slack.kind === 'message-gone') {
+    return {
+      permanent: true,
+      message: `Slack refused the answer ("${slack.code}"); check that gpuops is in this channel and has its scopes.`,
+    };
+  }
+  const code = (err as { data?: { error?: string } } | undefined)?.data?.error;
   return {
     permanent: false,
     message: code ? `Slack answered "${code}".` : 'Something unexpected went wrong; it was logged.',

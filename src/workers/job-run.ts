@@ -3,6 +3,7 @@ import type { Job } from 'bullmq';
 import type { JobData, MessageRef } from '../jobs/job-data.js';
 import { type Delivery, deliveryOf, describeCommand } from '../jobs/kinds.js';
 import { type JobPhase, renderJobMessage } from '../render/job-message.js';
+import { classifySlackFailure } from '../watch/slack-failure.js';
 import { PermanentJobError } from './job-errors.js';
 import { DEFAULT_TIMING, type WorkerDeps, type WorkerTiming } from './worker-deps.js';
 
@@ -107,8 +108,13 @@ export class JobRun {
     const { text, blocks } = this.rendered(phase, detail, result);
     const ref = this.message ?? (await this.deps.store.jobMessage(this.job.id!));
     if (ref) {
-      await this.deps.slack.chat.update({ channel: ref.channel, ts: ref.ts, text, blocks });
-      return;
+      try {
+        await this.deps.slack.chat.update({ channel: ref.channel, ts: ref.ts, text, blocks });
+        return;
+      } catch (err) {
+        // Someone deleted the request's message: carry on in a new one rather than fail the job.
+        if (classifySlackFailure(err).kind !== 'message-gone') throw err;
+      }
     }
     // The listener could not post (or crashed first): the job posts the one message itself.
     const channel = this.data.ctx.channelId;
