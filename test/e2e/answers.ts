@@ -1,5 +1,4 @@
 import { expect } from 'vitest';
-import type { StoredMessage } from '../fakes/slack-api.js';
 import type { BotStack } from '../support/bot-stack.js';
 import type { ResponseUrlPost } from '../support/slack-driver.js';
 
@@ -13,36 +12,7 @@ interface As {
   readonly userName?: string;
 }
 
-/** Sends a channel-delivered request; returns the ts of the message it shows. */
-export async function channelRequest(stack: BotStack, text: string, as: As = {}): Promise<string> {
-  const since = stack.slack.mark();
-  const { response } = await stack.command(text, as);
-  expect(response.status).toBe(200);
-  const posted = await stack.slack.waitFor(
-    'chat.postMessage',
-    (c) => c.body.channel === CHANNEL,
-    5_000,
-    since,
-  );
-  return String((posted.response as { ts: string }).ts);
-}
-
-/** The channel message once its text starts with `Done:` or `Failed:`. */
-export async function finalMessage(
-  stack: BotStack,
-  ts: string,
-  phase: 'Done' | 'Failed',
-  timeoutMs = 15_000,
-): Promise<StoredMessage> {
-  await stack.slack.waitFor(
-    'chat.update',
-    (c) => c.body.ts === ts && /^(Done|Failed):/.test(String(c.body.text)),
-    timeoutMs,
-  );
-  const message = stack.slack.message(CHANNEL, ts)!;
-  expect(String(message.text)).toMatch(new RegExp(`^${phase}:`));
-  return message;
-}
+export { channelRequest, finalMessage } from '../support/slash-requests.js';
 
 /** Sends a privately answered request; returns the job's answer posted to the response_url. */
 export async function privateAnswer(

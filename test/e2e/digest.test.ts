@@ -7,25 +7,12 @@ import { pollProject } from '../../src/watch/poll-project.js';
 import type { WatchDeps } from '../../src/watch/watch-deps.js';
 import { scheduleWatchers, WATCH_SCHEDULERS } from '../../src/watch/watch-queue.js';
 import { type BotStack, startBotStack } from '../support/bot-stack.js';
+import { until } from '../support/until.js';
 import { CHANNEL, expectCleanSlack, listenerAnswer } from './answers.js';
 
 // The daily digest of a watching channel (shape C, which lists capacity): what runs and its
 // GPU-hours, the estimated spend of the day and the month, approvals waiting, and capacity for the
 // types the channel uses. The watcher's clock is moved by hand so half an hour passes in a moment.
-
-async function until<T>(
-  what: string,
-  read: () => T | undefined | Promise<T | undefined>,
-  timeoutMs = 15_000,
-) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 describe('the daily digest (shape C)', () => {
   let stack: BotStack;

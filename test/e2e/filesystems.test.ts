@@ -1,7 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Filesystem } from '../../src/cloud/index.js';
 import { type BotStack, startBotStack } from '../support/bot-stack.js';
-import { channelRequest, expectCleanSlack, finalMessage, listenerAnswer, privateAnswer } from './answers.js';
+import {
+  CHANNEL,
+  channelRequest,
+  expectCleanSlack,
+  finalMessage,
+  listenerAnswer,
+  privateAnswer,
+} from './answers.js';
 
 // /gpu fs, /gpu fs create, /gpu fs rm. Shape C has all three, B can only create, A has none.
 
@@ -42,7 +49,7 @@ describe.each(['B', 'C'] as const)('/gpu fs create, shape %s', (shape) => {
   it('retries a cloud fault and makes one filesystem, with one final answer', async () => {
     stack.sim.control.addFault({ operation: 'createFilesystem', status: 503, count: 1 });
     const ts = await channelRequest(stack, 'fs create scratch 1Ti');
-    const message = await finalMessage(stack, ts, 'Done', 20_000);
+    const message = await finalMessage(stack, ts, 'Done', CHANNEL, 20_000);
     expect(message.text).toContain('Filesystem scratch (1Ti) is ready');
     expect(simFilesystems(stack).filter((f) => f.name === 'scratch')).toHaveLength(1);
     expect(message.history.some((v) => String(v.text).includes('Retrying (attempt 2 of 6)'))).toBe(true);

@@ -9,6 +9,7 @@ import type { StoredMessage } from '../fakes/slack-api.js';
 import { type BotStack, startBotStack } from '../support/bot-stack.js';
 import { pngHeader } from '../support/png.js';
 import { blockActionsPayload } from '../support/slack-driver.js';
+import { until as waitUntil } from '../support/until.js';
 import { CHANNEL, channelRequest, expectCleanSlack, finalMessage, listenerAnswer } from './answers.js';
 
 // Idle GPUs against a real Prometheus fed by the simulator's exporter: instances whose names start
@@ -28,19 +29,8 @@ const POLICY: Policy = toPolicy(
   'idle test policy',
 );
 
-async function until<T>(
-  what: string,
-  read: () => T | undefined | Promise<T | undefined>,
-  timeoutMs = 60_000,
-) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+const until = <T>(what: string, read: () => T | undefined | Promise<T | undefined>, timeoutMs = 60_000) =>
+  waitUntil(what, read, timeoutMs, 100);
 
 const alertsFor = (stack: BotStack, channel: string, name: string): StoredMessage[] =>
   stack.slack.channelView(channel).filter((m) => String(m.text).startsWith(`${name} has been idle`));
@@ -76,7 +66,7 @@ describe('idle GPU alerts (shape B, real Prometheus)', () => {
     expect(await listenerAnswer(stack, 'watch on')).toContain('This channel now watches project');
     // Made through gpuops by its owner, who is told by DM…
     const ts = await channelRequest(stack, 'create idle-1 h100-hgx-80gb.1x');
-    await finalMessage(stack, ts, 'Done', 30_000);
+    await finalMessage(stack, ts, 'Done', CHANNEL, 30_000);
     // …and from elsewhere: no owner known, the channel only.
     for (const [name, type] of [
       ['idle-2', 'h100-hgx-80gb.1x'],

@@ -3,20 +3,13 @@ import type { Instance } from '../../src/cloud/index.js';
 import type { StoredFile } from '../fakes/slack-api.js';
 import { type BotStack, startBotStack } from '../support/bot-stack.js';
 import { pngHeader } from '../support/png.js';
+import { until as waitUntil } from '../support/until.js';
 import { CHANNEL, channelRequest, expectCleanSlack, finalMessage } from './answers.js';
 
 // /gpu metrics and /gpu metrics query against the simulator's real Prometheus: a PNG chart uploaded
 // (files upload v2) in the thread of the job's message, with the text summary, which the message ends with.
 
-async function until<T>(what: string, read: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
+const until = <T>(what: string, read: () => Promise<T | undefined>) => waitUntil(what, read, 30_000, 200);
 
 /** The chart files shared in the thread of a job's message. */
 function chartsIn(stack: BotStack, ts: string): StoredFile[] {

@@ -7,6 +7,7 @@ import { checkWaitlist } from '../../src/watch/waitlist-check.js';
 import type { StoredMessage } from '../fakes/slack-api.js';
 import { type BotStack, startBotStack } from '../support/bot-stack.js';
 import { blockActionsPayload } from '../support/slack-driver.js';
+import { until } from '../support/until.js';
 import { CHANNEL, expectCleanSlack, listenerAnswer } from './answers.js';
 
 // The capacity waitlist on shape C (the shape that lists capacity): the channel is told once when the
@@ -14,20 +15,6 @@ import { CHANNEL, expectCleanSlack, listenerAnswer } from './answers.js';
 // form with the type filled in.
 
 const TYPE = 'h100-hgx-80gb.8x';
-
-async function until<T>(
-  what: string,
-  read: () => T | undefined | Promise<T | undefined>,
-  timeoutMs = 15_000,
-) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 async function setCapacity(stack: BotStack, type: string, capacity: number): Promise<void> {
   const res = await request(`${stack.sim.info.controlUrl}/capacity`, {

@@ -7,6 +7,7 @@ import { fanOutPolls } from '../../src/watch/watch-tick.js';
 import type { StoredMessage } from '../fakes/slack-api.js';
 import type { BotStack } from '../support/bot-stack.js';
 import { startBotStack } from '../support/bot-stack.js';
+import { until } from '../support/until.js';
 import { CHANNEL, expectCleanSlack, listenerAnswer } from './answers.js';
 
 // `/gpu watch` on the simulator: machines started, stopped and deleted "from elsewhere" (the cloud
@@ -29,16 +30,6 @@ async function messageWhere(
       const seen = stack.slack.channelView(CHANNEL).map((m) => m.text);
       throw new Error(`timed out waiting for ${what}; the channel shows: ${JSON.stringify(seen)}`);
     }
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
-
-async function until<T>(what: string, read: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }

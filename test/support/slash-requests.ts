@@ -19,7 +19,13 @@ export async function channelRequest(stack: BotStack, text: string, who: Request
   const since = stack.slack.mark();
   const { response } = await stack.command(text, who);
   expect(response.status).toBe(200);
-  const posted = await stack.slack.waitFor('chat.postMessage', () => true, 5_000, since);
+  const channel = who.channelId ?? DEFAULT_CHANNEL;
+  const posted = await stack.slack.waitFor(
+    'chat.postMessage',
+    (c) => c.body.channel === channel,
+    5_000,
+    since,
+  );
   return String((posted.response as { ts: string }).ts);
 }
 
