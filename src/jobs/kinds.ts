@@ -1,5 +1,5 @@
-import type { GpuCommand, GpuCommandKind } from '../command/command-schema.js';
-import { commandPath } from '../command/command-schema.js';
+import type { GpuCommand, GpuCommandKind } from '../commands/command-schema.js';
+import { commandPath } from '../commands/command-schema.js';
 
 // How each subcommand is answered. The listener answers `direct` ones itself from the store; every
 // other one becomes a job. `ephemeral` jobs answer the requester alone, in place of the listener's

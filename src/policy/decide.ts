@@ -1,5 +1,5 @@
-import { commandPath, type GpuCommandKind } from '../command/command-schema.js';
-import { type CostEstimate, formatUsd } from './cost.js';
+import { commandPath, type GpuCommandKind } from '../commands/command-schema.js';
+import { type CostEstimate, formatUsd } from '../pricing/cost.js';
 import { operationClassOf } from './operation-class.js';
 import { type LeasePolicy, POLICY_ROLES, type Policy, type PolicyRole, ROLE_RANK } from './policy-schema.js';
 

@@ -1,4 +1,4 @@
-import { GPU_COMMAND_KINDS, type GpuCommandKind } from '../command/command-schema.js';
+import { GPU_COMMAND_KINDS, type GpuCommandKind } from '../commands/command-schema.js';
 
 // Every /gpu subcommand belongs to one operation class; the policy sets a minimum role per class and
 // may override it per kind. The table is exhaustive (a Record over every kind), so a new subcommand

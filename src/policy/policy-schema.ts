@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { GPU_COMMAND_KINDS, type GpuCommandKind } from '../command/command-schema.js';
+import { GPU_COMMAND_KINDS, type GpuCommandKind } from '../commands/command-schema.js';
+import type { PricingPolicy } from '../pricing/cost.js';
 import type { GpuModel } from '../pricing/instance-types.js';
 import { kindsOfClass, OPERATION_CLASSES, type OperationClass } from './operation-class.js';
 
@@ -256,12 +257,6 @@ export interface ApprovalPolicy {
   readonly lease?: LeasePolicy;
 }
 
-export interface PricingPolicy {
-  readonly types: Readonly<Record<string, { readonly gpuType: string; readonly gpuCount: number }>>;
-  readonly models: readonly GpuModel[];
-  readonly stoppedPrice: 'per_instance' | 'per_gpu';
-}
-
 export interface WatchPolicy {
   readonly pollEverySeconds: number;
   readonly capacityEverySeconds: number;
@@ -368,3 +363,5 @@ function deepFreeze<T>(value: T): T {
 
 /** The policy with no file: everyone operates and creates below the threshold; deletes need a second person. */
 export const DEFAULT_POLICY: Policy = toPolicy(policyFileSchema.parse({}), DEFAULTS_SOURCE);
+
+export type { PricingPolicy };

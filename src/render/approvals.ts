@@ -1,6 +1,6 @@
 import type { KnownBlock } from '@slack/types';
 import { describeCommand } from '../jobs/kinds.js';
-import { type CostEstimate, formatCost } from '../policy/cost.js';
+import { type CostEstimate, formatCost } from '../pricing/cost.js';
 import type { ApprovalRequest } from '../store/approvals.js';
 import type { AuditEntry } from '../store/audit.js';
 import type { Lease } from '../store/leases.js';

@@ -1,5 +1,5 @@
 import type { KnownBlock } from '@slack/types';
-import { formatUsd } from '../policy/cost.js';
+import { formatUsd } from '../pricing/cost.js';
 import { idleFor } from './idle-alert.js';
 import { clip, escapeText } from './job-message.js';
 

@@ -1,15 +1,8 @@
-import { commandPath, type GpuCommand, type GpuCommandKind } from '../command/command-schema.js';
+import { commandPath, type GpuCommand, type GpuCommandKind } from '../commands/command-schema.js';
 import type { JobContext, LeaseTerms, MessageRef, SealedInputs } from '../jobs/job-data.js';
 import { deliveryOf, describeCommand } from '../jobs/kinds.js';
 import { jobIdFor } from '../jobs/queue.js';
 import { addSystemJob } from '../jobs/system-jobs.js';
-import {
-  type CommandCost,
-  type CostEstimate,
-  estimateCommand,
-  formatCost,
-  type PriceBook,
-} from '../policy/cost.js';
 import {
   type ApprovalNeed,
   approvalChannelFor,
@@ -21,6 +14,13 @@ import {
 } from '../policy/decide.js';
 import type { Guardrails } from '../policy/guardrails.js';
 import type { PolicyRole } from '../policy/policy-schema.js';
+import {
+  type CommandCost,
+  type CostEstimate,
+  estimateCommand,
+  formatCost,
+  type PriceBook,
+} from '../pricing/cost.js';
 import { approvalCard, slackDate, waitingMessage } from '../render/approvals.js';
 import { escapeText } from '../render/job-message.js';
 import { approvalIdFor } from '../store/approvals.js';

@@ -1,5 +1,5 @@
 import type { WebClient } from '@slack/web-api';
-import type { GpuCommand } from '../command/command-schema.js';
+import type { GpuCommand } from '../commands/command-schema.js';
 import {
   type JobContext,
   type JobData,

@@ -1,6 +1,6 @@
 import type { SlashCommand } from '@slack/bolt';
-import type { GpuCommand } from '../command/command-schema.js';
-import { docFor } from '../command/grammar.js';
+import type { GpuCommand } from '../commands/command-schema.js';
+import { docFor } from '../commands/grammar.js';
 import type { CatalogRefreshData } from '../jobs/job-data.js';
 import { jobIdFor } from '../jobs/queue.js';
 import { addSystemJob } from '../jobs/system-jobs.js';

@@ -6,7 +6,7 @@ import {
   type GpuCommand,
   type GpuCommandKind,
   gpuCommandSchema,
-} from '../command/command-schema.js';
+} from '../commands/command-schema.js';
 import {
   type JobContext,
   jobContextSchema,
@@ -15,7 +15,7 @@ import {
   type SealedInputs,
   sealedInputsSchema,
 } from '../jobs/job-data.js';
-import type { CostEstimate } from '../policy/cost.js';
+import type { CostEstimate } from '../pricing/cost.js';
 
 // Approval requests in Redis. A request moves pending → approved | denied | expired exactly once: the
 // transition is one Lua script, so however many people click at once (and however many web replicas

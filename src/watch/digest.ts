@@ -1,5 +1,5 @@
 import { describeCommand } from '../jobs/kinds.js';
-import { gpusOfType } from '../policy/cost.js';
+import { gpusOfType } from '../pricing/cost.js';
 import { digestMessage } from '../render/digest.js';
 import { createApprovals } from '../store/approvals.js';
 import { createIdleState } from '../store/idle-state.js';

@@ -1,5 +1,5 @@
-import { type CostEstimate, estimateMachines, gpusOfType, type PriceBook } from '../policy/cost.js';
 import type { Policy } from '../policy/policy-schema.js';
+import { type CostEstimate, estimateMachines, gpusOfType, type PriceBook } from '../pricing/cost.js';
 import { readCatalog } from '../store/catalog-cache.js';
 import type { Store } from '../store/store.js';
 import type { ProjectSnapshot } from '../store/watch-snapshots.js';

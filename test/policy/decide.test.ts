@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GPU_COMMAND_KINDS, type GpuCommandKind } from '../../src/command/command-schema.js';
+import { GPU_COMMAND_KINDS, type GpuCommandKind } from '../../src/commands/command-schema.js';
 import {
   approvalChannelFor,
   authorize,

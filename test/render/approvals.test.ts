@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseCommand } from '../../src/command/parse-command.js';
-import { estimateMachines } from '../../src/policy/cost.js';
+import { parseCommand } from '../../src/commands/parse-command.js';
+import { estimateMachines } from '../../src/pricing/cost.js';
 import {
   approvalCard,
   auditList,

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { parseCommand } from '../../src/command/parse-command.js';
+import { parseCommand } from '../../src/commands/parse-command.js';
 import type { JobContext } from '../../src/jobs/job-data.js';
-import { estimateMachines } from '../../src/policy/cost.js';
+import { estimateMachines } from '../../src/pricing/cost.js';
 import { SIM_CONFIGURATIONS } from '../../src/sim/catalog.js';
 import {
   type ApprovalRequest,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { parseCommand } from '../../src/command/parse-command.js';
+import { parseCommand } from '../../src/commands/parse-command.js';
 import { createLogger } from '../../src/log/logger.js';
 import { auditFieldsOf, createAudit, isSecretKey } from '../../src/store/audit.js';
 

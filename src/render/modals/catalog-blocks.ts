@@ -1,5 +1,5 @@
 import type { ActionsBlock, KnownBlock, ModalView } from '@slack/types';
-import { checkName } from '../../command/value-rules.js';
+import { checkName } from '../../commands/value-rules.js';
 import { priceForType } from '../../pricing/price-for-type.js';
 import { type Catalog, type CatalogConfiguration, orderedTypes } from '../../store/catalog-cache.js';
 import { escapeText } from '../job-message.js';

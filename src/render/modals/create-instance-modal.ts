@@ -1,7 +1,7 @@
 import type { KnownBlock } from '@slack/types';
 import { checkImageRef, checkTagKey, toImageRef } from '../../cloud/rules.js';
-import type { CommandOf } from '../../command/command-schema.js';
-import { checkName, checkTagValue } from '../../command/value-rules.js';
+import type { CommandOf } from '../../commands/command-schema.js';
+import { checkName, checkTagValue } from '../../commands/value-rules.js';
 import { escapeText } from '../job-message.js';
 import {
   catalogStatusBlocks,

@@ -13,8 +13,8 @@ import type {
 } from '@slack/types';
 import type { RouteTable } from '../../cloud/routes.js';
 import type { Shape } from '../../cloud/shape.js';
-import { unavailableIn } from '../../command/availability.js';
-import { type GpuCommand, gpuCommandSchema } from '../../command/command-schema.js';
+import { unavailableIn } from '../../commands/availability.js';
+import { type GpuCommand, gpuCommandSchema } from '../../commands/command-schema.js';
 import type { Catalog } from '../../store/catalog-cache.js';
 import { callbackIdOf, encodeModalMetadata, type FormKind, type ModalMetadata } from './modal-metadata.js';
 

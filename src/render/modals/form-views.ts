@@ -1,4 +1,4 @@
-import type { GpuCommand } from '../../command/command-schema.js';
+import type { GpuCommand } from '../../commands/command-schema.js';
 import { createInstanceForm } from './create-instance-modal.js';
 import type { FormSpec } from './form-kit.js';
 import { k8sClusterForm } from './k8s-cluster-modal.js';

@@ -1,5 +1,5 @@
-import type { CommandOf } from '../../command/command-schema.js';
-import { checkName, MAX_COUNT, parseCount } from '../../command/value-rules.js';
+import type { CommandOf } from '../../commands/command-schema.js';
+import { checkName, MAX_COUNT, parseCount } from '../../commands/value-rules.js';
 import { escapeText } from '../job-message.js';
 import { catalogStatusBlocks, loadingView, readType, TYPE_BLOCK, typeBlocks } from './catalog-blocks.js';
 import {

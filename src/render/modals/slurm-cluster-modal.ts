@@ -1,4 +1,4 @@
-import { checkName } from '../../command/value-rules.js';
+import { checkName } from '../../commands/value-rules.js';
 import {
   complete,
   type FormContext,

@@ -1,5 +1,5 @@
 import { checkUsername } from '../../cloud/rules.js';
-import type { CommandOf } from '../../command/command-schema.js';
+import type { CommandOf } from '../../commands/command-schema.js';
 import { escapeText } from '../job-message.js';
 import {
   checkboxesInput,

@@ -1,5 +1,5 @@
 import { parseSshPublicKey } from '../../cloud/rules.js';
-import { checkName } from '../../command/value-rules.js';
+import { checkName } from '../../commands/value-rules.js';
 import {
   complete,
   context,

@@ -1,9 +1,9 @@
 import type { App, BlockAction, ButtonAction, ViewSubmitAction } from '@slack/bolt';
 import { scheduleLease } from '../../jobs/guardrail-jobs.js';
 import type { JobContext } from '../../jobs/job-data.js';
-import { formatCost } from '../../policy/cost.js';
 import { groupsInPolicy, mayApprove } from '../../policy/decide.js';
 import type { Guardrails } from '../../policy/guardrails.js';
+import { formatCost } from '../../pricing/cost.js';
 import {
   APPROVE_ACTION,
   closedCard,

@@ -1,9 +1,9 @@
 import type { App, SlashCommand } from '@slack/bolt';
 import type { KnownBlock } from '@slack/types';
-import { unavailableIn } from '../../command/availability.js';
-import type { GpuCommand } from '../../command/command-schema.js';
-import { formatParseError, helpText } from '../../command/help.js';
-import { parseCommand } from '../../command/parse-command.js';
+import { unavailableIn } from '../../commands/availability.js';
+import type { GpuCommand } from '../../commands/command-schema.js';
+import { formatParseError, helpText } from '../../commands/help.js';
+import { parseCommand } from '../../commands/parse-command.js';
 import type { JobContext } from '../../jobs/job-data.js';
 import { deliveryOf } from '../../jobs/kinds.js';
 import { groupsInPolicy, mayApprove } from '../../policy/decide.js';

@@ -1,7 +1,7 @@
 import type { SlashCommand } from '@slack/bolt';
 import type { KnownBlock } from '@slack/types';
-import type { CommandOf } from '../../command/command-schema.js';
-import { formatDuration } from '../../command/value-rules.js';
+import type { CommandOf } from '../../commands/command-schema.js';
+import { formatDuration } from '../../commands/value-rules.js';
 import { DEFAULT_POLICY, type Policy } from '../../policy/policy-schema.js';
 import { escapeText } from '../../render/job-message.js';
 import { waitlistBlocks } from '../../render/waitlist.js';

@@ -1,7 +1,7 @@
 import type { WebClient } from '@slack/web-api';
 import type { Instance } from '../../cloud/index.js';
-import type { CommandOf } from '../../command/command-schema.js';
-import { formatDuration } from '../../command/value-rules.js';
+import type { CommandOf } from '../../commands/command-schema.js';
+import { formatDuration } from '../../commands/value-rules.js';
 import { MetricsError } from '../../metrics/metrics-error.js';
 import type { MatrixSeries } from '../../metrics/prometheus-schemas.js';
 import type { ChartSeries, ChartSpec } from '../../render/chart-spec.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ROUTES } from '../../../src/cloud/routes.js';
-import { NAME_RULE } from '../../../src/command/value-rules.js';
+import { NAME_RULE } from '../../../src/commands/value-rules.js';
 import { MAX_CONFIGURATIONS } from '../../../src/render/modals/catalog-blocks.js';
 import type { FormContext, FormValues } from '../../../src/render/modals/form-kit.js';
 import { FORMS } from '../../../src/render/modals/form-views.js';

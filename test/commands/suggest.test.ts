@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { damerauLevenshtein, didYouMean, nearestWord } from '../../src/command/suggest.js';
+import { damerauLevenshtein, didYouMean, nearestWord } from '../../src/commands/suggest.js';
 
 describe('damerauLevenshtein', () => {
   it.each([

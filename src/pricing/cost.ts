@@ -1,12 +1,6 @@
-import type { GpuCommand } from '../command/command-schema.js';
-import {
-  GPU_MODELS,
-  type GpuModel,
-  gpusOfInstanceType,
-  type InstanceTypeGpus,
-} from '../pricing/instance-types.js';
-import { multiplyDecimal } from '../pricing/price-for-type.js';
-import type { PricingPolicy } from './policy-schema.js';
+import type { GpuCommand } from '../commands/command-schema.js';
+import { GPU_MODELS, type GpuModel, gpusOfInstanceType, type InstanceTypeGpus } from './instance-types.js';
+import { multiplyDecimal } from './price-for-type.js';
 
 // What an operation will cost, from the platform API's configurations: price per GPU-hour × GPUs per
 // machine × machines, or the stopped price for a stopped machine. Prices are decimal strings and are
@@ -30,6 +24,13 @@ export interface PlatformConfigurationLike {
   readonly stopped_price_per_hour: string;
   readonly regions?: readonly string[];
   readonly estimated_provisioning_time_minutes?: number;
+}
+
+/** The policy's pricing section (the policy file declares it; prices are worked out here). */
+export interface PricingPolicy {
+  readonly types: Readonly<Record<string, { readonly gpuType: string; readonly gpuCount: number }>>;
+  readonly models: readonly GpuModel[];
+  readonly stoppedPrice: 'per_instance' | 'per_gpu';
 }
 
 export interface PriceBook {

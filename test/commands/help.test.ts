@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { HELP_TOPICS } from '../../src/command/command-schema.js';
-import { ALL_SUBCOMMAND_DOCS } from '../../src/command/grammar.js';
-import { escapeMrkdwn, formatParseError, helpText, packSections, usageFor } from '../../src/command/help.js';
-import { parseCommand } from '../../src/command/parse-command.js';
+import { HELP_TOPICS } from '../../src/commands/command-schema.js';
+import { ALL_SUBCOMMAND_DOCS } from '../../src/commands/grammar.js';
+import { escapeMrkdwn, formatParseError, helpText, packSections, usageFor } from '../../src/commands/help.js';
+import { parseCommand } from '../../src/commands/parse-command.js';
 
 describe('helpText', () => {
   it('gives an overview in several sections, each within the 3,000 characters of a Slack text block', () => {

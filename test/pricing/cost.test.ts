@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseCommand } from '../../src/command/parse-command.js';
+import { parseCommand } from '../../src/commands/parse-command.js';
+import { parsePolicy } from '../../src/policy/load-policy.js';
 import {
   estimateCommand,
   estimateMachines,
@@ -7,8 +8,7 @@ import {
   formatCost,
   formatUsd,
   type PriceBook,
-} from '../../src/policy/cost.js';
-import { parsePolicy } from '../../src/policy/load-policy.js';
+} from '../../src/pricing/cost.js';
 import { SIM_CONFIGURATIONS, SIM_INSTANCE_TYPES } from '../../src/sim/catalog.js';
 
 const prices: PriceBook = { configurations: SIM_CONFIGURATIONS };

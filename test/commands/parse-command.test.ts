@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { GPU_COMMAND_KINDS, type GpuCommand, gpuCommandSchema } from '../../src/command/command-schema.js';
-import { ALL_SUBCOMMAND_DOCS, docFor } from '../../src/command/grammar.js';
-import { type ParseError, parseCommand } from '../../src/command/parse-command.js';
-import { unescapeSlackText } from '../../src/command/slack-text.js';
+import { GPU_COMMAND_KINDS, type GpuCommand, gpuCommandSchema } from '../../src/commands/command-schema.js';
+import { ALL_SUBCOMMAND_DOCS, docFor } from '../../src/commands/grammar.js';
+import { type ParseError, parseCommand } from '../../src/commands/parse-command.js';
+import { unescapeSlackText } from '../../src/commands/slack-text.js';
 
 const KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFuyvIwN8SVrspCLSMqeCCUbe1WBH+UgcwkB1g3duGfL';
 const UUID = '3f1c2a9e-8b7d-4c1e-9f2a-1b2c3d4e5f60';
