@@ -1,10 +1,16 @@
 import type { RouteTable } from '../cloud/routes.js';
 import { SIZE_RULE, USERNAME_RULE } from '../cloud/rules.js';
 import type { Shape } from '../cloud/shape.js';
+import type { ParseError } from './arg-reader.js';
 import { kindsMissingIn } from './availability.js';
-import { commandPath, type GpuCommandKind, HELP_TOPICS } from './command-schema.js';
-import { ALL_SUBCOMMAND_DOCS, GROUPS, SUBCOMMAND_DOCS, type SubcommandDoc } from './grammar.js';
-import type { ParseError } from './parse-command.js';
+import {
+  commandPath,
+  type GpuCommandKind,
+  HELP_TOPICS,
+  SPECS_IN_HELP_ORDER,
+  specsOfGroup,
+} from './registry.js';
+import { GROUPS } from './spec.js';
 import { MAX_AUDIT, MAX_COUNT, MAX_WAITLIST_COUNT, NAME_RULE, RANGE_RULE } from './value-rules.js';
 
 // Help as Slack mrkdwn sections. Each section stays within Slack's 3,000 characters per text block,
@@ -29,7 +35,10 @@ function missingKinds(options: HelpOptions): ReadonlySet<GpuCommandKind> {
   return new Set(kindsMissingIn(options.shape, options.routes));
 }
 
-function line(doc: SubcommandDoc, missing: ReadonlySet<GpuCommandKind>, shape: Shape | undefined): string {
+/** What a help line shows of a spec. */
+type HelpLine = Pick<ReturnType<typeof specsOfGroup>[number], 'kind' | 'usage' | 'summary' | 'example'>;
+
+function line(doc: HelpLine, missing: ReadonlySet<GpuCommandKind>, shape: Shape | undefined): string {
   const note = missing.has(doc.kind) ? ` _(not in shape ${shape})_` : '';
   return `• \`${escapeMrkdwn(doc.usage)}\` — ${escapeMrkdwn(doc.summary)}${note}`;
 }
@@ -70,7 +79,7 @@ function overview(options: HelpOptions): string[] {
   for (const group of GROUPS) {
     const lines = [
       `*${group.title}*`,
-      ...SUBCOMMAND_DOCS[group.key].map((doc) => line(doc, missing, options.shape)),
+      ...specsOfGroup(group.key).map((doc) => line(doc, missing, options.shape)),
     ];
     sections.push(...packSections(lines));
   }
@@ -78,8 +87,8 @@ function overview(options: HelpOptions): string[] {
   return sections;
 }
 
-function docsForTopic(topic: string): SubcommandDoc[] {
-  return ALL_SUBCOMMAND_DOCS.filter((doc) => {
+function docsForTopic(topic: string): HelpLine[] {
+  return SPECS_IN_HELP_ORDER.filter((doc) => {
     const path = commandPath(doc.kind);
     return path === topic || path.startsWith(`${topic} `);
   });

@@ -71,6 +71,16 @@ export class WordCursor {
     return { value, start, end: this.pos, quoted: DOUBLE.has(first) || SINGLE.has(first) };
   }
 
+  /** The next word without reading it. */
+  peek(): Word | null {
+    const at = this.pos;
+    try {
+      return this.next();
+    } finally {
+      this.pos = at;
+    }
+  }
+
   private findClose(family: ReadonlySet<string>, from: number): number {
     for (let i = from; i < this.text.length; i++) if (family.has(this.text[i]!)) return i;
     return -1;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { type GpuCommand, gpuCommandSchema } from '../commands/command-schema.js';
+import { type GpuCommand, gpuCommandSchema } from '../commands/registry.js';
 
 // What a job carries. Validated when added and again when processed, because job data outlives deploys.
 // Never a secret: tokens stay in the environment, user data and kubeconfigs never enter a job.

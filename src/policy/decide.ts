@@ -1,6 +1,5 @@
-import { commandPath, type GpuCommandKind } from '../commands/command-schema.js';
+import { commandPath, type GpuCommandKind, operationClassOf } from '../commands/registry.js';
 import { type CostEstimate, formatUsd } from '../pricing/cost.js';
-import { operationClassOf } from './operation-class.js';
 import { type LeasePolicy, POLICY_ROLES, type Policy, type PolicyRole, ROLE_RANK } from './policy-schema.js';
 
 // Pure decisions over a Policy: which role a person has, whether they may run a kind, whether it waits

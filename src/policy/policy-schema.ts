@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { GPU_COMMAND_KINDS, type GpuCommandKind } from '../commands/command-schema.js';
+import { GPU_COMMAND_KINDS, type GpuCommandKind, kindsOfClass } from '../commands/registry.js';
+import { OPERATION_CLASSES, type OperationClass } from '../commands/spec.js';
 import type { PricingPolicy } from '../pricing/cost.js';
 import type { GpuModel } from '../pricing/instance-types.js';
-import { kindsOfClass, OPERATION_CLASSES, type OperationClass } from './operation-class.js';
 
 // The policy file (YAML at GPUOPS_POLICY): who may do what, what waits for an approver, how long the
 // audit trail is kept. Snake_case in the file, a normalised camelCase `Policy` in code. Every setting

@@ -1,4 +1,4 @@
-import type { GpuCommand } from '../commands/command-schema.js';
+import type { GpuCommand } from '../commands/registry.js';
 import { GPU_MODELS, type GpuModel, gpusOfInstanceType, type InstanceTypeGpus } from './instance-types.js';
 import { multiplyDecimal } from './price-for-type.js';
 

@@ -1,5 +1,5 @@
 import type { KnownBlock } from '@slack/types';
-import { describeCommand } from '../jobs/kinds.js';
+import { describeCommand } from '../commands/registry.js';
 import { type CostEstimate, formatCost } from '../pricing/cost.js';
 import type { ApprovalRequest } from '../store/approvals.js';
 import type { AuditEntry } from '../store/audit.js';

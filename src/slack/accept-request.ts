@@ -1,6 +1,11 @@
-import { commandPath, type GpuCommand, type GpuCommandKind } from '../commands/command-schema.js';
+import {
+  commandPath,
+  deliveryOf,
+  describeCommand,
+  type GpuCommand,
+  type GpuCommandKind,
+} from '../commands/registry.js';
 import type { JobContext, LeaseTerms, MessageRef, SealedInputs } from '../jobs/job-data.js';
-import { deliveryOf, describeCommand } from '../jobs/kinds.js';
 import { jobIdFor } from '../jobs/queue.js';
 import { addSystemJob } from '../jobs/system-jobs.js';
 import {

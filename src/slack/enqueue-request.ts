@@ -1,5 +1,6 @@
 import type { WebClient } from '@slack/web-api';
-import type { GpuCommand } from '../commands/command-schema.js';
+import type { GpuCommand } from '../commands/registry.js';
+import { deliveryOf, describeCommand } from '../commands/registry.js';
 import {
   type JobContext,
   type JobData,
@@ -8,7 +9,6 @@ import {
   type MessageRef,
   type SealedInputs,
 } from '../jobs/job-data.js';
-import { deliveryOf, describeCommand } from '../jobs/kinds.js';
 import { type GpuQueue, jobIdFor } from '../jobs/queue.js';
 import type { Logger } from '../log/logger.js';
 import { renderJobMessage } from '../render/job-message.js';

@@ -1,13 +1,12 @@
 import type { SlashCommand } from '@slack/bolt';
-import type { GpuCommand } from '../commands/command-schema.js';
-import { docFor } from '../commands/grammar.js';
+import { catalogFailedView } from '../commands/forms/catalog-blocks.js';
+import { type FormContext, filesystemFieldFor } from '../commands/forms/form-kit.js';
+import { encodeModalMetadata, type FormKind, type ModalMetadata } from '../commands/forms/modal-metadata.js';
+import type { GpuCommand } from '../commands/registry.js';
+import { docFor, formFor, formSpecOf } from '../commands/registry.js';
 import type { CatalogRefreshData } from '../jobs/job-data.js';
 import { jobIdFor } from '../jobs/queue.js';
 import { addSystemJob } from '../jobs/system-jobs.js';
-import { catalogFailedView } from '../render/modals/catalog-blocks.js';
-import { type FormContext, filesystemFieldFor } from '../render/modals/form-kit.js';
-import { FORMS, formFor } from '../render/modals/form-views.js';
-import { encodeModalMetadata, type FormKind, type ModalMetadata } from '../render/modals/modal-metadata.js';
 import { CATALOG_STALE_MS, readCatalog } from '../store/catalog-cache.js';
 import { withDeadline } from './enqueue-request.js';
 import type { SlackDeps } from './slack-deps.js';
@@ -44,7 +43,7 @@ async function contextFor(deps: SlackDeps, request: OpenFormRequest, now: number
     ...(request.responseUrl ? { responseUrl: request.responseUrl } : {}),
     ...request.prefill,
   };
-  const spec = FORMS[request.form];
+  const spec = formSpecOf(request.form);
   const [catalog, keys] = await Promise.all([
     spec.needsCatalog ? withDeadline(readCatalog(store, projectId), REDIS_MS, 'Redis') : undefined,
     request.form === 'slurm.adduser'
@@ -98,7 +97,7 @@ function slackError(err: unknown): string {
 export async function openForm(deps: SlackDeps, request: OpenFormRequest): Promise<OpenFormResult> {
   const now = Date.now();
   const ctx = await contextFor(deps, request, now);
-  const spec = FORMS[request.form];
+  const spec = formSpecOf(request.form);
   let opened: { id?: string; hash?: string } | undefined;
   try {
     const answer = await deps.client.views.open({ trigger_id: request.triggerId, view: spec.view(ctx) });

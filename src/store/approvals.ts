@@ -6,7 +6,7 @@ import {
   type GpuCommand,
   type GpuCommandKind,
   gpuCommandSchema,
-} from '../commands/command-schema.js';
+} from '../commands/registry.js';
 import {
   type JobContext,
   jobContextSchema,

@@ -1,7 +1,7 @@
 import type { Writable } from 'node:stream';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import type { GpuCommand } from '../commands/command-schema.js';
+import type { GpuCommand } from '../commands/registry.js';
 import { type Logger, redactText } from '../log/logger.js';
 
 // The audit trail: one Redis stream, trimmed to the policy's retention (approximate MINID trimming, so

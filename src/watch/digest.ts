@@ -1,4 +1,4 @@
-import { describeCommand } from '../jobs/kinds.js';
+import { describeCommand } from '../commands/registry.js';
 import { gpusOfType } from '../pricing/cost.js';
 import { digestMessage } from '../render/digest.js';
 import { createApprovals } from '../store/approvals.js';

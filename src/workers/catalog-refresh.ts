@@ -1,9 +1,9 @@
 import type { CapacityEntry, Configuration, Filesystem, Instance } from '../cloud/index.js';
+import { catalogFailedView } from '../commands/forms/catalog-blocks.js';
+import { type FormContext, type FormSpec, filesystemFieldFor } from '../commands/forms/form-kit.js';
+import { decodeModalMetadata } from '../commands/forms/modal-metadata.js';
+import { formSpecOf } from '../commands/registry.js';
 import { type CatalogRefreshData, JobDataError } from '../jobs/job-data.js';
-import { catalogFailedView } from '../render/modals/catalog-blocks.js';
-import { type FormContext, filesystemFieldFor } from '../render/modals/form-kit.js';
-import { FORMS } from '../render/modals/form-views.js';
-import { decodeModalMetadata } from '../render/modals/modal-metadata.js';
 import {
   type Catalog,
   type CatalogInstanceType,
@@ -151,7 +151,7 @@ const GONE = new Set(['not_found', 'hash_conflict', 'view_not_found']);
 async function updateView(
   deps: WorkerDeps,
   target: NonNullable<CatalogRefreshData['view']>,
-  view: ReturnType<(typeof FORMS)['create']['view']>,
+  view: ReturnType<FormSpec['view']>,
 ): Promise<void> {
   try {
     await deps.slack.views.update({
@@ -181,7 +181,7 @@ export async function showCatalogInForm(
   } catch (err) {
     throw new JobDataError(String((err as Error).message));
   }
-  const spec = FORMS[ctx.metadata.form];
+  const spec = formSpecOf(ctx.metadata.form);
   await updateView(deps, target, spec.view({ ...ctx, catalog: entry }));
 }
 
@@ -192,7 +192,7 @@ export async function showCatalogFailure(
   why: string,
 ): Promise<void> {
   const ctx = formContext(deps, target.metadata);
-  const spec = FORMS[ctx.metadata.form];
+  const spec = formSpecOf(ctx.metadata.form);
   const previous = await readCatalog(deps.store, ctx.metadata.projectId);
   const view = previous
     ? spec.view({

@@ -1,7 +1,8 @@
 import type { KnownBlock } from '@slack/types';
 import type { Job } from 'bullmq';
+import { deliveryOf, describeCommand } from '../commands/registry.js';
+import type { Delivery } from '../commands/spec.js';
 import type { JobData, MessageRef } from '../jobs/job-data.js';
-import { type Delivery, deliveryOf, describeCommand } from '../jobs/kinds.js';
 import { type JobPhase, renderJobMessage } from '../render/job-message.js';
 import { classifySlackFailure } from '../watch/slack-failure.js';
 import { PermanentJobError } from './job-errors.js';

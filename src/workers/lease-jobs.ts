@@ -1,6 +1,6 @@
+import { describeCommand } from '../commands/registry.js';
 import { scheduleLease } from '../jobs/guardrail-jobs.js';
 import { type JobData, jobDataSchema, type LeaseJobData } from '../jobs/job-data.js';
-import { describeCommand } from '../jobs/kinds.js';
 import { leaseEnded, leaseReminder, plainDate } from '../render/approvals.js';
 import { SYSTEM_ACTOR } from '../store/approvals.js';
 import type { Lease } from '../store/leases.js';

@@ -13,7 +13,6 @@ import {
   renderMessage,
   renderView,
 } from '../../src/chat/render-terminal.js';
-import { renderJobMessage } from '../../src/render/job-message.js';
 import {
   checkboxesInput,
   formModal,
@@ -21,7 +20,8 @@ import {
   section,
   selectInput,
   textInput,
-} from '../../src/render/modals/form-kit.js';
+} from '../../src/commands/forms/form-kit.js';
+import { renderJobMessage } from '../../src/render/job-message.js';
 
 // The terminal chat draws what Slack would show. These check the drawing of the Block Kit the bot
 // really sends (job messages, approval-style cards, forms) and the reading of a form's answers back

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { ROUTES, withOverrides } from '../../src/cloud/routes.js';
 import type { Shape } from '../../src/cloud/shape.js';
 import { kindsMissingIn, operationsFor, unavailableIn } from '../../src/commands/availability.js';
-import type { GpuCommand, GpuCommandKind } from '../../src/commands/command-schema.js';
 import { parseCommand } from '../../src/commands/parse-command.js';
+import type { GpuCommand, GpuCommandKind } from '../../src/commands/registry.js';
 
 const UUID = '3f1c2a9e-8b7d-4c1e-9f2a-1b2c3d4e5f60';
 

@@ -1,9 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { HELP_TOPICS } from '../../src/commands/command-schema.js';
-import { ALL_SUBCOMMAND_DOCS } from '../../src/commands/grammar.js';
 import { escapeMrkdwn, formatParseError, helpText, packSections, usageFor } from '../../src/commands/help.js';
 import { parseCommand } from '../../src/commands/parse-command.js';
+import { HELP_TOPICS, SPECS_IN_HELP_ORDER } from '../../src/commands/registry.js';
 
 describe('helpText', () => {
   it('gives an overview in several sections, each within the 3,000 characters of a Slack text block', () => {
@@ -11,12 +10,12 @@ describe('helpText', () => {
     expect(sections.length).toBeGreaterThan(1);
     for (const section of sections) expect(section.length).toBeLessThanOrEqual(3000);
     const all = sections.join('\n');
-    for (const doc of ALL_SUBCOMMAND_DOCS) expect(all).toContain(escapeMrkdwn(doc.usage));
+    for (const doc of SPECS_IN_HELP_ORDER) expect(all).toContain(escapeMrkdwn(doc.usage));
     expect(all).toContain('*Values*');
   });
 
   it('shows usage and an example for every subcommand under a topic', () => {
-    for (const doc of ALL_SUBCOMMAND_DOCS) {
+    for (const doc of SPECS_IN_HELP_ORDER) {
       const path = doc.usage.replace(/^\/gpu /, '').split(' ')[0]!;
       const text = helpText(path).join('\n');
       expect(text).toContain(escapeMrkdwn(doc.usage));
@@ -92,7 +91,7 @@ describe('docs/commands.md', () => {
       '\\|',
       '|',
     );
-    const missing = ALL_SUBCOMMAND_DOCS.flatMap((doc) => [doc.usage, doc.example]).filter(
+    const missing = SPECS_IN_HELP_ORDER.flatMap((doc) => [doc.usage, doc.example]).filter(
       (s) => !text.includes(s),
     );
     expect(missing).toEqual([]);

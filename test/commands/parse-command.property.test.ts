@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { gpuCommandSchema } from '../../src/commands/command-schema.js';
 import { formatParseError } from '../../src/commands/help.js';
 import { parseCommand } from '../../src/commands/parse-command.js';
+import { gpuCommandSchema } from '../../src/commands/registry.js';
 
 // Words of the grammar mixed with noise, so random input reaches deep into every subcommand.
 const VOCABULARY = [

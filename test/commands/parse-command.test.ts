@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { GPU_COMMAND_KINDS, type GpuCommand, gpuCommandSchema } from '../../src/commands/command-schema.js';
-import { ALL_SUBCOMMAND_DOCS, docFor } from '../../src/commands/grammar.js';
 import { type ParseError, parseCommand } from '../../src/commands/parse-command.js';
+import {
+  docFor,
+  GPU_COMMAND_KINDS,
+  type GpuCommand,
+  gpuCommandSchema,
+  SPECS_IN_HELP_ORDER,
+} from '../../src/commands/registry.js';
 import { unescapeSlackText } from '../../src/commands/slack-text.js';
 
 const KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFuyvIwN8SVrspCLSMqeCCUbe1WBH+UgcwkB1g3duGfL';
@@ -167,7 +172,7 @@ describe('parseCommand: the grammar', () => {
     expect([...GPU_COMMAND_KINDS].filter((kind) => !covered.has(kind))).toEqual([]);
   });
 
-  it.each(ALL_SUBCOMMAND_DOCS.map((doc) => [doc.example, doc.kind] as const))(
+  it.each(SPECS_IN_HELP_ORDER.map((doc) => [doc.example, doc.kind] as const))(
     'the example people are shown works: %s',
     (example, kind) => {
       expect(ok(example.replace(/^\/gpu /, '')).kind).toBe(kind);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encodeModalMetadata } from '../../src/commands/forms/modal-metadata.js';
 import { parsePolicy } from '../../src/policy/load-policy.js';
-import { encodeModalMetadata } from '../../src/render/modals/modal-metadata.js';
 import { type BotStack, startBotStack } from '../support/bot-stack.js';
 import { viewSubmissionPayload } from '../support/slack-driver.js';
 import { primeCatalog, requestJobsInQueue, until } from './guardrails-kit.js';

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REFRESH_ACTION } from '../../src/commands/forms/catalog-blocks.js';
+import { OPEN_FORM_ACTION, openFormButton } from '../../src/commands/forms/open-form-button.js';
 import { CATALOG_SCHEDULER_ID, scheduleCatalogRefresh } from '../../src/jobs/system-jobs.js';
-import { REFRESH_ACTION } from '../../src/render/modals/catalog-blocks.js';
-import { OPEN_FORM_ACTION, openFormButton } from '../../src/render/modals/open-form-button.js';
 import { readCatalog } from '../../src/store/catalog-cache.js';
 import type { StoredView } from '../fakes/slack-api.js';
 import { type BotStack, startBotStack } from '../support/bot-stack.js';

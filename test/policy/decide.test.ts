@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { GPU_COMMAND_KINDS, type GpuCommandKind } from '../../src/commands/command-schema.js';
+import {
+  GPU_COMMAND_KINDS,
+  type GpuCommandKind,
+  type OperationClass,
+  operationClassOf,
+} from '../../src/commands/registry.js';
 import {
   approvalChannelFor,
   authorize,
@@ -11,7 +16,6 @@ import {
   roleOf,
 } from '../../src/policy/decide.js';
 import { parsePolicy } from '../../src/policy/load-policy.js';
-import { OPERATION_CLASS_OF, type OperationClass } from '../../src/policy/operation-class.js';
 import { DEFAULT_POLICY, type PolicyRole } from '../../src/policy/policy-schema.js';
 
 // Who may run what, written out by hand so a change to the defaults shows up here.
@@ -63,7 +67,7 @@ describe('the role matrix', () => {
 
   it.each(cases)('$role granted via $via may run exactly the classes of its rank', ({ role, via }) => {
     for (const kind of GPU_COMMAND_KINDS) {
-      const cls = OPERATION_CLASS_OF[kind];
+      const cls = operationClassOf(kind);
       const result = authorize({ ...asks(role, via), kind });
       expect(result.role, kind).toBe(role);
       expect(result.allowed, `${role} via ${via}: ${kind} (${cls})`).toBe(ALLOWED[role].includes(cls));
@@ -93,7 +97,7 @@ describe('the role matrix', () => {
       'slurm.sudo': 'admin',
     };
     for (const [kind, cls] of Object.entries(expected)) {
-      expect(OPERATION_CLASS_OF[kind as GpuCommandKind], kind).toBe(cls);
+      expect(operationClassOf(kind as GpuCommandKind), kind).toBe(cls);
     }
   });
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { kindsOfClass, OPERATION_CLASSES } from '../../src/policy/operation-class.js';
+import { kindsOfClass, OPERATION_CLASSES } from '../../src/commands/registry.js';
 import { GPU_MODELS } from '../../src/pricing/instance-types.js';
 
 // docs/policy.md is what a team reads to write its policy: its tables must say what the code does.

@@ -1,16 +1,16 @@
 import type { App, BlockAction, ButtonAction } from '@slack/bolt';
+import { REFRESH_ACTION } from '../../commands/forms/catalog-blocks.js';
+import { decodeModalMetadata, FormMetadataError } from '../../commands/forms/modal-metadata.js';
+import { OPEN_FORM_ACTION, readOpenFormValue } from '../../commands/forms/open-form-button.js';
 import type { CatalogRefreshData } from '../../jobs/job-data.js';
 import { jobIdFor } from '../../jobs/queue.js';
 import { addSystemJob } from '../../jobs/system-jobs.js';
-import { REFRESH_ACTION } from '../../render/modals/catalog-blocks.js';
-import { decodeModalMetadata, FormMetadataError } from '../../render/modals/modal-metadata.js';
-import { OPEN_FORM_ACTION, readOpenFormValue } from '../../render/modals/open-form-button.js';
 import { withDeadline } from '../enqueue-request.js';
 import { openForm } from '../open-form.js';
 import type { SlackDeps } from '../slack-deps.js';
 
 // Buttons of the forms: "Refresh prices and types" inside a form (a `catalog.refresh` job updates the
-// open form in place), and "open a form" buttons on messages (see render/modals/open-form-button.ts).
+// open form in place), and "open a form" buttons on messages (see commands/forms/open-form-button.ts).
 
 export function registerFormActions(app: App, deps: SlackDeps): void {
   app.action<BlockAction<ButtonAction>>(REFRESH_ACTION, async ({ ack, body }) => {

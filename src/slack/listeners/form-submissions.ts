@@ -1,13 +1,13 @@
 import type { App, ViewOutput, ViewResponseAction, ViewSubmitAction } from '@slack/bolt';
-import type { JobContext, SealedInputs } from '../../jobs/job-data.js';
-import { type FormContext, type FormSecrets, filesystemFieldFor } from '../../render/modals/form-kit.js';
-import { FORMS } from '../../render/modals/form-views.js';
+import { type FormContext, type FormSecrets, filesystemFieldFor } from '../../commands/forms/form-kit.js';
 import {
   CALLBACK_PREFIX,
   decodeModalMetadata,
   FormMetadataError,
   type ModalMetadata,
-} from '../../render/modals/modal-metadata.js';
+} from '../../commands/forms/modal-metadata.js';
+import { formSpecOf } from '../../commands/registry.js';
+import type { JobContext, SealedInputs } from '../../jobs/job-data.js';
 import { acceptRequest } from '../accept-request.js';
 import { withDeadline } from '../enqueue-request.js';
 import type { SlackDeps } from '../slack-deps.js';
@@ -75,7 +75,7 @@ async function submit(deps: SlackDeps, body: ViewSubmitAction): Promise<ViewResp
     const first = inputBlocks(view)[0];
     return first ? { response_action: 'errors', errors: { [first]: err.message } } : undefined;
   }
-  const spec = FORMS[metadata.form];
+  const spec = formSpecOf(metadata.form);
   const ctx: FormContext = {
     metadata,
     shape: deps.shape,

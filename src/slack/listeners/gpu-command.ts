@@ -1,11 +1,11 @@
 import type { App, SlashCommand } from '@slack/bolt';
 import type { KnownBlock } from '@slack/types';
 import { unavailableIn } from '../../commands/availability.js';
-import type { GpuCommand } from '../../commands/command-schema.js';
 import { formatParseError, helpText } from '../../commands/help.js';
 import { parseCommand } from '../../commands/parse-command.js';
+import type { GpuCommand } from '../../commands/registry.js';
+import { deliveryOf } from '../../commands/registry.js';
 import type { JobContext } from '../../jobs/job-data.js';
-import { deliveryOf } from '../../jobs/kinds.js';
 import { groupsInPolicy, mayApprove } from '../../policy/decide.js';
 import { auditList, pendingList } from '../../render/approvals.js';
 import { escapeText } from '../../render/job-message.js';

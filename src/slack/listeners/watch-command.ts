@@ -1,6 +1,6 @@
 import type { SlashCommand } from '@slack/bolt';
 import type { KnownBlock } from '@slack/types';
-import type { CommandOf } from '../../commands/command-schema.js';
+import type { CommandOf } from '../../commands/registry.js';
 import { formatDuration } from '../../commands/value-rules.js';
 import { DEFAULT_POLICY, type Policy } from '../../policy/policy-schema.js';
 import { escapeText } from '../../render/job-message.js';

@@ -1,5 +1,5 @@
 import { CloudApiError, CloudNotFoundError, type Filesystem } from '../../cloud/index.js';
-import type { CommandOf } from '../../commands/command-schema.js';
+import type { CommandOf } from '../../commands/registry.js';
 import { filesystemDetailBlocks, filesystemLine } from '../../render/filesystems.js';
 import { listBlocks } from '../../render/instances.js';
 import { PermanentJobError } from '../job-errors.js';

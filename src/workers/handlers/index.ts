@@ -1,4 +1,4 @@
-import type { GpuCommand, GpuCommandKind } from '../../commands/command-schema.js';
+import type { GpuCommand, GpuCommandKind } from '../../commands/registry.js';
 import { PermanentJobError } from '../job-errors.js';
 import type { JobRun, Outcome } from '../job-run.js';
 import { listCapacity, listConfigurations } from './capacity.js';

@@ -1,5 +1,5 @@
 import { CloudConflictError, CloudNotFoundError, type Instance } from '../../cloud/index.js';
-import type { CommandOf } from '../../commands/command-schema.js';
+import type { CommandOf } from '../../commands/registry.js';
 import { instanceDetailBlocks, instanceLine, listBlocks } from '../../render/instances.js';
 import { recordInstanceOwner } from '../../store/instance-owners.js';
 import { PermanentJobError } from '../job-errors.js';

@@ -1,5 +1,5 @@
 import { CloudConflictError, type KubernetesCluster } from '../../cloud/index.js';
-import type { CommandOf } from '../../commands/command-schema.js';
+import type { CommandOf } from '../../commands/registry.js';
 import { k8sClusterBlocks } from '../../render/clusters.js';
 import { PermanentJobError } from '../job-errors.js';
 import type { JobRun, Outcome } from '../job-run.js';

@@ -1,5 +1,5 @@
 import type { KubernetesCluster, KubernetesNodePool } from '../../cloud/index.js';
-import type { CommandOf } from '../../commands/command-schema.js';
+import type { CommandOf } from '../../commands/registry.js';
 import {
   k8sClusterBlocks,
   k8sClusterLine,

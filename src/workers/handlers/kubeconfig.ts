@@ -1,4 +1,4 @@
-import type { CommandOf } from '../../commands/command-schema.js';
+import type { CommandOf } from '../../commands/registry.js';
 import { escapeText } from '../../render/job-message.js';
 import type { JobRun, Outcome } from '../job-run.js';
 import { resolveRef } from '../resolve.js';

@@ -1,6 +1,6 @@
 import type { WebClient } from '@slack/web-api';
 import type { Instance } from '../../cloud/index.js';
-import type { CommandOf } from '../../commands/command-schema.js';
+import type { CommandOf } from '../../commands/registry.js';
 import { formatDuration } from '../../commands/value-rules.js';
 import { MetricsError } from '../../metrics/metrics-error.js';
 import type { MatrixSeries } from '../../metrics/prometheus-schemas.js';

@@ -1,5 +1,5 @@
 import { UUID } from '../../cloud/rules.js';
-import type { CommandOf } from '../../commands/command-schema.js';
+import type { CommandOf } from '../../commands/registry.js';
 import { listBlocks } from '../../render/instances.js';
 import { escapeText } from '../../render/job-message.js';
 import { PermanentJobError } from '../job-errors.js';

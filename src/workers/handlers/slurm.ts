@@ -6,7 +6,7 @@ import {
   type SlurmUser,
 } from '../../cloud/index.js';
 import { parseSshPublicKey } from '../../cloud/rules.js';
-import type { CommandOf } from '../../commands/command-schema.js';
+import type { CommandOf } from '../../commands/registry.js';
 import {
   POOLS_OF_PROJECT_NOTE,
   slurmClusterBlocks,

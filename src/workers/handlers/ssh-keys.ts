@@ -1,5 +1,5 @@
 import { CloudBadRequestError, CloudNotFoundError, type SshKey } from '../../cloud/index.js';
-import type { CommandOf } from '../../commands/command-schema.js';
+import type { CommandOf } from '../../commands/registry.js';
 import { listBlocks } from '../../render/instances.js';
 import { keyAddedBlocks, keyLine, shortKey } from '../../render/ssh-keys.js';
 import { PermanentJobError } from '../job-errors.js';

@@ -1,4 +1,4 @@
-import { checkName } from '../../commands/value-rules.js';
+import { checkName } from '../value-rules.js';
 import {
   complete,
   type FormContext,

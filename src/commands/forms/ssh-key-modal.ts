@@ -1,5 +1,5 @@
 import { parseSshPublicKey } from '../../cloud/rules.js';
-import { checkName } from '../../commands/value-rules.js';
+import { checkName } from '../value-rules.js';
 import {
   complete,
   context,

@@ -5,7 +5,7 @@ import {
   encodeModalMetadata,
   FormMetadataError,
   type ModalMetadata,
-} from '../../../src/render/modals/modal-metadata.js';
+} from '../../../src/commands/forms/modal-metadata.js';
 
 const full: ModalMetadata = {
   v: 1,

@@ -1,14 +1,14 @@
 import type { Button } from '@slack/types';
 import { z } from 'zod';
 import { cut, plain } from './form-kit.js';
-import { FORM_KINDS } from './modal-metadata.js';
+import { formKind } from './modal-metadata.js';
 
 // A button that opens a form from a message, e.g. "Add a user…" under a Slurm cluster's user list.
 // The press carries a fresh trigger id, so the form opens at once like one typed as a command.
 
 export const OPEN_FORM_ACTION = 'gpuops.form.open';
 
-const valueSchema = z.object({ form: z.enum(FORM_KINDS), cluster: z.string().min(1).max(63).optional() });
+const valueSchema = z.object({ form: formKind, cluster: z.string().min(1).max(63).optional() });
 export type OpenFormValue = z.infer<typeof valueSchema>;
 
 export function openFormButton(label: string, value: OpenFormValue): Button {

@@ -1,5 +1,5 @@
 import { checkK8sVersion } from '../../cloud/rules.js';
-import { checkName } from '../../commands/value-rules.js';
+import { checkName } from '../value-rules.js';
 import {
   complete,
   type FormContext,

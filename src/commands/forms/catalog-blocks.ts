@@ -1,8 +1,8 @@
 import type { ActionsBlock, KnownBlock, ModalView } from '@slack/types';
-import { checkName } from '../../commands/value-rules.js';
 import { priceForType } from '../../pricing/price-for-type.js';
+import { escapeText } from '../../render/job-message.js';
 import { type Catalog, type CatalogConfiguration, orderedTypes } from '../../store/catalog-cache.js';
-import { escapeText } from '../job-message.js';
+import { checkName } from '../value-rules.js';
 import {
   type ChoiceGroup,
   context,

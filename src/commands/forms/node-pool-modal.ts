@@ -1,6 +1,6 @@
-import type { CommandOf } from '../../commands/command-schema.js';
-import { checkName, MAX_COUNT, parseCount } from '../../commands/value-rules.js';
-import { escapeText } from '../job-message.js';
+import { escapeText } from '../../render/job-message.js';
+import type { CommandOf } from '../registry.js';
+import { checkName, MAX_COUNT, parseCount } from '../value-rules.js';
 import { catalogStatusBlocks, loadingView, readType, TYPE_BLOCK, typeBlocks } from './catalog-blocks.js';
 import {
   complete,

@@ -1,8 +1,8 @@
 import type { KnownBlock } from '@slack/types';
 import { checkImageRef, checkTagKey, toImageRef } from '../../cloud/rules.js';
-import type { CommandOf } from '../../commands/command-schema.js';
-import { checkName, checkTagValue } from '../../commands/value-rules.js';
-import { escapeText } from '../job-message.js';
+import { escapeText } from '../../render/job-message.js';
+import type { CommandOf } from '../registry.js';
+import { checkName, checkTagValue } from '../value-rules.js';
 import {
   catalogStatusBlocks,
   configurationBlocks,

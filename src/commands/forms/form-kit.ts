@@ -13,9 +13,9 @@ import type {
 } from '@slack/types';
 import type { RouteTable } from '../../cloud/routes.js';
 import type { Shape } from '../../cloud/shape.js';
-import { unavailableIn } from '../../commands/availability.js';
-import { type GpuCommand, gpuCommandSchema } from '../../commands/command-schema.js';
 import type { Catalog } from '../../store/catalog-cache.js';
+import { unavailableIn } from '../availability.js';
+import { type GpuCommand, gpuCommandSchema } from '../registry.js';
 import { callbackIdOf, encodeModalMetadata, type FormKind, type ModalMetadata } from './modal-metadata.js';
 
 // The parts every form is made of: input builders within Slack's limits, readers of a submission's

@@ -1,5 +1,5 @@
 import { parse as parseYaml } from 'yaml';
-import { checkLabelKey, checkLabelValue, checkName } from '../../commands/value-rules.js';
+import { checkLabelKey, checkLabelValue, checkName } from '../value-rules.js';
 import {
   complete,
   context,

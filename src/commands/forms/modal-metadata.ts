@@ -4,23 +4,19 @@ import { z } from 'zod';
 // gives it back untouched, up to 3,000 characters). Never a secret: it is visible to anyone who can
 // read the view payload.
 
-export const FORM_KINDS = [
-  'create',
-  'keys.add',
-  'k8s.create',
-  'k8s.register',
-  'k8s.pool.add',
-  'slurm.create',
-  'slurm.pool.add',
-  'slurm.adduser',
-] as const;
-export type FormKind = (typeof FORM_KINDS)[number];
+/** A form is named by the kind of the command it submits (`create`, `slurm.adduser`, …). */
+export type FormKind = string;
+/** Form kinds are command kinds: dotted lowercase words. The registry checks that one has a form. */
+const formKind = z
+  .string()
+  .regex(/^[a-z0-9]+(?:\.[a-z0-9]+)*$/)
+  .max(40);
 
 export const MAX_METADATA = 3000;
 
 export const modalMetadataSchema = z.object({
   v: z.literal(1),
-  form: z.enum(FORM_KINDS),
+  form: formKind,
   /** The channel the form was opened from: where the request's message goes. */
   channelId: z.string().min(1).max(64),
   projectId: z.uuid().optional(),
@@ -34,6 +30,8 @@ export const modalMetadataSchema = z.object({
   type: z.string().min(1).max(63).optional(),
 });
 export type ModalMetadata = z.infer<typeof modalMetadataSchema>;
+
+export { formKind };
 
 export class FormMetadataError extends Error {
   constructor() {

@@ -1,6 +1,6 @@
 import { checkUsername } from '../../cloud/rules.js';
-import type { CommandOf } from '../../commands/command-schema.js';
-import { escapeText } from '../job-message.js';
+import { escapeText } from '../../render/job-message.js';
+import type { CommandOf } from '../registry.js';
 import {
   checkboxesInput,
   complete,

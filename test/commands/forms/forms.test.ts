@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { ROUTES } from '../../../src/cloud/routes.js';
+import { MAX_CONFIGURATIONS } from '../../../src/commands/forms/catalog-blocks.js';
+import type { FormContext, FormValues } from '../../../src/commands/forms/form-kit.js';
+import { FORM_KINDS, type FormKind, formSpecOf } from '../../../src/commands/registry.js';
 import { NAME_RULE } from '../../../src/commands/value-rules.js';
-import { MAX_CONFIGURATIONS } from '../../../src/render/modals/catalog-blocks.js';
-import type { FormContext, FormValues } from '../../../src/render/modals/form-kit.js';
-import { FORMS } from '../../../src/render/modals/form-views.js';
-import { FORM_KINDS, type FormKind } from '../../../src/render/modals/modal-metadata.js';
+
 import type { Catalog } from '../../../src/store/catalog-cache.js';
 import { checkView } from '../../fakes/block-kit-limits.js';
 
@@ -68,7 +68,7 @@ function values(fields: Record<string, string | string[] | undefined>): FormValu
 
 describe('every form view', () => {
   it.each(FORM_KINDS)('%s stays within Slack limits, full and loading', (kind) => {
-    const spec = FORMS[kind];
+    const spec = formSpecOf(kind);
     const view = spec.view(ctx(kind));
     expect(checkView(view)).toEqual([]);
     expect(view.callback_id).toBe(`gpuops.form.${kind}`);
@@ -85,7 +85,7 @@ describe('every form view', () => {
 
   it.each(['create', 'k8s.pool.add'] as const)('%s stays within limits with a huge catalogue', (kind) => {
     const big = { catalog: catalog({ configs: 80, types: 250, filesystems: 180 }), storedAt: NOW };
-    const view = FORMS[kind].view(ctx(kind, { catalog: big }));
+    const view = formSpecOf(kind).view(ctx(kind, { catalog: big }));
     expect(checkView(view)).toEqual([]);
     const text = JSON.stringify(view.blocks);
     expect(text).toContain('type_other');
@@ -98,7 +98,7 @@ describe('every form view', () => {
 });
 
 describe('the create-instance form', () => {
-  const spec = FORMS.create;
+  const spec = formSpecOf('create');
 
   it('shows prices per GPU-hour, regions and the provisioning estimate, and how old they are', () => {
     const text = JSON.stringify(spec.view(ctx('create')).blocks);
@@ -182,7 +182,7 @@ describe('the create-instance form', () => {
 
 describe('the other forms', () => {
   it('checks the SSH key format and keeps the normalised key', () => {
-    const bad = FORMS['keys.add'].read(
+    const bad = formSpecOf('keys.add').read(
       values({ name: 'laptop', public_key: 'ssh-foo AAAA' }),
       ctx('keys.add'),
     );
@@ -190,7 +190,7 @@ describe('the other forms', () => {
       ok: false,
       errors: { public_key: expect.stringMatching(/^That public key is not valid: key type "ssh-foo"/) },
     });
-    const good = FORMS['keys.add'].read(
+    const good = formSpecOf('keys.add').read(
       values({ name: 'laptop', public_key: `  ${ED25519}\n` }),
       ctx('keys.add'),
     );
@@ -201,7 +201,7 @@ describe('the other forms', () => {
   });
 
   it('checks the Kubernetes version pattern', () => {
-    const read = FORMS['k8s.create'].read(values({ name: 'prod', version: '1.31' }), ctx('k8s.create'));
+    const read = formSpecOf('k8s.create').read(values({ name: 'prod', version: '1.31' }), ctx('k8s.create'));
     expect(read).toMatchObject({
       ok: false,
       errors: { version: expect.stringContaining('v1.31 or v1.31.2') },
@@ -214,7 +214,7 @@ describe('the other forms', () => {
     // Split at a line break, as the form asks.
     const at = kubeconfig.indexOf('\n- name');
     const [head, tail] = [kubeconfig.slice(0, at), kubeconfig.slice(at + 1)];
-    const read = FORMS['k8s.register'].read(
+    const read = formSpecOf('k8s.register').read(
       values({
         name: 'on-prem',
         kubeconfig: head,
@@ -233,7 +233,7 @@ describe('the other forms', () => {
       },
       secrets: { kubeconfig: `${kubeconfig}\n` },
     });
-    const bad = FORMS['k8s.register'].read(
+    const bad = formSpecOf('k8s.register').read(
       values({ name: 'x', kubeconfig: 'just: text', labels: 'Bad Key=1' }),
       ctx('k8s.register', { shape: 'A', routes: ROUTES.A }),
     );
@@ -248,7 +248,7 @@ describe('the other forms', () => {
 
   it('says in shape B that registering a cluster is not available there', () => {
     const kubeconfig = 'clusters:\n- name: c\n';
-    const read = FORMS['k8s.register'].read(
+    const read = formSpecOf('k8s.register').read(
       values({ name: 'x', kubeconfig }),
       ctx('k8s.register', { shape: 'B', routes: ROUTES.B }),
     );
@@ -259,7 +259,7 @@ describe('the other forms', () => {
   });
 
   it('reads a node pool with its cluster from the metadata and checks the count', () => {
-    const inA = FORMS['slurm.pool.add'].read(
+    const inA = formSpecOf('slurm.pool.add').read(
       values({ name: 'compute', type: 'cpu.16x', count: '4' }),
       ctx('slurm.pool.add', { shape: 'A', routes: ROUTES.A }),
     );
@@ -267,7 +267,7 @@ describe('the other forms', () => {
       ok: false,
       errors: { name: expect.stringContaining('not available in shape A') },
     });
-    const b = FORMS['slurm.pool.add'].read(
+    const b = formSpecOf('slurm.pool.add').read(
       values({ name: 'compute', type: 'cpu.16x', count: '4' }),
       ctx('slurm.pool.add', { shape: 'B', routes: ROUTES.B }),
     );
@@ -282,7 +282,7 @@ describe('the other forms', () => {
         count: 4,
       },
     });
-    const bad = FORMS['k8s.pool.add'].read(
+    const bad = formSpecOf('k8s.pool.add').read(
       values({ name: 'gpu', type: 'cpu.16x', count: '0' }),
       ctx('k8s.pool.add'),
     );
@@ -298,7 +298,7 @@ describe('the other forms', () => {
       username: 'ada',
       sudo: true,
     };
-    const view = FORMS['slurm.adduser'].view(
+    const view = formSpecOf('slurm.adduser').view(
       ctx('slurm.adduser', { metadata: meta, shape: 'A', routes: ROUTES.A }),
     );
     const text = JSON.stringify(view.blocks);
@@ -306,10 +306,10 @@ describe('the other forms', () => {
     expect(text).toContain('initial_options');
     expect(text).toContain('You join with your SSH keys: `laptop`');
     const noKeys = JSON.stringify(
-      FORMS['slurm.adduser'].view(ctx('slurm.adduser', { ownedKeys: [] })).blocks,
+      formSpecOf('slurm.adduser').view(ctx('slurm.adduser', { ownedKeys: [] })).blocks,
     );
     expect(noKeys).toContain('add yours with `/gpu keys add` first');
-    const bad = FORMS['slurm.adduser'].read(
+    const bad = formSpecOf('slurm.adduser').read(
       values({ username: 'Ada' }),
       ctx('slurm.adduser', { metadata: meta, shape: 'A', routes: ROUTES.A }),
     );
@@ -317,7 +317,7 @@ describe('the other forms', () => {
       ok: false,
       errors: { username: expect.stringContaining('starts with a lowercase letter') },
     });
-    const good = FORMS['slurm.adduser'].read(
+    const good = formSpecOf('slurm.adduser').read(
       {
         username: { value: { type: 'plain_text_input', value: 'ada' } },
         sudo: { value: { type: 'checkboxes', selected_options: [{ value: 'sudo' }] } },

@@ -1,0 +1,31 @@
+import { noArgs, simple } from '../schema-kit.js';
+import { defineCommand } from '../spec.js';
+
+const capacity = defineCommand({
+  kind: 'capacity',
+  group: 'catalog',
+  usage: '/gpu capacity',
+  summary: 'machines available per instance type',
+  example: '/gpu capacity',
+  schema: simple('capacity'),
+  parse: noArgs('capacity'),
+  delivery: 'ephemeral',
+  operationClass: 'read',
+  needs: ['listCapacity'],
+});
+
+const configs = defineCommand({
+  kind: 'configs',
+  group: 'catalog',
+  usage: '/gpu configs',
+  summary: 'GPU configurations with prices, regions and provisioning time',
+  example: '/gpu configs',
+  schema: simple('configs'),
+  parse: noArgs('configs'),
+  delivery: 'ephemeral',
+  operationClass: 'read',
+  // The platform API answers it in every shape.
+  needs: [],
+});
+
+export const specs = [capacity, configs] as const;

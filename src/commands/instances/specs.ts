@@ -1,0 +1,182 @@
+import { z } from 'zod';
+import { checkImageRef, DEFAULT_IMAGE, toImageRef } from '../../cloud/rules.js';
+import { estimateMachines, type UnknownCost } from '../../pricing/cost.js';
+import { type ArgReader, shown } from '../arg-reader.js';
+import { createInstanceForm } from '../forms/create-instance-modal.js';
+import { isId, lookupNeed, modal, name, noArgs, onName, ruled, simple, tags } from '../schema-kit.js';
+import { defineCommand } from '../spec.js';
+import { checkTagKey, checkTagValue } from '../value-rules.js';
+
+const INSTANCE = 'the instance name or id';
+
+const unknownType = (what: string): UnknownCost => ({
+  known: false,
+  reason: `the type of ${what} is not known yet, so its price cannot be worked out`,
+});
+
+const ls = defineCommand({
+  kind: 'ls',
+  group: 'instances',
+  usage: '/gpu ls',
+  summary: 'list the instances of the project',
+  example: '/gpu ls',
+  schema: simple('ls'),
+  parse: noArgs('ls'),
+  delivery: 'ephemeral',
+  operationClass: 'read',
+  needs: ['listInstances'],
+});
+
+const show = defineCommand({
+  kind: 'show',
+  group: 'instances',
+  usage: '/gpu show <instance>',
+  summary: 'details of one instance',
+  example: '/gpu show train-01',
+  schema: onName('show', 'instance'),
+  parse: (r) => ({ kind: 'show', instance: r.onlyName(INSTANCE) }),
+  delivery: 'ephemeral',
+  operationClass: 'read',
+  needs: ['getInstance'],
+  needsFor: (c) => lookupNeed(c.instance, 'listInstances', 'instance'),
+});
+
+export const createArgsSchema = z.object({
+  kind: z.literal('create'),
+  modal: z.literal(false),
+  name,
+  type: name,
+  /** Full image reference (image://…); absent means the cloud's default, DEFAULT_IMAGE. */
+  image: ruled(checkImageRef, `${DEFAULT_IMAGE}-like image reference`).optional(),
+  preemptible: z.boolean(),
+  ephemeral: z.boolean(),
+  /** Filesystem names or ids, each once. */
+  filesystems: z.array(name),
+  tags,
+});
+
+const create = defineCommand({
+  kind: 'create',
+  group: 'instances',
+  usage:
+    '/gpu create [<name> <type> [--image I] [--preemptible] [--ephemeral] [--fs <name>]... [--tag k=v]...]',
+  summary: 'create an instance; with no arguments a form with configurations and prices',
+  example: '/gpu create train-01 h100-hgx-80gb.1x --image ubuntu22.04 --tag team=vision',
+  schema: z.discriminatedUnion('modal', [modal('create'), createArgsSchema]),
+  parse(r: ArgReader) {
+    const a = r.args({ image: 'value', preemptible: 'bool', ephemeral: 'bool', fs: 'multi', tag: 'multi' });
+    const flagged = Object.keys(a.values).length + Object.keys(a.bools).length > 0;
+    if (a.positionals.length === 0 && !flagged) return { kind: 'create', modal: true };
+    const instance = r.name(a.positionals[0], 'a name for the instance');
+    const type = r.name(a.positionals[1], 'the instance type after the name');
+    r.noMore(a, 2);
+    const imageText = a.values.image?.[0];
+    let image: string | undefined;
+    if (imageText !== undefined) {
+      image = toImageRef(imageText);
+      const rule = checkImageRef(image);
+      if (rule !== null) r.fail(`${shown(imageText)} is not a valid image: ${rule}`);
+    }
+    const filesystems = [...new Set((a.values.fs ?? []).map((fs) => r.name(fs, 'filesystem name')))];
+    const tagged: Record<string, string> = {};
+    for (const pair of a.values.tag ?? []) {
+      const [key, value] = r.pair(pair, '--tag', checkTagKey, checkTagValue);
+      if (Object.hasOwn(tagged, key)) r.fail(`The tag ${shown(key)} was given twice; give each key once`);
+      tagged[key] = value;
+    }
+    return {
+      kind: 'create',
+      modal: false,
+      name: instance,
+      type,
+      ...(image !== undefined ? { image } : {}),
+      preemptible: a.bools.preemptible ?? false,
+      ephemeral: a.bools.ephemeral ?? false,
+      filesystems,
+      tags: tagged,
+    };
+  },
+  delivery: 'channel',
+  operationClass: 'create',
+  needs: ['createInstance'],
+  needsFor(c) {
+    if (c.modal || c.filesystems.length === 0) return [];
+    return [
+      {
+        requirement: 'getFilesystem',
+        path: 'create --fs',
+        hint: 'Instances here take no filesystems; leave out --fs.',
+      },
+      ...(c.filesystems.some((fs) => !isId(fs))
+        ? [
+            {
+              requirement: 'listFilesystems' as const,
+              path: 'create --fs',
+              hint: 'Give filesystem ids instead of names.',
+            },
+          ]
+        : []),
+    ];
+  },
+  cost: (c, { prices }) =>
+    c.modal
+      ? undefined
+      : { estimate: estimateMachines({ prices, type: c.type }), adds: true, label: 'while it runs' },
+  form: { spec: createInstanceForm },
+});
+
+const start = defineCommand({
+  kind: 'start',
+  group: 'instances',
+  usage: '/gpu start <instance>',
+  summary: 'start a stopped instance',
+  example: '/gpu start train-01',
+  schema: onName('start', 'instance'),
+  parse: (r) => ({ kind: 'start', instance: r.onlyName(INSTANCE) }),
+  delivery: 'channel',
+  operationClass: 'operate',
+  needs: ['startInstance'],
+  needsFor: (c) => lookupNeed(c.instance, 'listInstances', 'instance'),
+  cost: (c, { prices, targetType }) => ({
+    estimate: targetType ? estimateMachines({ prices, type: targetType }) : unknownType(c.instance),
+    adds: true,
+    label: 'while it runs',
+  }),
+});
+
+const stop = defineCommand({
+  kind: 'stop',
+  group: 'instances',
+  usage: '/gpu stop <instance>',
+  summary: 'stop a running instance',
+  example: '/gpu stop train-01',
+  schema: onName('stop', 'instance'),
+  parse: (r) => ({ kind: 'stop', instance: r.onlyName(INSTANCE) }),
+  delivery: 'channel',
+  operationClass: 'operate',
+  needs: ['stopInstance'],
+  needsFor: (c) => lookupNeed(c.instance, 'listInstances', 'instance'),
+  cost: (c, { prices, targetType }) => ({
+    estimate: targetType
+      ? estimateMachines({ prices, type: targetType, state: 'stopped' })
+      : unknownType(c.instance),
+    adds: false,
+    label: 'while it stays stopped',
+  }),
+});
+
+const rm = defineCommand({
+  kind: 'rm',
+  group: 'instances',
+  usage: '/gpu rm <instance>',
+  summary: 'delete an instance',
+  example: '/gpu rm train-01',
+  schema: onName('rm', 'instance'),
+  parse: (r) => ({ kind: 'rm', instance: r.onlyName(INSTANCE) }),
+  delivery: 'channel',
+  operationClass: 'destroy',
+  needs: ['deleteInstance'],
+  needsFor: (c) => lookupNeed(c.instance, 'listInstances', 'instance'),
+});
+
+export const specs = [ls, show, create, start, stop, rm] as const;

@@ -1,0 +1,17 @@
+import { noArgs, simple } from '../schema-kit.js';
+import { defineCommand } from '../spec.js';
+
+const jobs = defineCommand({
+  kind: 'jobs',
+  group: 'observe',
+  usage: '/gpu jobs',
+  summary: "this channel's recent jobs and their state",
+  example: '/gpu jobs',
+  schema: simple('jobs'),
+  parse: noArgs('jobs'),
+  delivery: 'direct',
+  operationClass: 'read',
+  needs: [],
+});
+
+export const specs = [jobs] as const;

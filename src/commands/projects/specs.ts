@@ -1,0 +1,44 @@
+import { lookupNeed, noArgs, onName, simple } from '../schema-kit.js';
+import { defineCommand } from '../spec.js';
+
+const projects = defineCommand({
+  kind: 'projects',
+  group: 'basics',
+  usage: '/gpu projects',
+  summary: 'list the projects of the account',
+  example: '/gpu projects',
+  schema: simple('projects'),
+  parse: noArgs('projects'),
+  delivery: 'ephemeral',
+  operationClass: 'read',
+  needs: ['listProjects'],
+});
+
+const project = defineCommand({
+  kind: 'project',
+  group: 'basics',
+  usage: '/gpu project',
+  summary: 'show the project this channel works in',
+  example: '/gpu project',
+  schema: simple('project'),
+  parse: noArgs('project'),
+  delivery: 'direct',
+  operationClass: 'read',
+  needs: [],
+});
+
+const projectUse = defineCommand({
+  kind: 'project.use',
+  group: 'basics',
+  usage: '/gpu project use <name|id>',
+  summary: 'bind this channel to a project',
+  example: '/gpu project use research',
+  schema: onName('project.use', 'project'),
+  parse: (r) => ({ kind: 'project.use', project: r.onlyName('the project name or id') }),
+  delivery: 'channel',
+  operationClass: 'operate',
+  needs: [],
+  needsFor: (c) => lookupNeed(c.project, 'listProjects', 'project'),
+});
+
+export const specs = [projects, project, projectUse] as const;

@@ -1,0 +1,234 @@
+import { z } from 'zod';
+import { checkUsername, USERNAME_RULE } from '../../cloud/rules.js';
+import type { ArgReader } from '../arg-reader.js';
+import {
+  CLUSTER_ARG,
+  clusterNeed,
+  onCluster,
+  parsePoolAdd,
+  parsePoolRm,
+  poolAddSchema,
+  poolCost,
+  poolRmNeeds,
+  poolRmSchema,
+  readCluster,
+} from '../cluster-kit.js';
+import { slurmPoolForm } from '../forms/node-pool-modal.js';
+import { slurmClusterForm } from '../forms/slurm-cluster-modal.js';
+import { slurmUserForm } from '../forms/slurm-user-modal.js';
+import { modal, name, noArgs, ruled, simple } from '../schema-kit.js';
+import { defineCommand } from '../spec.js';
+
+const username = ruled(checkUsername, USERNAME_RULE);
+
+const ls = defineCommand({
+  kind: 'slurm.ls',
+  group: 'slurm',
+  usage: '/gpu slurm ls',
+  summary: 'list Slurm clusters',
+  example: '/gpu slurm ls',
+  schema: simple('slurm.ls'),
+  parse: noArgs('slurm.ls'),
+  delivery: 'ephemeral',
+  operationClass: 'read',
+  needs: ['listSlurmClusters'],
+});
+
+const show = defineCommand({
+  kind: 'slurm.show',
+  group: 'slurm',
+  usage: '/gpu slurm show <cluster>',
+  summary: 'details of one cluster and its login nodes',
+  example: '/gpu slurm show hpc',
+  schema: onCluster('slurm.show'),
+  parse: (r) => ({ kind: 'slurm.show', cluster: r.onlyName(CLUSTER_ARG) }),
+  delivery: 'ephemeral',
+  operationClass: 'read',
+  // Shape C has no get, but its list carries everything a C Slurm cluster has (id and name).
+  needs: [['getSlurmCluster', 'listSlurmClusters']],
+  needsFor: (c) => clusterNeed('slurm', c.cluster),
+});
+
+const create = defineCommand({
+  kind: 'slurm.create',
+  group: 'slurm',
+  usage: '/gpu slurm create [<name>]',
+  summary: 'create a cluster; with no arguments a form',
+  example: '/gpu slurm create hpc',
+  schema: z.discriminatedUnion('modal', [
+    modal('slurm.create'),
+    z.object({ kind: z.literal('slurm.create'), modal: z.literal(false), name }),
+  ]),
+  parse(r: ArgReader) {
+    const a = r.args();
+    if (a.positionals.length === 0) return { kind: 'slurm.create', modal: true };
+    const cluster = r.name(a.positionals[0], 'a name for the cluster');
+    r.noMore(a, 1);
+    return { kind: 'slurm.create', modal: false, name: cluster };
+  },
+  delivery: 'channel',
+  operationClass: 'create',
+  needs: ['createSlurmCluster'],
+  form: { spec: slurmClusterForm },
+});
+
+const rm = defineCommand({
+  kind: 'slurm.rm',
+  group: 'slurm',
+  usage: '/gpu slurm rm <cluster>',
+  summary: 'delete a cluster',
+  example: '/gpu slurm rm hpc',
+  schema: onCluster('slurm.rm'),
+  parse: (r) => ({ kind: 'slurm.rm', cluster: r.onlyName(CLUSTER_ARG) }),
+  delivery: 'channel',
+  operationClass: 'destroy',
+  needs: ['deleteSlurmCluster'],
+  needsFor: (c) => clusterNeed('slurm', c.cluster),
+});
+
+const pools = defineCommand({
+  kind: 'slurm.pools',
+  group: 'slurm',
+  usage: '/gpu slurm pools <cluster>',
+  summary: 'list the node pools of a cluster',
+  example: '/gpu slurm pools hpc',
+  schema: onCluster('slurm.pools'),
+  parse: (r) => ({ kind: 'slurm.pools', cluster: r.onlyName(CLUSTER_ARG) }),
+  delivery: 'ephemeral',
+  operationClass: 'read',
+  needs: ['listSlurmNodePools'],
+  needsFor: (c) => clusterNeed('slurm', c.cluster),
+});
+
+const poolAdd = defineCommand({
+  kind: 'slurm.pool.add',
+  group: 'slurm',
+  usage: '/gpu slurm pool add <cluster> [<name> <type> <count>]',
+  summary: 'add a node pool; with only the cluster a form',
+  example: '/gpu slurm pool add hpc compute a100-sxm4-80gb.4x 4',
+  schema: poolAddSchema('slurm.pool.add'),
+  parse: (r) => parsePoolAdd(r, 'slurm.pool.add'),
+  delivery: 'channel',
+  operationClass: 'create',
+  needs: ['createSlurmNodePool'],
+  needsFor: (c) => clusterNeed('slurm', c.cluster),
+  cost: poolCost,
+  form: { spec: slurmPoolForm, prefill: (c) => ({ cluster: c.cluster }) },
+});
+
+const poolRm = defineCommand({
+  kind: 'slurm.pool.rm',
+  group: 'slurm',
+  usage: '/gpu slurm pool rm <cluster> <pool>',
+  summary: 'delete a node pool',
+  example: '/gpu slurm pool rm hpc compute',
+  schema: poolRmSchema('slurm.pool.rm'),
+  parse: (r) => parsePoolRm(r, 'slurm.pool.rm'),
+  delivery: 'channel',
+  operationClass: 'destroy',
+  needs: ['deleteSlurmNodePool'],
+  needsFor: (c) => poolRmNeeds('slurm', c),
+});
+
+const users = defineCommand({
+  kind: 'slurm.users',
+  group: 'slurm',
+  usage: '/gpu slurm users <cluster>',
+  summary: 'list the users of a cluster',
+  example: '/gpu slurm users hpc',
+  schema: onCluster('slurm.users'),
+  parse: (r) => ({ kind: 'slurm.users', cluster: r.onlyName(CLUSTER_ARG) }),
+  delivery: 'ephemeral',
+  operationClass: 'read',
+  needs: ['listSlurmUsers'],
+  needsFor: (c) => clusterNeed('slurm', c.cluster),
+});
+
+const adduser = defineCommand({
+  kind: 'slurm.adduser',
+  group: 'slurm',
+  usage: '/gpu slurm adduser <cluster> [--sudo] [--username U] [--form]',
+  summary:
+    'add yourself with the SSH keys you added; the username comes from your Slack profile unless given; --form opens a form',
+  example: '/gpu slurm adduser hpc --username ada',
+  schema: z.object({
+    kind: z.literal('slurm.adduser'),
+    cluster: name,
+    sudo: z.boolean(),
+    username: username.optional(),
+    /** `--form`: open the form (prefilled with the other flags) instead of adding at once. */
+    modal: z.boolean().optional(),
+  }),
+  parse(r: ArgReader) {
+    const a = r.args({ sudo: 'bool', username: 'value', form: 'bool' });
+    const cluster = readCluster(r, a.positionals);
+    r.noMore(a, 1);
+    const given = a.values.username?.[0];
+    const user = given === undefined ? undefined : r.username(given, 'a username');
+    return {
+      kind: 'slurm.adduser',
+      cluster,
+      sudo: a.bools.sudo ?? false,
+      ...(user !== undefined ? { username: user } : {}),
+      ...(a.bools.form ? { modal: true } : {}),
+    };
+  },
+  delivery: 'channel',
+  operationClass: 'operate',
+  needs: ['addSlurmUser'],
+  needsFor: (c) => clusterNeed('slurm', c.cluster),
+  form: {
+    spec: slurmUserForm,
+    prefill: (c) => ({
+      cluster: c.cluster,
+      sudo: c.sudo,
+      ...(c.username !== undefined ? { username: c.username } : {}),
+    }),
+  },
+});
+
+const rmuser = defineCommand({
+  kind: 'slurm.rmuser',
+  group: 'slurm',
+  usage: '/gpu slurm rmuser <cluster> <user>',
+  summary: 'remove a user from a cluster',
+  example: '/gpu slurm rmuser hpc ada',
+  schema: z.object({ kind: z.literal('slurm.rmuser'), cluster: name, user: username }),
+  parse(r: ArgReader) {
+    const a = r.args();
+    const cluster = readCluster(r, a.positionals);
+    const user = r.username(a.positionals[1], 'the username to remove');
+    r.noMore(a, 2);
+    return { kind: 'slurm.rmuser', cluster, user };
+  },
+  delivery: 'channel',
+  operationClass: 'operate',
+  needs: ['deleteSlurmUser'],
+  needsFor: (c) => clusterNeed('slurm', c.cluster),
+});
+
+const sudo = defineCommand({
+  kind: 'slurm.sudo',
+  group: 'slurm',
+  usage: '/gpu slurm sudo <cluster> <user> on|off',
+  summary: "grant or revoke a user's sudo",
+  example: '/gpu slurm sudo hpc ada on',
+  schema: z.object({ kind: z.literal('slurm.sudo'), cluster: name, user: username, sudo: z.boolean() }),
+  parse(r: ArgReader) {
+    const a = r.args();
+    const cluster = readCluster(r, a.positionals);
+    const user = r.username(a.positionals[1], 'the username');
+    const state = a.positionals[2];
+    if (state === undefined) r.fail(`${r.label()} needs on or off after the username`);
+    const on = r.onOff(state);
+    r.noMore(a, 3);
+    return { kind: 'slurm.sudo', cluster, user, sudo: on === 'on' };
+  },
+  delivery: 'channel',
+  operationClass: 'admin',
+  // The update needs the user's keys, which only a get returns.
+  needs: ['getSlurmUser', 'updateSlurmUser'],
+  needsFor: (c) => clusterNeed('slurm', c.cluster),
+});
+
+export const specs = [ls, show, create, rm, pools, poolAdd, poolRm, users, adduser, rmuser, sudo] as const;

@@ -1,0 +1,114 @@
+import type { z } from 'zod';
+import type { Operation } from '../cloud/routes.js';
+import type { CostEstimate, PriceBook } from '../pricing/cost.js';
+import type { ArgReader } from './arg-reader.js';
+import type { FormSpec } from './forms/form-kit.js';
+
+// What one /gpu subcommand is, said once: its words, arguments and schema, its help, how it is
+// answered, what the policy calls it, which cloud operations it needs, what it costs and its form.
+// The registry (registry.ts) derives every table the rest of gpuops used to keep by hand.
+
+/** Every subcommand belongs to one class; the policy sets a minimum role per class. */
+export const OPERATION_CLASSES = ['read', 'operate', 'create', 'destroy', 'admin'] as const;
+export type OperationClass = (typeof OPERATION_CLASSES)[number];
+
+/**
+ * How a subcommand is answered. `direct`: by the listener itself, from the store. Every other one
+ * becomes a job: `ephemeral` answers the requester alone, `channel` posts a message everyone sees and
+ * edits it as the job moves, `dm` sends its result to the requester in a direct message.
+ */
+export type Delivery = 'direct' | 'ephemeral' | 'channel' | 'dm';
+
+/** The sections of `/gpu help` and docs/commands.md, in order. */
+export const GROUPS = [
+  { key: 'basics', title: 'Help and projects' },
+  { key: 'instances', title: 'Instances' },
+  { key: 'catalog', title: 'Capacity, prices and SSH keys' },
+  { key: 'fs', title: 'Filesystems' },
+  { key: 'k8s', title: 'Kubernetes' },
+  { key: 'slurm', title: 'Slurm' },
+  { key: 'observe', title: 'Metrics, jobs and the team' },
+] as const;
+export type GroupKey = (typeof GROUPS)[number]['key'];
+
+/** One cloud operation, or any one of several (an array) when either can serve the command. */
+export type Requirement = Operation | readonly Operation[];
+
+/** A requirement that depends on the arguments (a name to look up, an option). */
+export interface Need {
+  readonly requirement: Requirement;
+  /** Shown after the reason, when there is something the person can do instead. */
+  readonly hint?: string;
+  /** The words of the command shown in the message, when an option (not the command) is the problem. */
+  readonly path?: string;
+}
+
+export interface CommandCost {
+  readonly estimate: CostEstimate;
+  /**
+   * True when the operation starts new spending (create, start, pool add): this is the figure to
+   * compare with the approval threshold. False for stop, whose estimate is what it keeps costing.
+   */
+  readonly adds: boolean;
+  /** A few words for the card: `while it runs`, `while it stays stopped`. */
+  readonly label: string;
+}
+
+export interface CostInput {
+  readonly prices: PriceBook;
+  /** The type of the instance the command acts on, for start and stop (from a cached listing). */
+  readonly targetType?: string;
+}
+
+/** What a form prefills from the command that opened it. */
+export interface FormPrefill {
+  readonly cluster?: string;
+  readonly username?: string;
+  readonly sudo?: boolean;
+}
+
+export interface CommandForm<C> {
+  readonly spec: FormSpec;
+  readonly prefill?: (command: C) => FormPrefill;
+}
+
+export interface CommandSpec<
+  K extends string = string,
+  C extends { readonly kind: K } = { readonly kind: K },
+> {
+  readonly kind: K;
+  readonly group: GroupKey;
+  /** The words typed after `/gpu`, when they are not the kind's own (`waitlist.add` is `waitlist …`). */
+  readonly words?: string;
+  readonly usage: string;
+  readonly summary: string;
+  readonly example: string;
+  readonly schema: z.ZodType<C>;
+  /**
+   * Reads the arguments after the command's words. Absent for a kind that a sibling's parser
+   * produces (`/gpu waitlist` reads both the list and the add).
+   */
+  readonly parse?: (reader: ArgReader) => { readonly kind: string };
+  /**
+   * The words after it are its arguments even where subcommands share its first word
+   * (`/gpu metrics <instance>` beside `/gpu metrics query`); otherwise an unknown word there is a typo.
+   */
+  readonly freeWords?: boolean;
+  readonly delivery: Delivery;
+  readonly operationClass: OperationClass;
+  /** Cloud operations it needs whatever its arguments; availability per shape is derived from these. */
+  readonly needs: readonly Requirement[];
+  /** Further operations its arguments call for (a name to resolve, an option). */
+  readonly needsFor?: (command: C) => readonly Need[];
+  /** What it costs, for commands that change spending on machines. */
+  readonly cost?: (command: C, input: CostInput) => CommandCost | undefined;
+  /** The form it opens when typed without arguments (`modal: true`). */
+  readonly form?: CommandForm<C>;
+}
+
+/** Declares a spec with its kind and command type inferred from the schema. */
+export function defineCommand<const K extends string, S extends z.ZodType<{ readonly kind: K }>>(
+  spec: CommandSpec<K, z.infer<S>> & { readonly kind: K; readonly schema: S },
+): CommandSpec<K, z.infer<S>> & { readonly schema: S } {
+  return spec;
+}
