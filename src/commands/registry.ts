@@ -55,6 +55,10 @@ type AnySpec = (typeof COMMANDS)[number];
 export type GpuCommandKind = AnySpec['kind'];
 /** The typed result of parsing `/gpu …`. */
 export type GpuCommand = z.infer<AnySpec['schema']>;
+/** Kinds that become jobs (every delivery but `direct`): each needs a handler. */
+export type JobKind = Exclude<AnySpec, { readonly delivery: 'direct' }>['kind'];
+/** Kinds the listener answers itself. */
+export type DirectKind = Exclude<GpuCommandKind, JobKind>;
 /** The command of one kind, e.g. CommandOf<'k8s.pool.add'>. */
 export type CommandOf<K extends GpuCommandKind> = Extract<GpuCommand, { kind: K }>;
 

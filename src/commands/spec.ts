@@ -18,6 +18,7 @@ export type OperationClass = (typeof OPERATION_CLASSES)[number];
  * edits it as the job moves, `dm` sends its result to the requester in a direct message.
  */
 export type Delivery = 'direct' | 'ephemeral' | 'channel' | 'dm';
+export type JobDelivery = Exclude<Delivery, 'direct'>;
 
 /** The sections of `/gpu help` and docs/commands.md, in order. */
 export const GROUPS = [
@@ -75,6 +76,7 @@ export interface CommandForm<C> {
 export interface CommandSpec<
   K extends string = string,
   C extends { readonly kind: K } = { readonly kind: K },
+  D extends Delivery = Delivery,
 > {
   readonly kind: K;
   readonly group: GroupKey;
@@ -94,7 +96,7 @@ export interface CommandSpec<
    * (`/gpu metrics <instance>` beside `/gpu metrics query`); otherwise an unknown word there is a typo.
    */
   readonly freeWords?: boolean;
-  readonly delivery: Delivery;
+  readonly delivery: D;
   readonly operationClass: OperationClass;
   /** Cloud operations it needs whatever its arguments; availability per shape is derived from these. */
   readonly needs: readonly Requirement[];
@@ -106,9 +108,16 @@ export interface CommandSpec<
   readonly form?: CommandForm<C>;
 }
 
-/** Declares a spec with its kind and command type inferred from the schema. */
+/** Declares a spec that becomes a job, with its kind and command type inferred from the schema. */
 export function defineCommand<const K extends string, S extends z.ZodType<{ readonly kind: K }>>(
-  spec: CommandSpec<K, z.infer<S>> & { readonly kind: K; readonly schema: S },
-): CommandSpec<K, z.infer<S>> & { readonly schema: S } {
+  spec: CommandSpec<K, z.infer<S>, JobDelivery> & { readonly kind: K; readonly schema: S },
+): CommandSpec<K, z.infer<S>, JobDelivery> & { readonly schema: S } {
+  return spec;
+}
+
+/** Declares a spec the listener answers itself (`delivery: 'direct'`). */
+export function defineDirectCommand<const K extends string, S extends z.ZodType<{ readonly kind: K }>>(
+  spec: CommandSpec<K, z.infer<S>, 'direct'> & { readonly kind: K; readonly schema: S },
+): CommandSpec<K, z.infer<S>, 'direct'> & { readonly schema: S } {
   return spec;
 }

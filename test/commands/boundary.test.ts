@@ -37,7 +37,8 @@ describe('src/commands specs, parser and forms', () => {
           offending.push(`${name} imports ${spec}`);
         } else if (!ALLOWED.some((re) => re.test(spec))) offending.push(`${name} imports ${spec}`);
       }
-      if (/\bprocess\.env\b|\bfetch\(|['"]node:/.test(source)) offending.push(`${name} touches the environment or I/O`);
+      if (/\bprocess\.env\b|\bfetch\(|['"]node:/.test(source))
+        offending.push(`${name} touches the environment or I/O`);
     }
     expect(offending).toEqual([]);
   });

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { usernameFromSlackUser } from '../../src/commands/kit/posix-username.js';
 import { DEMO_PEOPLE } from '../../src/demo/demo-people.js';
 import { DEMO_POLICY_YAML } from '../../src/demo/demo-policy.js';
 import { authorize, mayApprove, roleOf } from '../../src/policy/decide.js';
 import { parsePolicy } from '../../src/policy/load-policy.js';
-import { usernameFromSlackUser } from '../../src/workers/posix-username.js';
 
 // The people of `gpuops demo` and its policy: Ada asks, Bob approves, Carol only looks, and each
 // profile gives the Slurm username docs/demo.md promises.

@@ -1,7 +1,7 @@
 import { noArgs, simple } from '../schema-kit.js';
-import { defineCommand } from '../spec.js';
+import { defineDirectCommand } from '../spec.js';
 
-const approvals = defineCommand({
+const approvals = defineDirectCommand({
   kind: 'approvals',
   group: 'observe',
   usage: '/gpu approvals',

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import type { ArgReader } from '../arg-reader.js';
 import { count } from '../schema-kit.js';
-import { defineCommand } from '../spec.js';
+import { defineDirectCommand } from '../spec.js';
 import { DEFAULT_AUDIT, MAX_AUDIT } from '../value-rules.js';
 
-const audit = defineCommand({
+const audit = defineDirectCommand({
   kind: 'audit',
   group: 'observe',
   usage: '/gpu audit [n]',

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { type ArgReader, shown } from '../arg-reader.js';
-import { defineCommand } from '../spec.js';
+import { defineDirectCommand } from '../spec.js';
 import { nearestWord } from '../suggest.js';
 
-export const help = defineCommand({
+export const help = defineDirectCommand({
   kind: 'help',
   group: 'basics',
   usage: '/gpu help [topic]',

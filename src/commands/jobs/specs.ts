@@ -1,7 +1,7 @@
 import { noArgs, simple } from '../schema-kit.js';
-import { defineCommand } from '../spec.js';
+import { defineDirectCommand } from '../spec.js';
 
-const jobs = defineCommand({
+const jobs = defineDirectCommand({
   kind: 'jobs',
   group: 'observe',
   usage: '/gpu jobs',

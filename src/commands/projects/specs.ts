@@ -1,5 +1,5 @@
 import { lookupNeed, noArgs, onName, simple } from '../schema-kit.js';
-import { defineCommand } from '../spec.js';
+import { defineCommand, defineDirectCommand } from '../spec.js';
 
 const projects = defineCommand({
   kind: 'projects',
@@ -14,7 +14,7 @@ const projects = defineCommand({
   needs: ['listProjects'],
 });
 
-const project = defineCommand({
+const project = defineDirectCommand({
   kind: 'project',
   group: 'basics',
   usage: '/gpu project',

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import type { ArgReader } from '../arg-reader.js';
 import { count, name, onName, simple } from '../schema-kit.js';
-import { defineCommand } from '../spec.js';
+import { defineDirectCommand } from '../spec.js';
 import { MAX_WAITLIST_COUNT } from '../value-rules.js';
 
-const waitlist = defineCommand({
+const waitlist = defineDirectCommand({
   kind: 'waitlist',
   group: 'observe',
   usage: '/gpu waitlist',
@@ -28,7 +28,7 @@ const waitlist = defineCommand({
   needs: [],
 });
 
-const waitlistAdd = defineCommand({
+const waitlistAdd = defineDirectCommand({
   kind: 'waitlist.add',
   group: 'observe',
   words: 'waitlist',
@@ -41,7 +41,7 @@ const waitlistAdd = defineCommand({
   needs: ['listCapacity'],
 });
 
-const waitlistRm = defineCommand({
+const waitlistRm = defineDirectCommand({
   kind: 'waitlist.rm',
   group: 'observe',
   usage: '/gpu waitlist rm <id>',

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { ArgReader } from '../arg-reader.js';
-import { defineCommand } from '../spec.js';
+import { defineDirectCommand } from '../spec.js';
 
-const watch = defineCommand({
+const watch = defineDirectCommand({
   kind: 'watch',
   group: 'observe',
   usage: '/gpu watch [on|off]',

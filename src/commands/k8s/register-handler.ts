@@ -1,10 +1,10 @@
 import { CloudConflictError, type KubernetesCluster } from '../../cloud/index.js';
-import type { CommandOf } from '../../commands/registry.js';
 import { k8sClusterBlocks } from '../../render/clusters.js';
-import { PermanentJobError } from '../job-errors.js';
-import type { JobRun, Outcome } from '../job-run.js';
-import { sealedInput } from '../sealed-input.js';
-import { withArguments } from './with-arguments.js';
+import { PermanentJobError } from '../../workers/job-errors.js';
+import type { JobRun, Outcome } from '../../workers/job-run.js';
+import { sealedInput } from '../kit/sealed-input.js';
+import { withArguments } from '../kit/with-arguments.js';
+import type { CommandOf } from '../registry.js';
 
 // `/gpu k8s register` (shape A): registers an existing cluster from the kubeconfig typed into the form.
 // The kubeconfig reaches this handler sealed (src/store/sealed.ts) and goes to the cloud alone: never

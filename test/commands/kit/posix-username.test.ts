@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { USERNAME } from '../../src/cloud/rules.js';
-import { posixUsername, usernameFromSlackUser } from '../../src/workers/posix-username.js';
+import { USERNAME } from '../../../src/cloud/rules.js';
+import { posixUsername, usernameFromSlackUser } from '../../../src/commands/kit/posix-username.js';
 
 describe('posixUsername', () => {
   it.each([

@@ -1,8 +1,7 @@
-import type { GpuCommand, GpuCommandKind } from '../../commands/registry.js';
-import { PermanentJobError } from '../job-errors.js';
-import type { JobRun, Outcome } from '../job-run.js';
-import { listCapacity, listConfigurations } from './capacity.js';
-import { createFilesystem, deleteFilesystem, listFilesystems } from './filesystems.js';
+import { PermanentJobError } from '../workers/job-errors.js';
+import type { JobRun, Outcome } from '../workers/job-run.js';
+import { listCapacity, listConfigurations } from './catalog/handlers.js';
+import { createFilesystem, deleteFilesystem, listFilesystems } from './filesystems/handlers.js';
 import {
   createInstance,
   deleteInstance,
@@ -10,7 +9,7 @@ import {
   showInstance,
   startInstance,
   stopInstance,
-} from './instances.js';
+} from './instances/handlers.js';
 import {
   addK8sPool,
   createK8sCluster,
@@ -21,11 +20,13 @@ import {
   removeK8sPool,
   showK8sCluster,
   upgradeK8sCluster,
-} from './k8s.js';
-import { registerK8sCluster } from './k8s-register.js';
-import { sendKubeconfig } from './kubeconfig.js';
-import { queryMetrics, showMetrics } from './metrics.js';
-import { listProjects, useProject } from './projects.js';
+} from './k8s/handlers.js';
+import { sendKubeconfig } from './k8s/kubeconfig-handler.js';
+import { registerK8sCluster } from './k8s/register-handler.js';
+import { addKey, listKeys, removeKey } from './keys/handlers.js';
+import { queryMetrics, showMetrics } from './metrics/handlers.js';
+import { listProjects, useProject } from './projects/handlers.js';
+import type { CommandOf, GpuCommand, GpuCommandKind, JobKind } from './registry.js';
 import {
   addSlurmPool,
   addSlurmUser,
@@ -38,17 +39,13 @@ import {
   removeSlurmUser,
   setSlurmSudo,
   showSlurmCluster,
-} from './slurm.js';
-import { addKey, listKeys, removeKey } from './ssh-keys.js';
+} from './slurm/handlers.js';
 
-// One processor per subcommand that becomes a job. A kind missing here is answered with a clear
-// "not handled by this version" rather than a crash.
+// One processor per subcommand that becomes a job. The table's type lists every kind whose spec is
+// not `direct`, so a command without a handler does not compile.
 
-type HandlerFor<K extends GpuCommandKind> = (
-  run: JobRun,
-  command: Extract<GpuCommand, { kind: K }>,
-) => Promise<Outcome>;
-export type HandlerTable = { [K in GpuCommandKind]?: HandlerFor<K> };
+type HandlerFor<K extends JobKind> = (run: JobRun, command: CommandOf<K>) => Promise<Outcome>;
+export type HandlerTable = { readonly [K in JobKind]: HandlerFor<K> };
 
 export const HANDLERS: HandlerTable = {
   projects: listProjects,
@@ -103,5 +100,8 @@ export const HANDLERS: HandlerTable = {
 export function handlerFor(
   kind: GpuCommandKind,
 ): ((run: JobRun, command: GpuCommand) => Promise<Outcome>) | undefined {
-  return HANDLERS[kind] as ((run: JobRun, command: GpuCommand) => Promise<Outcome>) | undefined;
+  // Direct kinds have no handler: the listener answers them and never queues one.
+  return (
+    HANDLERS as Partial<Record<GpuCommandKind, (run: JobRun, command: GpuCommand) => Promise<Outcome>>>
+  )[kind];
 }

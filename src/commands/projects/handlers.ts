@@ -1,10 +1,10 @@
 import { UUID } from '../../cloud/rules.js';
-import type { CommandOf } from '../../commands/registry.js';
 import { listBlocks } from '../../render/instances.js';
 import { escapeText } from '../../render/job-message.js';
-import { PermanentJobError } from '../job-errors.js';
-import type { JobRun, Outcome } from '../job-run.js';
-import { pickByRef } from '../resolve.js';
+import { PermanentJobError } from '../../workers/job-errors.js';
+import type { JobRun, Outcome } from '../../workers/job-run.js';
+import { pickByRef } from '../kit/resolve.js';
+import type { CommandOf } from '../registry.js';
 
 export async function listProjects(run: JobRun): Promise<Outcome> {
   const projects = await run.deps.cloud.listProjects({ signal: run.signal });

@@ -1,10 +1,10 @@
 import { CloudConflictError, CloudNotFoundError } from '../../cloud/index.js';
 import type { Readiness } from '../../render/clusters.js';
 import { listBlocks } from '../../render/instances.js';
-import { PermanentJobError } from '../job-errors.js';
-import type { JobRun, Outcome } from '../job-run.js';
-import { waitFor } from '../wait-for.js';
+import { PermanentJobError } from '../../workers/job-errors.js';
+import type { JobRun, Outcome } from '../../workers/job-run.js';
 import { pickPool } from './pick-pool.js';
+import { waitFor } from './wait-for.js';
 
 // The steps the Kubernetes and Slurm handlers share: a read that takes "not found" as gone, a target
 // recorded on first resolve, a create that is idempotent by name, a delete that waits for the thing to

@@ -1,10 +1,10 @@
 import { CloudBadRequestError, CloudNotFoundError, type SshKey } from '../../cloud/index.js';
-import type { CommandOf } from '../../commands/registry.js';
 import { listBlocks } from '../../render/instances.js';
 import { keyAddedBlocks, keyLine, shortKey } from '../../render/ssh-keys.js';
-import { PermanentJobError } from '../job-errors.js';
-import type { JobRun, Outcome } from '../job-run.js';
-import { requirePlatform } from './require-platform.js';
+import { PermanentJobError } from '../../workers/job-errors.js';
+import type { JobRun, Outcome } from '../../workers/job-run.js';
+import { requirePlatform } from '../kit/require-platform.js';
+import type { CommandOf } from '../registry.js';
 
 // Account SSH keys (platform API) and their Slack owners (store). The Slack user who adds a key
 // through gpuops owns it: only they may remove it; a key added elsewhere has no owner yet.

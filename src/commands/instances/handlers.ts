@@ -1,12 +1,12 @@
 import { CloudConflictError, CloudNotFoundError, type Instance } from '../../cloud/index.js';
-import type { CommandOf } from '../../commands/registry.js';
 import { instanceDetailBlocks, instanceLine, listBlocks } from '../../render/instances.js';
 import { recordInstanceOwner } from '../../store/instance-owners.js';
-import { PermanentJobError } from '../job-errors.js';
-import type { JobRun, Outcome } from '../job-run.js';
-import { pickByRef, resolveRef } from '../resolve.js';
-import { sealedInput } from '../sealed-input.js';
-import { waitFor } from '../wait-for.js';
+import { PermanentJobError } from '../../workers/job-errors.js';
+import type { JobRun, Outcome } from '../../workers/job-run.js';
+import { pickByRef, resolveRef } from '../kit/resolve.js';
+import { sealedInput } from '../kit/sealed-input.js';
+import { waitFor } from '../kit/wait-for.js';
+import type { CommandOf } from '../registry.js';
 
 /** The tag that marks an instance as made by one job: how a retried create finds its own machine. */
 export const JOB_TAG = 'gpuops-job';

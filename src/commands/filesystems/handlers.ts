@@ -1,10 +1,10 @@
 import { CloudApiError, CloudNotFoundError, type Filesystem } from '../../cloud/index.js';
-import type { CommandOf } from '../../commands/registry.js';
 import { filesystemDetailBlocks, filesystemLine } from '../../render/filesystems.js';
 import { listBlocks } from '../../render/instances.js';
-import { PermanentJobError } from '../job-errors.js';
-import type { JobRun, Outcome } from '../job-run.js';
-import { resolveRef } from '../resolve.js';
+import { PermanentJobError } from '../../workers/job-errors.js';
+import type { JobRun, Outcome } from '../../workers/job-run.js';
+import { resolveRef } from '../kit/resolve.js';
+import type { CommandOf } from '../registry.js';
 
 export async function listFilesystems(run: JobRun): Promise<Outcome> {
   const all = await run.deps.cloud.listFilesystems(run.call);

@@ -2,9 +2,9 @@ import type { Configuration } from '../../cloud/index.js';
 import { priceForType } from '../../pricing/price-for-type.js';
 import { capacityLine, configurationLine } from '../../render/capacity.js';
 import { listBlocks } from '../../render/instances.js';
-import { classifyFailure } from '../job-errors.js';
-import type { JobRun, Outcome } from '../job-run.js';
-import { requirePlatform } from './require-platform.js';
+import { classifyFailure } from '../../workers/job-errors.js';
+import type { JobRun, Outcome } from '../../workers/job-run.js';
+import { requirePlatform } from '../kit/require-platform.js';
 
 /**
  * `/gpu capacity`: machines still available per instance type (shape C), joined with the platform

@@ -1,5 +1,4 @@
 import type { KubernetesCluster, KubernetesNodePool } from '../../cloud/index.js';
-import type { CommandOf } from '../../commands/registry.js';
 import {
   k8sClusterBlocks,
   k8sClusterLine,
@@ -8,10 +7,8 @@ import {
   k8sStatus,
 } from '../../render/clusters.js';
 import { listBlocks } from '../../render/instances.js';
-import { PermanentJobError } from '../job-errors.js';
-import type { JobRun, Outcome } from '../job-run.js';
-import { resolveRef } from '../resolve.js';
-import { waitFor } from '../wait-for.js';
+import { PermanentJobError } from '../../workers/job-errors.js';
+import type { JobRun, Outcome } from '../../workers/job-run.js';
 import {
   addPool,
   createOnce,
@@ -20,8 +17,11 @@ import {
   type PoolFamily,
   recordedTarget,
   removePool,
-} from './cluster-ops.js';
-import { withArguments } from './with-arguments.js';
+} from '../kit/cluster-ops.js';
+import { resolveRef } from '../kit/resolve.js';
+import { waitFor } from '../kit/wait-for.js';
+import { withArguments } from '../kit/with-arguments.js';
+import type { CommandOf } from '../registry.js';
 
 // `/gpu k8s …` except kubeconfig and register. "Ready" per shape: A reports status.type and a cluster
 // is ready at READY; B and C report no status, so a cluster is ready once it can be read. A node pool

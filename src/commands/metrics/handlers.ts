@@ -1,7 +1,5 @@
 import type { WebClient } from '@slack/web-api';
 import type { Instance } from '../../cloud/index.js';
-import type { CommandOf } from '../../commands/registry.js';
-import { formatDuration } from '../../commands/value-rules.js';
 import { MetricsError } from '../../metrics/metrics-error.js';
 import type { MatrixSeries } from '../../metrics/prometheus-schemas.js';
 import type { ChartSeries, ChartSpec } from '../../render/chart-spec.js';
@@ -10,9 +8,11 @@ import { chartFileName, summaryBlocks, summaryMrkdwn } from '../../render/metric
 import { renderChartPng } from '../../render/render-chart-png.js';
 import { renderSummaryText } from '../../render/summarise-series.js';
 import { type SnapshotDeps, stepFor, takeSnapshot } from '../../snapshot/take-snapshot.js';
-import { PermanentJobError } from '../job-errors.js';
-import type { JobRun, Outcome } from '../job-run.js';
-import { resolveRef } from '../resolve.js';
+import { PermanentJobError } from '../../workers/job-errors.js';
+import type { JobRun, Outcome } from '../../workers/job-run.js';
+import { resolveRef } from '../kit/resolve.js';
+import type { CommandOf } from '../registry.js';
+import { formatDuration } from '../value-rules.js';
 
 // `/gpu metrics <instance>` and `/gpu metrics query <promql>`: a PNG chart uploaded (files upload v2)
 // as a reply in the thread of the job's message, with its text summary as the file's comment; the job

@@ -6,7 +6,6 @@ import {
   type SlurmUser,
 } from '../../cloud/index.js';
 import { parseSshPublicKey } from '../../cloud/rules.js';
-import type { CommandOf } from '../../commands/registry.js';
 import {
   POOLS_OF_PROJECT_NOTE,
   slurmClusterBlocks,
@@ -16,11 +15,8 @@ import {
   slurmUserLine,
 } from '../../render/clusters.js';
 import { listBlocks } from '../../render/instances.js';
-import { PermanentJobError } from '../job-errors.js';
-import type { JobRun, Outcome } from '../job-run.js';
-import { usernameFromSlackUser } from '../posix-username.js';
-import { resolveRef } from '../resolve.js';
-import { waitFor } from '../wait-for.js';
+import { PermanentJobError } from '../../workers/job-errors.js';
+import type { JobRun, Outcome } from '../../workers/job-run.js';
 import {
   addPool,
   createOnce,
@@ -29,8 +25,12 @@ import {
   type PoolFamily,
   recordedTarget,
   removePool,
-} from './cluster-ops.js';
-import { withArguments } from './with-arguments.js';
+} from '../kit/cluster-ops.js';
+import { usernameFromSlackUser } from '../kit/posix-username.js';
+import { resolveRef } from '../kit/resolve.js';
+import { waitFor } from '../kit/wait-for.js';
+import { withArguments } from '../kit/with-arguments.js';
+import type { CommandOf } from '../registry.js';
 
 // `/gpu slurm …`. A Slurm cluster reports no status in any shape: it is ready once it can be read. A
 // node pool is ready when `count` of its nodes are up (no down/drain/fail state) where the shape

@@ -1,7 +1,7 @@
-import type { CommandOf } from '../../commands/registry.js';
 import { escapeText } from '../../render/job-message.js';
-import type { JobRun, Outcome } from '../job-run.js';
-import { resolveRef } from '../resolve.js';
+import type { JobRun, Outcome } from '../../workers/job-run.js';
+import { resolveRef } from '../kit/resolve.js';
+import type { CommandOf } from '../registry.js';
 
 // `/gpu k8s kubeconfig <cluster>`: the kubeconfig goes to the requester alone, as a file in a direct
 // message. It is read as late as possible and lives only in one local variable: never in job data,

@@ -1,4 +1,4 @@
-import { USERNAME } from '../cloud/rules.js';
+import { USERNAME } from '../../cloud/rules.js';
 
 // A Slurm login name from a Slack profile. Slack names are free text (accents, emoji, scripts other
 // than Latin, pronouns in brackets); Slurm wants a POSIX name (src/cloud/rules.ts USERNAME:
