@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { type GpuCommand, gpuCommandSchema } from '../commands/registry.js';
+import { messageRefSchema } from '../store/message-ref.js';
 
 // What a job carries. Validated when added and again when processed, because job data outlives deploys.
 // Never a secret: tokens stay in the environment, user data and kubeconfigs never enter a job.
@@ -16,9 +17,6 @@ export const jobContextSchema = z.object({
   requestedAt: z.number().int().positive(),
 });
 export type JobContext = z.infer<typeof jobContextSchema>;
-
-export const messageRefSchema = z.object({ channel: z.string().min(1), ts: z.string().min(1) });
-export type MessageRef = z.infer<typeof messageRefSchema>;
 
 /** A secret sealed in Redis (src/store/sealed.ts): the job carries this reference, never the text. */
 export const sealedRefSchema = z.object({ sealedRef: z.string().regex(/^[A-Za-z0-9_-]{24}$/) });

@@ -1,4 +1,3 @@
-import type { GpuCommand } from '../commands/registry.js';
 import { GPU_MODELS, type GpuModel, gpusOfInstanceType, type InstanceTypeGpus } from './instance-types.js';
 import { multiplyDecimal } from './price-for-type.js';
 
@@ -194,67 +193,6 @@ export function estimatePool(input: {
     machines: input.count,
     state: 'running',
   });
-}
-
-export interface CommandCost {
-  readonly estimate: CostEstimate;
-  /**
-   * True when the operation starts new spending (create, start, pool add): this is the figure to
-   * compare with the approval threshold. False for stop, whose estimate is what it keeps costing.
-   */
-  readonly adds: boolean;
-  /** A few words for the card: `while it runs`, `while it stays stopped`. */
-  readonly label: string;
-}
-
-/**
- * The cost of a /gpu command, or undefined for one that does not change spending on machines.
- * start and stop act on an existing instance whose type the command does not carry: pass it as
- * `targetType` (from a cached listing); without it the estimate is unknown.
- */
-export function estimateCommand(input: {
-  readonly prices: PriceBook;
-  readonly command: GpuCommand;
-  readonly targetType?: string;
-}): CommandCost | undefined {
-  const { prices, command, targetType } = input;
-  const unknownType = (what: string): UnknownCost => ({
-    known: false,
-    reason: `the type of ${what} is not known yet, so its price cannot be worked out`,
-  });
-  switch (command.kind) {
-    case 'create':
-      if (command.modal) return undefined;
-      return {
-        estimate: estimateMachines({ prices, type: command.type }),
-        adds: true,
-        label: 'while it runs',
-      };
-    case 'start':
-      return {
-        estimate: targetType ? estimateMachines({ prices, type: targetType }) : unknownType(command.instance),
-        adds: true,
-        label: 'while it runs',
-      };
-    case 'stop':
-      return {
-        estimate: targetType
-          ? estimateMachines({ prices, type: targetType, state: 'stopped' })
-          : unknownType(command.instance),
-        adds: false,
-        label: 'while it stays stopped',
-      };
-    case 'k8s.pool.add':
-    case 'slurm.pool.add':
-      if (command.modal) return undefined;
-      return {
-        estimate: estimatePool({ prices, type: command.type, count: command.count }),
-        adds: true,
-        label: 'while the pool runs',
-      };
-    default:
-      return undefined;
-  }
 }
 
 /** `$23.12/h · $554.88/day`, or `price unknown: <reason>`. */

@@ -2,10 +2,12 @@ import {
   commandPath,
   deliveryOf,
   describeCommand,
+  estimateCommand,
   type GpuCommand,
   type GpuCommandKind,
 } from '../commands/registry.js';
-import type { JobContext, LeaseTerms, MessageRef, SealedInputs } from '../jobs/job-data.js';
+import type { CommandCost } from '../commands/spec.js';
+import type { JobContext, LeaseTerms, SealedInputs } from '../jobs/job-data.js';
 import { jobIdFor } from '../jobs/queue.js';
 import { addSystemJob } from '../jobs/system-jobs.js';
 import {
@@ -19,19 +21,14 @@ import {
 } from '../policy/decide.js';
 import type { Guardrails } from '../policy/guardrails.js';
 import type { PolicyRole } from '../policy/policy-schema.js';
-import {
-  type CommandCost,
-  type CostEstimate,
-  estimateCommand,
-  formatCost,
-  type PriceBook,
-} from '../pricing/cost.js';
+import { type CostEstimate, formatCost, type PriceBook } from '../pricing/cost.js';
 import { approvalCard, slackDate, waitingMessage } from '../render/approvals.js';
 import { escapeText } from '../render/job-message.js';
 import { approvalIdFor } from '../store/approvals.js';
 import { type AuditInput, auditFieldsOf } from '../store/audit.js';
 import { type Catalog, readCatalog } from '../store/catalog-cache.js';
 import { instanceTypeOf } from '../store/instance-types-seen.js';
+import type { MessageRef } from '../store/message-ref.js';
 import {
   dedupeSeconds,
   type EnqueueDeps,

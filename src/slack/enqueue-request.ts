@@ -6,12 +6,12 @@ import {
   type JobData,
   jobDataSchema,
   type LeaseTerms,
-  type MessageRef,
   type SealedInputs,
 } from '../jobs/job-data.js';
 import { type GpuQueue, jobIdFor } from '../jobs/queue.js';
 import type { Logger } from '../log/logger.js';
 import { renderJobMessage } from '../render/job-message.js';
+import type { MessageRef } from '../store/message-ref.js';
 import type { Store } from '../store/store.js';
 
 export interface EnqueueDeps {

@@ -10,12 +10,11 @@ import {
 import {
   type JobContext,
   jobContextSchema,
-  type MessageRef,
-  messageRefSchema,
   type SealedInputs,
   sealedInputsSchema,
 } from '../jobs/job-data.js';
 import type { CostEstimate } from '../pricing/cost.js';
+import { type MessageRef, messageRefSchema } from './message-ref.js';
 
 // Approval requests in Redis. A request moves pending → approved | denied | expired exactly once: the
 // transition is one Lua script, so however many people click at once (and however many web replicas

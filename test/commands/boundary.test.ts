@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 // the cloud layer only its route data and rules. Only a family's handlers (handlers.ts) and direct
 // answers (answers.ts) act, and they get their clients as parameters.
 const DIR = join(import.meta.dirname, '../../src/commands');
-const ACTING = /(^|\/)(handlers|answers)\.ts$|(^|\/)kit\//;
+const ACTING = /(^|\/)(handlers|answers)\.ts$|-handler\.ts$|(^|\/)kit\//;
 const ALLOWED = [
   /^zod$/,
   /^@slack\/types$/,

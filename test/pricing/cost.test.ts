@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseCommand } from '../../src/commands/parse-command.js';
+import { estimateCommand } from '../../src/commands/registry.js';
 import { parsePolicy } from '../../src/policy/load-policy.js';
 import {
-  estimateCommand,
   estimateMachines,
   estimatePool,
   formatCost,

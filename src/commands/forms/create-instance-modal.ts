@@ -1,7 +1,6 @@
 import type { KnownBlock } from '@slack/types';
 import { checkImageRef, checkTagKey, toImageRef } from '../../cloud/rules.js';
 import { escapeText } from '../../render/job-message.js';
-import type { CommandOf } from '../registry.js';
 import { checkName, checkTagValue } from '../value-rules.js';
 import {
   catalogStatusBlocks,
@@ -165,7 +164,7 @@ function read(values: FormValues, ctx: FormContext) {
   if (Object.keys(errors).length > 0) return { ok: false as const, errors };
 
   const userData = readMultiline(values, B.userData);
-  const command: CommandOf<'create'> = {
+  const command = {
     kind: 'create',
     modal: false,
     name: name!,
@@ -181,7 +180,6 @@ function read(values: FormValues, ctx: FormContext) {
   return complete(
     command,
     secrets,
-    ctx,
     { name: B.name, type: B.type, image: B.image, filesystems: B.filesystems, tags: B.tags },
     B.name,
   );

@@ -14,8 +14,6 @@ import type {
 import type { RouteTable } from '../../cloud/routes.js';
 import type { Shape } from '../../cloud/shape.js';
 import type { Catalog } from '../../store/catalog-cache.js';
-import { unavailableIn } from '../availability.js';
-import { type GpuCommand, gpuCommandSchema } from '../registry.js';
 import { callbackIdOf, encodeModalMetadata, type FormKind, type ModalMetadata } from './modal-metadata.js';
 
 // The parts every form is made of: input builders within Slack's limits, readers of a submission's
@@ -49,8 +47,23 @@ export interface FormSecrets {
   readonly kubeconfig?: string;
 }
 
-export type FormRead =
-  | { readonly ok: true; readonly command: GpuCommand; readonly secrets: FormSecrets }
+/** What a form's fields make: a command before the grammar's schema has checked it. */
+export type FormCommand = { readonly kind: string } & Readonly<Record<string, unknown>>;
+
+/** A form's reading of its fields, which the registry then checks like typed text (read-form.ts). */
+export type FormDraft =
+  | {
+      readonly ok: true;
+      readonly command: FormCommand;
+      readonly secrets: FormSecrets;
+      /** The block that holds each field, where a problem with it is shown. */
+      readonly blockOf: Readonly<Record<string, string>>;
+      readonly fallback: string;
+    }
+  | { readonly ok: false; readonly errors: Readonly<Record<string, string>> };
+
+export type FormRead<C = FormCommand> =
+  | { readonly ok: true; readonly command: C; readonly secrets: FormSecrets }
   | { readonly ok: false; readonly errors: Readonly<Record<string, string>> };
 
 /** How the create form offers filesystems: a pick list (the cloud lists them), ids typed in, or none. */
@@ -83,7 +96,7 @@ export interface FormSpec {
   /** The block a problem with the whole request is shown on. */
   readonly firstBlock: string;
   view(ctx: FormContext): ModalView;
-  read(values: FormValues, ctx: FormContext): FormRead;
+  read(values: FormValues, ctx: FormContext): FormDraft;
 }
 
 // ---------- text ----------
@@ -355,30 +368,14 @@ export function readPairs(
 }
 
 /**
- * The last check of every form: the command must be one the grammar's schema accepts, and one the
- * shape can serve. Problems land on the block that holds the field (`blockOf`), else on `fallback`.
+ * A form's fields as a command for the last check (the grammar's schema and the shape, in
+ * read-form.ts). Problems land on the block that holds the field (`blockOf`), else on `fallback`.
  */
 export function complete(
-  command: GpuCommand,
+  command: FormCommand,
   secrets: FormSecrets,
-  ctx: Pick<FormContext, 'shape' | 'routes'>,
   blockOf: Readonly<Record<string, string>>,
   fallback: string,
-): FormRead {
-  const parsed = gpuCommandSchema.safeParse(command);
-  if (!parsed.success) {
-    const errors: Record<string, string> = {};
-    for (const issue of parsed.error.issues) {
-      const field = String(issue.path[0] ?? '');
-      const block = blockOf[field] ?? fallback;
-      errors[block] ??= `${issue.message.replace(/\.$/, '')}.`;
-    }
-    return { ok: false, errors };
-  }
-  const missing = unavailableIn(parsed.data, ctx.shape, ctx.routes);
-  if (missing) {
-    const block = missing.includes('--fs') ? (blockOf.filesystems ?? fallback) : fallback;
-    return { ok: false, errors: { [block]: missing } };
-  }
-  return { ok: true, command: parsed.data, secrets };
+): FormDraft {
+  return { ok: true, command, secrets, blockOf, fallback };
 }

@@ -40,7 +40,6 @@ function read(values: FormValues, ctx: FormContext) {
   return complete(
     { kind: 'k8s.create', modal: false, name: name!, version: version! },
     {},
-    ctx,
     { name: B.name, version: B.version },
     B.name,
   );

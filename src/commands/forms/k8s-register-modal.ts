@@ -90,7 +90,6 @@ function read(values: FormValues, ctx: FormContext) {
   return complete(
     { kind: 'k8s.register', modal: false, name: name!, labels: labels.pairs },
     { kubeconfig: `${kubeconfig}\n` },
-    ctx,
     { name: B.name, labels: B.labels },
     B.name,
   );

@@ -1,5 +1,4 @@
 import { escapeText } from '../../render/job-message.js';
-import type { CommandOf } from '../registry.js';
 import { checkName, MAX_COUNT, parseCount } from '../value-rules.js';
 import { catalogStatusBlocks, loadingView, readType, TYPE_BLOCK, typeBlocks } from './catalog-blocks.js';
 import {
@@ -62,8 +61,8 @@ function poolForm(family: 'k8s' | 'slurm'): FormSpec {
         name: name!,
         type: (type as { type: string }).type,
         count: count as number,
-      } as CommandOf<typeof kind>;
-      return complete(command, {}, ctx, { name: B.name, type: B.type, count: B.count }, B.name);
+      };
+      return complete(command, {}, { name: B.name, type: B.type, count: B.count }, B.name);
     },
   };
   return spec;

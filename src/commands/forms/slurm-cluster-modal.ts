@@ -29,7 +29,6 @@ function read(values: FormValues, ctx: FormContext) {
   return complete(
     { kind: 'slurm.create', modal: false, name },
     {},
-    ctx,
     { name: SLURM_CREATE_BLOCKS.name },
     SLURM_CREATE_BLOCKS.name,
   );

@@ -1,6 +1,5 @@
 import { checkUsername } from '../../cloud/rules.js';
 import { escapeText } from '../../render/job-message.js';
-import type { CommandOf } from '../registry.js';
 import {
   checkboxesInput,
   complete,
@@ -61,13 +60,13 @@ function read(values: FormValues, ctx: FormContext) {
   if (cluster === undefined) {
     return { ok: false as const, errors: { [B.username]: 'This form lost its cluster; open it again.' } };
   }
-  const command: CommandOf<'slurm.adduser'> = {
+  const command = {
     kind: 'slurm.adduser',
     cluster,
     sudo: readSelectedMany(values, B.sudo).includes('sudo'),
     ...(username !== undefined ? { username } : {}),
   };
-  return complete(command, {}, ctx, { username: B.username, sudo: B.sudo }, B.username);
+  return complete(command, {}, { username: B.username, sudo: B.sudo }, B.username);
 }
 
 export const slurmUserForm: FormSpec = {

@@ -45,7 +45,6 @@ function read(values: FormValues, ctx: FormContext) {
   return complete(
     { kind: 'keys.add', modal: false, name: name!, publicKey },
     {},
-    ctx,
     { name: KEY_BLOCKS.name, publicKey: KEY_BLOCKS.publicKey },
     KEY_BLOCKS.name,
   );

@@ -6,6 +6,7 @@ import {
   FormMetadataError,
   type ModalMetadata,
 } from '../../commands/forms/modal-metadata.js';
+import { readForm } from '../../commands/read-form.js';
 import { formSpecOf } from '../../commands/registry.js';
 import type { JobContext, SealedInputs } from '../../jobs/job-data.js';
 import { acceptRequest } from '../accept-request.js';
@@ -83,7 +84,7 @@ async function submit(deps: SlackDeps, body: ViewSubmitAction): Promise<ViewResp
     filesystems: filesystemFieldFor((op) => deps.routes[op] !== undefined),
     now: Date.now(),
   };
-  const read = spec.read(view.state.values, ctx);
+  const read = readForm(metadata.form, view.state.values, ctx);
   if (!read.ok) {
     return { response_action: 'errors', errors: placed({ ...read.errors }, view, spec.firstBlock) };
   }

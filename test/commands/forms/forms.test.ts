@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ROUTES } from '../../../src/cloud/routes.js';
 import { MAX_CONFIGURATIONS } from '../../../src/commands/forms/catalog-blocks.js';
 import type { FormContext, FormValues } from '../../../src/commands/forms/form-kit.js';
+import { readForm } from '../../../src/commands/read-form.js';
 import { FORM_KINDS, type FormKind, formSpecOf } from '../../../src/commands/registry.js';
 import { NAME_RULE } from '../../../src/commands/value-rules.js';
 
@@ -126,7 +127,8 @@ describe('the create-instance form', () => {
   });
 
   it('turns good fields into the command the typed form gives, with user data only as a secret', () => {
-    const read = spec.read(
+    const read = readForm(
+      spec.kind,
       values({
         name: 'train-01',
         type_other: 'h100-hgx-80gb.1x',
@@ -156,7 +158,8 @@ describe('the create-instance form', () => {
   });
 
   it('puts every bad field on its own block, in words', () => {
-    const read = spec.read(
+    const read = readForm(
+      spec.kind,
       values({ name: '-bad name', image: 'no spaces allowed', tags: 'team=ml\n-x=1' }),
       ctx('create'),
     );
@@ -169,7 +172,8 @@ describe('the create-instance form', () => {
   });
 
   it('says on the filesystems field when a shape needs ids rather than names', () => {
-    const read = spec.read(
+    const read = readForm(
+      spec.kind,
       values({ name: 'a', type_other: 'cpu.16x', filesystems: 'datasets' }),
       ctx('create', { shape: 'B', routes: ROUTES.B, filesystems: 'ids' }),
     );
@@ -182,15 +186,13 @@ describe('the create-instance form', () => {
 
 describe('the other forms', () => {
   it('checks the SSH key format and keeps the normalised key', () => {
-    const bad = formSpecOf('keys.add').read(
-      values({ name: 'laptop', public_key: 'ssh-foo AAAA' }),
-      ctx('keys.add'),
-    );
+    const bad = readForm('keys.add', values({ name: 'laptop', public_key: 'ssh-foo AAAA' }), ctx('keys.add'));
     expect(bad).toMatchObject({
       ok: false,
       errors: { public_key: expect.stringMatching(/^That public key is not valid: key type "ssh-foo"/) },
     });
-    const good = formSpecOf('keys.add').read(
+    const good = readForm(
+      'keys.add',
       values({ name: 'laptop', public_key: `  ${ED25519}\n` }),
       ctx('keys.add'),
     );
@@ -201,7 +203,7 @@ describe('the other forms', () => {
   });
 
   it('checks the Kubernetes version pattern', () => {
-    const read = formSpecOf('k8s.create').read(values({ name: 'prod', version: '1.31' }), ctx('k8s.create'));
+    const read = readForm('k8s.create', values({ name: 'prod', version: '1.31' }), ctx('k8s.create'));
     expect(read).toMatchObject({
       ok: false,
       errors: { version: expect.stringContaining('v1.31 or v1.31.2') },
@@ -214,7 +216,8 @@ describe('the other forms', () => {
     // Split at a line break, as the form asks.
     const at = kubeconfig.indexOf('\n- name');
     const [head, tail] = [kubeconfig.slice(0, at), kubeconfig.slice(at + 1)];
-    const read = formSpecOf('k8s.register').read(
+    const read = readForm(
+      'k8s.register',
       values({
         name: 'on-prem',
         kubeconfig: head,
@@ -233,7 +236,8 @@ describe('the other forms', () => {
       },
       secrets: { kubeconfig: `${kubeconfig}\n` },
     });
-    const bad = formSpecOf('k8s.register').read(
+    const bad = readForm(
+      'k8s.register',
       values({ name: 'x', kubeconfig: 'just: text', labels: 'Bad Key=1' }),
       ctx('k8s.register', { shape: 'A', routes: ROUTES.A }),
     );
@@ -248,7 +252,8 @@ describe('the other forms', () => {
 
   it('says in shape B that registering a cluster is not available there', () => {
     const kubeconfig = 'clusters:\n- name: c\n';
-    const read = formSpecOf('k8s.register').read(
+    const read = readForm(
+      'k8s.register',
       values({ name: 'x', kubeconfig }),
       ctx('k8s.register', { shape: 'B', routes: ROUTES.B }),
     );
@@ -259,7 +264,8 @@ describe('the other forms', () => {
   });
 
   it('reads a node pool with its cluster from the metadata and checks the count', () => {
-    const inA = formSpecOf('slurm.pool.add').read(
+    const inA = readForm(
+      'slurm.pool.add',
       values({ name: 'compute', type: 'cpu.16x', count: '4' }),
       ctx('slurm.pool.add', { shape: 'A', routes: ROUTES.A }),
     );
@@ -267,7 +273,8 @@ describe('the other forms', () => {
       ok: false,
       errors: { name: expect.stringContaining('not available in shape A') },
     });
-    const b = formSpecOf('slurm.pool.add').read(
+    const b = readForm(
+      'slurm.pool.add',
       values({ name: 'compute', type: 'cpu.16x', count: '4' }),
       ctx('slurm.pool.add', { shape: 'B', routes: ROUTES.B }),
     );
@@ -282,7 +289,8 @@ describe('the other forms', () => {
         count: 4,
       },
     });
-    const bad = formSpecOf('k8s.pool.add').read(
+    const bad = readForm(
+      'k8s.pool.add',
       values({ name: 'gpu', type: 'cpu.16x', count: '0' }),
       ctx('k8s.pool.add'),
     );
@@ -309,7 +317,8 @@ describe('the other forms', () => {
       formSpecOf('slurm.adduser').view(ctx('slurm.adduser', { ownedKeys: [] })).blocks,
     );
     expect(noKeys).toContain('add yours with `/gpu keys add` first');
-    const bad = formSpecOf('slurm.adduser').read(
+    const bad = readForm(
+      'slurm.adduser',
       values({ username: 'Ada' }),
       ctx('slurm.adduser', { metadata: meta, shape: 'A', routes: ROUTES.A }),
     );
@@ -317,7 +326,8 @@ describe('the other forms', () => {
       ok: false,
       errors: { username: expect.stringContaining('starts with a lowercase letter') },
     });
-    const good = formSpecOf('slurm.adduser').read(
+    const good = readForm(
+      'slurm.adduser',
       {
         username: { value: { type: 'plain_text_input', value: 'ada' } },
         sudo: { value: { type: 'checkboxes', selected_options: [{ value: 'sudo' }] } },
