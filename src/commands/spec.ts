@@ -104,6 +104,8 @@ export interface CommandSpec<
   readonly needsFor?: (command: C) => readonly Need[];
   /** What it costs, for commands that change spending on machines. */
   readonly cost?: (command: C, input: CostInput) => CommandCost | undefined;
+  /** A paragraph for docs/commands.md under the section's table (Markdown). */
+  readonly notes?: string;
   /** The form it opens when typed without arguments (`modal: true`). */
   readonly form?: CommandForm<C>;
 }

@@ -84,16 +84,3 @@ describe('formatParseError', () => {
     expect(text).toContain('*Example:* `/gpu start train-01`');
   });
 });
-
-describe('docs/commands.md', () => {
-  it('shows every usage line and example people are shown in Slack', () => {
-    const text = readFileSync(new URL('../../docs/commands.md', import.meta.url), 'utf8').replaceAll(
-      '\\|',
-      '|',
-    );
-    const missing = SPECS_IN_HELP_ORDER.flatMap((doc) => [doc.usage, doc.example]).filter(
-      (s) => !text.includes(s),
-    );
-    expect(missing).toEqual([]);
-  });
-});

@@ -123,6 +123,8 @@ const create = defineCommand({
       ? undefined
       : { estimate: estimateMachines({ prices, type: c.type }), adds: true, label: 'while it runs' },
   form: { spec: createInstanceForm },
+  notes:
+    "`--image` takes a bare image name (`ubuntu22.04`) or a full reference (`image://ubuntu22.04`); without it the cloud's default image is used. `--preemptible` and `--ephemeral` are switches (`--preemptible=false` is accepted too). `--fs` and `--tag` may repeat; a filesystem named twice is attached once, a tag key given twice is an error.",
 });
 
 const start = defineCommand({

@@ -95,6 +95,8 @@ const register = defineCommand({
   operationClass: 'create',
   needs: ['registerK8sCluster'],
   form: { spec: k8sRegisterForm },
+  notes:
+    "`/gpu k8s register` takes no arguments: a kubeconfig does not belong on a command line (it would sit in the channel's history), so it always opens a form.",
 });
 
 const rm = defineCommand({

@@ -54,6 +54,8 @@ const keysAdd = defineCommand({
   operationClass: 'operate',
   needs: [],
   form: { spec: sshKeyForm },
+  notes:
+    'The public key is everything after the name, as pasted from `~/.ssh/id_ed25519.pub`; quotes around it are optional and its comment may contain spaces or apostrophes. Accepted types: ssh-rsa, ssh-dss, ssh-ed25519, ecdsa-sha2-nistp256/384/521, and the type written in front must match the one inside the key data.',
 });
 
 const keysRm = defineCommand({

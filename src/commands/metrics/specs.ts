@@ -76,6 +76,8 @@ const query = defineCommand({
   delivery: 'channel',
   operationClass: 'read',
   needs: [],
+  notes:
+    "The PromQL expression of `/gpu metrics query` is the raw rest of the line: quotes, braces and comparison operators reach Prometheus as typed (Slack's `&gt;`/`&lt;`/`&amp;` are decoded and smart quotes become straight ones). `--range` may come before or after it. Because `query` is a keyword here, an instance literally named `query` cannot be charted by name; use its id.",
 });
 
 export const specs = [metrics, query] as const;
