@@ -22,6 +22,8 @@ export interface GrammarIndex {
   kindsUnder(path: string): readonly string[];
   readonly topics: readonly string[];
   readonly topWords: readonly string[];
+  /** Words people type for grammar words (`delete` → `rm`). */
+  readonly synonyms: Readonly<Record<string, string>>;
 }
 
 export class CommandError extends Error {

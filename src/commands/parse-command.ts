@@ -6,6 +6,7 @@ import {
   gpuCommandSchema,
   HELP_TOPICS,
   SPECS_IN_HELP_ORDER,
+  SYNONYMS,
   specFor,
 } from './registry.js';
 import { unescapeSlackText } from './slack-text.js';
@@ -59,6 +60,7 @@ const GRAMMAR: GrammarIndex = {
     }),
   topics: HELP_TOPICS,
   topWords: TOP_WORDS,
+  synonyms: SYNONYMS,
 };
 
 const HELP_WORDS = new Set(['help', '--help', '-h']);
@@ -76,7 +78,7 @@ function ownerOf(word: string): string | undefined {
 }
 
 function unknownTop(r: ArgReader, word: string): never {
-  const near = nearestWord(word, TOP_WORDS);
+  const near = nearestWord(word, TOP_WORDS, SYNONYMS);
   if (near) {
     r.focus(near);
     r.fail(`There is no subcommand ${shown(word)}`, `Did you mean \`/gpu ${near}\`?`);
@@ -114,7 +116,7 @@ function parseWords(r: ArgReader, cursor: WordCursor): GpuCommand {
       r.fail(`\`/gpu ${path}\` needs a subcommand: ${listWords(known)}`);
     }
     if (node.reader?.freeWords) break;
-    const near = nearestWord(lower, known);
+    const near = nearestWord(lower, known, SYNONYMS);
     if (near) r.focus(`${path} ${near}`);
     r.fail(
       `\`/gpu ${path}\` has no subcommand ${shown(next.value)}; it has ${known.join(', ')}`,

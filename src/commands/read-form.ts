@@ -10,7 +10,7 @@ export function readForm(kind: string, values: FormValues, ctx: FormContext): Fo
   const draft = formSpecOf(kind).read(values, ctx);
   if (!draft.ok) return draft;
   const { command, secrets, blockOf, fallback } = draft;
-  const parsed = gpuCommandSchema.safeParse(command);
+  const parsed = gpuCommandSchema.safeParse({ ...command, kind });
   if (!parsed.success) {
     const errors: Record<string, string> = {};
     for (const issue of parsed.error.issues) {

@@ -1,18 +1,18 @@
 import { z } from 'zod';
-import { specs as approvals } from './approvals/specs.js';
+import { specs as approvals, synonyms as approvalsSynonyms } from './approvals/specs.js';
 import { specs as audit } from './audit/specs.js';
-import { specs as catalog } from './catalog/specs.js';
-import { specs as filesystems } from './filesystems/specs.js';
+import { specs as catalog, synonyms as catalogSynonyms } from './catalog/specs.js';
+import { specs as filesystems, synonyms as filesystemsSynonyms } from './filesystems/specs.js';
 import type { FormSpec } from './forms/form-kit.js';
 import { FormMetadataError } from './forms/modal-metadata.js';
 import { specs as help } from './help/specs.js';
-import { specs as instances } from './instances/specs.js';
-import { specs as jobs } from './jobs/specs.js';
-import { specs as k8s } from './k8s/specs.js';
-import { specs as keys } from './keys/specs.js';
-import { specs as metrics } from './metrics/specs.js';
-import { specs as projects } from './projects/specs.js';
-import { specs as slurm } from './slurm/specs.js';
+import { specs as instances, synonyms as instancesSynonyms } from './instances/specs.js';
+import { specs as jobs, synonyms as jobsSynonyms } from './jobs/specs.js';
+import { specs as k8s, synonyms as k8sSynonyms } from './k8s/specs.js';
+import { specs as keys, synonyms as keysSynonyms } from './keys/specs.js';
+import { specs as metrics, synonyms as metricsSynonyms } from './metrics/specs.js';
+import { specs as projects, synonyms as projectsSynonyms } from './projects/specs.js';
+import { specs as slurm, synonyms as slurmSynonyms } from './slurm/specs.js';
 import {
   type CommandCost,
   type CommandSpec,
@@ -50,6 +50,20 @@ export const COMMANDS = [
   ...audit,
 ] as const;
 
+/** Every family's synonyms, for "did you mean" (`delete` → `rm`, `kubernetes` → `k8s`). */
+export const SYNONYMS: Readonly<Record<string, string>> = {
+  ...projectsSynonyms,
+  ...instancesSynonyms,
+  ...catalogSynonyms,
+  ...keysSynonyms,
+  ...filesystemsSynonyms,
+  ...k8sSynonyms,
+  ...slurmSynonyms,
+  ...metricsSynonyms,
+  ...jobsSynonyms,
+  ...approvalsSynonyms,
+};
+
 type AnySpec = (typeof COMMANDS)[number];
 /** Every subcommand, named by its words joined with dots. */
 export type GpuCommandKind = AnySpec['kind'];
@@ -59,7 +73,7 @@ export type GpuCommand = z.infer<AnySpec['schema']>;
 export type JobKind = Exclude<AnySpec, { readonly delivery: 'direct' }>['kind'];
 /** Kinds the listener answers itself. */
 export type DirectKind = Exclude<GpuCommandKind, JobKind>;
-/** The command of one kind, e.g. CommandOf<'k8s.pool.add'>. */
+/** The command of one kind, e.g. `CommandOf<'ls'>`. */
 export type CommandOf<K extends GpuCommandKind> = Extract<GpuCommand, { kind: K }>;
 
 export const GPU_COMMAND_KINDS: readonly GpuCommandKind[] = COMMANDS.map((s) => s.kind);
@@ -121,6 +135,11 @@ export function operationClassOf(kind: GpuCommandKind): OperationClass {
   return specFor(kind).operationClass;
 }
 
+/** Kinds that wait for an approver by default: every destroying kind, and those whose spec says so. */
+export const ALWAYS_APPROVED_KINDS: readonly GpuCommandKind[] = GPU_COMMAND_KINDS.filter(
+  (k) => operationClassOf(k) === 'destroy' || specFor(k).approval === 'always',
+);
+
 /** Kinds of one class, in registry order. */
 export function kindsOfClass(cls: OperationClass): GpuCommandKind[] {
   return GPU_COMMAND_KINDS.filter((k) => operationClassOf(k) === cls);
@@ -152,6 +171,8 @@ export function estimateCommand(
 
 /** The request as a person would type it, for messages and the job log (commands carry no secrets). */
 export function describeCommand(command: GpuCommand): string {
+  const own = specFor(command.kind).describe?.(command);
+  if (own !== undefined) return own;
   const c = command as Record<string, unknown>;
   const words = [`/gpu ${commandPath(command.kind)}`];
   for (const field of ['cluster', 'instance', 'name', 'project', 'type', 'version', 'size', 'pool', 'user']) {
@@ -159,7 +180,6 @@ export function describeCommand(command: GpuCommand): string {
     if (typeof value === 'string') words.push(value);
   }
   if (typeof c.count === 'number') words.push(String(c.count));
-  if (typeof c.sudo === 'boolean' && command.kind === 'slurm.sudo') words.push(c.sudo ? 'on' : 'off');
   return words.join(' ');
 }
 

@@ -104,6 +104,13 @@ export interface CommandSpec<
   readonly needsFor?: (command: C) => readonly Need[];
   /** What it costs, for commands that change spending on machines. */
   readonly cost?: (command: C, input: CostInput) => CommandCost | undefined;
+  /**
+   * `always`: it waits for an approver by default whatever it costs (the policy's `approvals.always`
+   * can change that). Destroying kinds always do; this marks the others.
+   */
+  readonly approval?: 'always';
+  /** The request as a person would type it, where the generic description misses a value. */
+  readonly describe?: (command: C) => string;
   /** A paragraph for docs/commands.md under the section's table (Markdown). */
   readonly notes?: string;
   /** The form it opens when typed without arguments (`modal: true`). */

@@ -37,60 +37,24 @@ export function damerauLevenshtein(a: string, b: string): number {
   return h[at(a.length + 1, b.length + 1)]!;
 }
 
-// Words people reach for that the grammar spells differently; offered, never silently accepted.
-const ALIASES: Readonly<Record<string, string>> = {
-  list: 'ls',
-  get: 'show',
-  describe: 'show',
-  info: 'show',
-  status: 'show',
-  delete: 'rm',
-  del: 'rm',
-  remove: 'rm',
-  destroy: 'rm',
-  terminate: 'rm',
-  new: 'create',
-  launch: 'create',
-  run: 'create',
-  add: 'create',
-  boot: 'start',
-  resume: 'start',
-  halt: 'stop',
-  shutdown: 'stop',
-  project: 'projects',
-  key: 'keys',
-  ssh: 'keys',
-  filesystem: 'fs',
-  filesystems: 'fs',
-  kubernetes: 'k8s',
-  kube: 'k8s',
-  k8: 'k8s',
-  config: 'configs',
-  configurations: 'configs',
-  prices: 'configs',
-  price: 'configs',
-  pool: 'pools',
-  user: 'users',
-  job: 'jobs',
-  approval: 'approvals',
-  metric: 'metrics',
-  graph: 'metrics',
-  chart: 'metrics',
-};
-
 /** Largest distance still worth suggesting: one edit for short words, two for longer ones. */
 function tolerance(word: string): number {
   return word.length <= 3 ? 1 : 2;
 }
 
 /**
- * The known word nearest to `word`, or null when none is close. An alias counts only when its target
+ * The known word nearest to `word`, or null when none is close. A synonym (words people reach for that
+ * the grammar spells differently, offered and never silently accepted) counts only when its target
  * is among `known`; a unique prefix of three or more letters counts too (`cap` → `capacity`).
  */
-export function nearestWord(word: string, known: readonly string[]): string | null {
+export function nearestWord(
+  word: string,
+  known: readonly string[],
+  synonyms: Readonly<Record<string, string>> = {},
+): string | null {
   const w = word.toLowerCase();
   if (w.length === 0 || known.length === 0 || known.includes(w)) return null;
-  const alias = ALIASES[w];
+  const alias = Object.hasOwn(synonyms, w) ? synonyms[w] : undefined;
   if (alias !== undefined && known.includes(alias) && alias !== w) return alias;
   let best: string | null = null;
   let bestDistance = Number.POSITIVE_INFINITY;
@@ -113,11 +77,4 @@ export function nearestWord(word: string, known: readonly string[]): string | nu
     if (prefixed.length === 1) return prefixed[0]!;
   }
   return null;
-}
-
-/** "Did you mean `/gpu start`?" for a mistyped word after `prefix` (the words before it). */
-export function didYouMean(word: string, known: readonly string[], prefix = ''): string | undefined {
-  const found = nearestWord(word, known);
-  if (found === null) return undefined;
-  return `Did you mean \`/gpu ${prefix ? `${prefix} ` : ''}${found}\`?`;
 }

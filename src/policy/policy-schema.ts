@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { GPU_COMMAND_KINDS, type GpuCommandKind, kindsOfClass } from '../commands/registry.js';
+import { ALWAYS_APPROVED_KINDS, GPU_COMMAND_KINDS, type GpuCommandKind } from '../commands/registry.js';
 import { OPERATION_CLASSES, type OperationClass } from '../commands/spec.js';
 import type { PricingPolicy } from '../pricing/cost.js';
 import type { GpuModel } from '../pricing/instance-types.js';
@@ -71,7 +71,7 @@ const grantSchema = z.strictObject({
 });
 
 /** Destructive kinds and Slurm sudo grants wait for an approver unless the policy lists others. */
-export const DEFAULT_ALWAYS: readonly GpuCommandKind[] = [...kindsOfClass('destroy'), 'slurm.sudo'];
+export const DEFAULT_ALWAYS: readonly GpuCommandKind[] = ALWAYS_APPROVED_KINDS;
 export const DEFAULT_THRESHOLD_PER_HOUR = 10;
 export const DEFAULT_EXPIRES_AFTER_SECONDS = 24 * 3600;
 export const DEFAULT_LEASE_SECONDS = 8 * 3600;

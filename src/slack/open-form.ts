@@ -46,9 +46,7 @@ async function contextFor(deps: SlackDeps, request: OpenFormRequest, now: number
   const spec = formSpecOf(request.form);
   const [catalog, keys] = await Promise.all([
     spec.needsCatalog ? withDeadline(readCatalog(store, projectId), REDIS_MS, 'Redis') : undefined,
-    request.form === 'slurm.adduser'
-      ? withDeadline(store.keysOf(request.userId), REDIS_MS, 'Redis')
-      : undefined,
+    spec.needsOwnKeys ? withDeadline(store.keysOf(request.userId), REDIS_MS, 'Redis') : undefined,
   ]);
   return {
     metadata,

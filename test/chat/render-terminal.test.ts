@@ -196,7 +196,7 @@ describe('messages', () => {
 describe('forms', () => {
   const metadata = { v: 1, form: 'create', channelId: 'C0GPUOPS' } as const;
   const view = formModal(
-    { kind: 'create', title: 'Create an instance' },
+    { title: 'Create an instance' },
     metadata as never,
     [
       section('Pick a *type*.'),

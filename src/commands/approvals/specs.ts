@@ -15,3 +15,6 @@ const approvals = defineDirectCommand({
 });
 
 export const specs = [approvals] as const;
+
+/** Words people reach for that this family spells differently: offered, never silently accepted. */
+export const synonyms: Readonly<Record<string, string>> = { approval: 'approvals' };

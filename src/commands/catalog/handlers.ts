@@ -4,6 +4,7 @@ import { capacityLine, configurationLine } from '../../render/capacity.js';
 import { listBlocks } from '../../render/instances.js';
 import { classifyFailure } from '../../workers/job-errors.js';
 import type { JobRun, Outcome } from '../../workers/job-run.js';
+import type { Handlers } from '../kit/handler.js';
 import { requirePlatform } from '../kit/require-platform.js';
 
 /**
@@ -57,3 +58,8 @@ export async function listConfigurations(run: JobRun): Promise<Outcome> {
   const { text, blocks } = listBlocks(`GPU configurations (${configurations.length})`, lines);
   return { detail: text, result: blocks };
 }
+
+export const handlers = {
+  capacity: listCapacity,
+  configs: listConfigurations,
+} satisfies Handlers;

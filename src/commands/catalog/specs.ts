@@ -29,3 +29,11 @@ const configs = defineCommand({
 });
 
 export const specs = [capacity, configs] as const;
+
+/** Words people reach for that this family spells differently: offered, never silently accepted. */
+export const synonyms: Readonly<Record<string, string>> = {
+  config: 'configs',
+  configurations: 'configs',
+  prices: 'configs',
+  price: 'configs',
+};

@@ -3,6 +3,7 @@ import { filesystemDetailBlocks, filesystemLine } from '../../render/filesystems
 import { listBlocks } from '../../render/instances.js';
 import { PermanentJobError } from '../../workers/job-errors.js';
 import type { JobRun, Outcome } from '../../workers/job-run.js';
+import type { Handlers } from '../kit/handler.js';
 import { resolveRef } from '../kit/resolve.js';
 import type { CommandOf } from '../registry.js';
 
@@ -101,3 +102,9 @@ export async function deleteFilesystem(run: JobRun, command: CommandOf<'fs.rm'>)
   }
   return { detail: `Filesystem ${name}${target.size ? ` (${target.size})` : ''} is deleted.` };
 }
+
+export const handlers = {
+  fs: listFilesystems,
+  'fs.create': createFilesystem,
+  'fs.rm': deleteFilesystem,
+} satisfies Handlers;

@@ -53,3 +53,6 @@ const fsRm = defineCommand({
 });
 
 export const specs = [fs, fsCreate, fsRm] as const;
+
+/** Words people reach for that this family spells differently: offered, never silently accepted. */
+export const synonyms: Readonly<Record<string, string>> = { filesystem: 'fs', filesystems: 'fs' };

@@ -173,7 +173,7 @@ export function readType(values: FormValues): { type: string } | { errors: Recor
 }
 
 /** The form while the catalogue loads: no inputs yet, filled in place by the refresh job. */
-export function loadingView(spec: Pick<FormSpec, 'kind' | 'title'>, ctx: FormContext): ModalView {
+export function loadingView(spec: Pick<FormSpec, 'title'>, ctx: FormContext): ModalView {
   return formModal(
     spec,
     ctx.metadata,
@@ -188,11 +188,7 @@ export function loadingView(spec: Pick<FormSpec, 'kind' | 'title'>, ctx: FormCon
 }
 
 /** Shown in place of a loading form when the catalogue could not be loaded at all. */
-export function catalogFailedView(
-  spec: Pick<FormSpec, 'kind' | 'title'>,
-  ctx: FormContext,
-  why: string,
-): ModalView {
+export function catalogFailedView(spec: Pick<FormSpec, 'title'>, ctx: FormContext, why: string): ModalView {
   return formModal(
     spec,
     ctx.metadata,

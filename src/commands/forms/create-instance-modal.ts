@@ -165,7 +165,6 @@ function read(values: FormValues, ctx: FormContext) {
 
   const userData = readMultiline(values, B.userData);
   const command = {
-    kind: 'create',
     modal: false,
     name: name!,
     type: (type as { type: string }).type,
@@ -186,7 +185,6 @@ function read(values: FormValues, ctx: FormContext) {
 }
 
 export const createInstanceForm: FormSpec = {
-  kind: 'create',
   title: 'Create an instance',
   needsCatalog: true,
   firstBlock: B.name,

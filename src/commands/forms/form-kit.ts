@@ -14,7 +14,7 @@ import type {
 import type { RouteTable } from '../../cloud/routes.js';
 import type { Shape } from '../../cloud/shape.js';
 import type { Catalog } from '../../store/catalog-cache.js';
-import { callbackIdOf, encodeModalMetadata, type FormKind, type ModalMetadata } from './modal-metadata.js';
+import { callbackIdOf, encodeModalMetadata, type ModalMetadata } from './modal-metadata.js';
 
 // The parts every form is made of: input builders within Slack's limits, readers of a submission's
 // state, and the last check that turns fields into the same typed command `/gpu …` text would give.
@@ -47,8 +47,8 @@ export interface FormSecrets {
   readonly kubeconfig?: string;
 }
 
-/** What a form's fields make: a command before the grammar's schema has checked it. */
-export type FormCommand = { readonly kind: string } & Readonly<Record<string, unknown>>;
+/** What a form's fields make: a command without its kind (the form's), before the schema checks it. */
+export type FormCommand = Readonly<Record<string, unknown>>;
 
 /** A form's reading of its fields, which the registry then checks like typed text (read-form.ts). */
 export type FormDraft =
@@ -89,10 +89,11 @@ export interface FormContext {
 }
 
 export interface FormSpec {
-  readonly kind: FormKind;
   readonly title: string;
   /** True when the form lists catalogue data, so it opens in a loading state without it. */
   readonly needsCatalog: boolean;
+  /** True when the form lists the requester's own SSH keys (read from the store before it opens). */
+  readonly needsOwnKeys?: boolean;
   /** The block a problem with the whole request is shown on. */
   readonly firstBlock: string;
   view(ctx: FormContext): ModalView;
@@ -269,14 +270,14 @@ export function checkboxesInput(
 
 /** The modal around a form's blocks, with its callback id and metadata. */
 export function formModal(
-  spec: Pick<FormSpec, 'kind' | 'title'>,
+  spec: Pick<FormSpec, 'title'>,
   metadata: ModalMetadata,
   blocks: readonly KnownBlock[],
   submit: string | undefined,
 ): ModalView {
   return {
     type: 'modal',
-    callback_id: callbackIdOf(spec.kind),
+    callback_id: callbackIdOf(metadata.form),
     title: plain(cut(spec.title, LIMIT.title)),
     close: plain('Cancel'),
     ...(submit ? { submit: plain(cut(submit, LIMIT.title)) } : {}),

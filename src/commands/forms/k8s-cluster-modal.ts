@@ -38,7 +38,7 @@ function read(values: FormValues, ctx: FormContext) {
   const version = readRequired(values, B.version, errors, 'Give a version such as v1.31', checkK8sVersion);
   if (Object.keys(errors).length > 0) return { ok: false as const, errors };
   return complete(
-    { kind: 'k8s.create', modal: false, name: name!, version: version! },
+    { modal: false, name: name!, version: version! },
     {},
     { name: B.name, version: B.version },
     B.name,
@@ -46,7 +46,6 @@ function read(values: FormValues, ctx: FormContext) {
 }
 
 export const k8sClusterForm: FormSpec = {
-  kind: 'k8s.create',
   title: 'Create a K8s cluster',
   needsCatalog: false,
   firstBlock: B.name,

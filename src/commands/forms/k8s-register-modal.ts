@@ -88,7 +88,7 @@ function read(values: FormValues, ctx: FormContext) {
   if ('error' in labels) errors[B.labels] = labels.error;
   if (Object.keys(errors).length > 0 || 'error' in labels) return { ok: false as const, errors };
   return complete(
-    { kind: 'k8s.register', modal: false, name: name!, labels: labels.pairs },
+    { modal: false, name: name!, labels: labels.pairs },
     { kubeconfig: `${kubeconfig}\n` },
     { name: B.name, labels: B.labels },
     B.name,
@@ -96,7 +96,6 @@ function read(values: FormValues, ctx: FormContext) {
 }
 
 export const k8sRegisterForm: FormSpec = {
-  kind: 'k8s.register',
   title: 'Register a K8s cluster',
   needsCatalog: false,
   firstBlock: B.name,

@@ -20,10 +20,8 @@ export const POOL_BLOCKS = { name: 'name', type: TYPE_BLOCK, count: 'count' } as
 const B = POOL_BLOCKS;
 
 function poolForm(family: 'k8s' | 'slurm'): FormSpec {
-  const kind = `${family}.pool.add` as const;
   const what = family === 'k8s' ? 'Kubernetes' : 'Slurm';
   const spec: FormSpec = {
-    kind,
     title: family === 'k8s' ? 'Add a K8s node pool' : 'Add a Slurm node pool',
     needsCatalog: true,
     firstBlock: B.name,
@@ -55,7 +53,6 @@ function poolForm(family: 'k8s' | 'slurm'): FormSpec {
       if (cluster === undefined) errors[B.name] = 'This form lost its cluster; open it again.';
       if (Object.keys(errors).length > 0) return { ok: false as const, errors };
       const command = {
-        kind,
         modal: false,
         cluster: cluster!,
         name: name!,

@@ -26,16 +26,10 @@ function read(values: FormValues, ctx: FormContext) {
   const errors: Record<string, string> = {};
   const name = readRequired(values, SLURM_CREATE_BLOCKS.name, errors, 'Give the cluster a name', checkName);
   if (name === undefined) return { ok: false as const, errors };
-  return complete(
-    { kind: 'slurm.create', modal: false, name },
-    {},
-    { name: SLURM_CREATE_BLOCKS.name },
-    SLURM_CREATE_BLOCKS.name,
-  );
+  return complete({ modal: false, name }, {}, { name: SLURM_CREATE_BLOCKS.name }, SLURM_CREATE_BLOCKS.name);
 }
 
 export const slurmClusterForm: FormSpec = {
-  kind: 'slurm.create',
   title: 'Create a Slurm cluster',
   needsCatalog: false,
   firstBlock: SLURM_CREATE_BLOCKS.name,

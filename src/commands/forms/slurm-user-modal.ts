@@ -61,7 +61,6 @@ function read(values: FormValues, ctx: FormContext) {
     return { ok: false as const, errors: { [B.username]: 'This form lost its cluster; open it again.' } };
   }
   const command = {
-    kind: 'slurm.adduser',
     cluster,
     sudo: readSelectedMany(values, B.sudo).includes('sudo'),
     ...(username !== undefined ? { username } : {}),
@@ -70,9 +69,9 @@ function read(values: FormValues, ctx: FormContext) {
 }
 
 export const slurmUserForm: FormSpec = {
-  kind: 'slurm.adduser',
   title: 'Add a Slurm user',
   needsCatalog: false,
+  needsOwnKeys: true,
   firstBlock: B.username,
   view,
   read,

@@ -43,7 +43,7 @@ function read(values: FormValues, ctx: FormContext) {
   if (Object.keys(errors).length > 0 || typeof parsed === 'string') return { ok: false as const, errors };
   const publicKey = [parsed.type, parsed.blob, parsed.comment].filter((p) => p !== '').join(' ');
   return complete(
-    { kind: 'keys.add', modal: false, name: name!, publicKey },
+    { modal: false, name: name!, publicKey },
     {},
     { name: KEY_BLOCKS.name, publicKey: KEY_BLOCKS.publicKey },
     KEY_BLOCKS.name,
@@ -51,7 +51,6 @@ function read(values: FormValues, ctx: FormContext) {
 }
 
 export const sshKeyForm: FormSpec = {
-  kind: 'keys.add',
   title: 'Add an SSH key',
   needsCatalog: false,
   firstBlock: KEY_BLOCKS.name,

@@ -21,7 +21,7 @@ export const help = defineDirectCommand({
       const topic = words.slice(0, n).join(' ');
       if (r.grammar.topics.includes(topic)) return { kind: 'help', topic };
     }
-    const near = nearestWord(words[0]!, r.grammar.topWords);
+    const near = nearestWord(words[0]!, r.grammar.topWords, r.grammar.synonyms);
     r.fail(
       `There is no help topic ${shown(words.join(' '))}; topics are the subcommands`,
       near ? `Did you mean \`/gpu help ${near}\`?` : undefined,

@@ -3,6 +3,7 @@ import { instanceDetailBlocks, instanceLine, listBlocks } from '../../render/ins
 import { recordInstanceOwner } from '../../store/instance-owners.js';
 import { PermanentJobError } from '../../workers/job-errors.js';
 import type { JobRun, Outcome } from '../../workers/job-run.js';
+import type { Handlers } from '../kit/handler.js';
 import { pickByRef, resolveRef } from '../kit/resolve.js';
 import { sealedInput } from '../kit/sealed-input.js';
 import { waitFor } from '../kit/wait-for.js';
@@ -181,3 +182,15 @@ async function resolveFilesystems(run: JobRun, refs: readonly string[]): Promise
   const all = await run.deps.cloud.listFilesystems(run.call);
   return refs.map((ref) => pickByRef(all, ref, 'filesystem').id);
 }
+
+export const handlers = {
+  ls: listInstances,
+  show: showInstance,
+  start: startInstance,
+  stop: stopInstance,
+  rm: deleteInstance,
+  create: (run, command) => {
+    if (command.modal) throw new Error('a create from the modal arrives with its fields filled in');
+    return createInstance(run, command);
+  },
+} satisfies Handlers;

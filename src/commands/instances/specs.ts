@@ -182,3 +182,25 @@ const rm = defineCommand({
 });
 
 export const specs = [ls, show, create, start, stop, rm] as const;
+
+/** Words people reach for that this family spells differently: offered, never silently accepted. */
+export const synonyms: Readonly<Record<string, string>> = {
+  list: 'ls',
+  get: 'show',
+  describe: 'show',
+  info: 'show',
+  status: 'show',
+  delete: 'rm',
+  del: 'rm',
+  remove: 'rm',
+  destroy: 'rm',
+  terminate: 'rm',
+  new: 'create',
+  launch: 'create',
+  run: 'create',
+  add: 'create',
+  boot: 'start',
+  resume: 'start',
+  halt: 'stop',
+  shutdown: 'stop',
+};

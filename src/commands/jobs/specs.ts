@@ -15,3 +15,6 @@ const jobs = defineDirectCommand({
 });
 
 export const specs = [jobs] as const;
+
+/** Words people reach for that this family spells differently: offered, never silently accepted. */
+export const synonyms: Readonly<Record<string, string>> = { job: 'jobs' };

@@ -1,4 +1,4 @@
-import type { KubernetesCluster, KubernetesNodePool } from '../../cloud/index.js';
+import { CloudConflictError, type KubernetesCluster, type KubernetesNodePool } from '../../cloud/index.js';
 import {
   k8sClusterBlocks,
   k8sClusterLine,
@@ -7,6 +7,7 @@ import {
   k8sStatus,
 } from '../../render/clusters.js';
 import { listBlocks } from '../../render/instances.js';
+import { escapeText } from '../../render/job-message.js';
 import { PermanentJobError } from '../../workers/job-errors.js';
 import type { JobRun, Outcome } from '../../workers/job-run.js';
 import {
@@ -18,7 +19,9 @@ import {
   recordedTarget,
   removePool,
 } from '../kit/cluster-ops.js';
+import type { Handlers } from '../kit/handler.js';
 import { resolveRef } from '../kit/resolve.js';
+import { sealedInput } from '../kit/sealed-input.js';
 import { waitFor } from '../kit/wait-for.js';
 import { withArguments } from '../kit/with-arguments.js';
 import type { CommandOf } from '../registry.js';
@@ -218,3 +221,122 @@ export async function addK8sPool(run: JobRun, request: CommandOf<'k8s.pool.add'>
 export async function removeK8sPool(run: JobRun, command: CommandOf<'k8s.pool.rm'>): Promise<Outcome> {
   return removePool(run, command, nodePools);
 }
+
+// `/gpu k8s register` (shape A): registers an existing cluster from the kubeconfig typed into the form.
+// The kubeconfig reaches this handler sealed (src/store/sealed.ts) and goes to the cloud alone: never
+// into the job's data, progress, messages or logs. Idempotent by name like every create: a retry after
+// the request went out adopts the one cluster of that name instead of registering it twice.
+
+type RegisterProgress = { clusterId: string; sent: boolean };
+
+function registeredAlready(name: string): PermanentJobError {
+  return new PermanentJobError(
+    `A Kubernetes cluster named ${name} already exists in this project; register this one under another name.`,
+  );
+}
+
+export async function registerK8sCluster(run: JobRun, request: CommandOf<'k8s.register'>): Promise<Outcome> {
+  const command = withArguments(request);
+  const { cloud } = run.deps;
+  let clusterId = run.progress<RegisterProgress>().clusterId;
+  let cluster: KubernetesCluster | undefined;
+  if (!clusterId) {
+    const existing = (await cloud.listK8sClusters(run.call)).filter((c) => c.name === command.name);
+    if (existing.length === 1 && run.progress<RegisterProgress>().sent === true) {
+      cluster = existing[0]!;
+    } else if (existing.length > 0) {
+      throw registeredAlready(command.name);
+    } else {
+      const kubeconfig = await sealedInput(run, 'kubeconfig');
+      if (kubeconfig === undefined) {
+        throw new PermanentJobError(
+          'This request carries no kubeconfig; open the form with `/gpu k8s register` and paste it there.',
+        );
+      }
+      await run.update('working', `Registering Kubernetes cluster ${command.name}…`);
+      await run.saveProgress({ sent: true });
+      try {
+        cluster = await cloud.registerK8sCluster(
+          {
+            name: command.name,
+            kubeconfig,
+            ...(Object.keys(command.labels).length > 0 ? { labels: command.labels } : {}),
+          },
+          run.call,
+        );
+      } catch (err) {
+        if (err instanceof CloudConflictError) throw registeredAlready(command.name);
+        throw err;
+      }
+    }
+    clusterId = cluster.id;
+    await run.saveProgress({ clusterId });
+  }
+  cluster ??= await cloud.getK8sCluster({ id: clusterId }, run.call);
+  const status = cluster.status?.type;
+  return {
+    detail: `Kubernetes cluster ${cluster.name} is registered${status ? ` (${status})` : ''}.`,
+    result: k8sClusterBlocks(cluster),
+  };
+}
+
+// `/gpu k8s kubeconfig <cluster>`: the kubeconfig goes to the requester alone, as a file in a direct
+// message. It is read as late as possible and lives only in one local variable: never in job data,
+// progress, the outcome, a log line or a channel.
+
+type SentProgress = { sentFile: string; clusterName: string };
+
+/** `kubeconfig-prod.yaml`: the cluster name made safe for a file name. */
+export function kubeconfigFileName(cluster: string): string {
+  const safe = cluster
+    .replace(/[^A-Za-z0-9._-]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 80);
+  return `kubeconfig-${safe || 'cluster'}.yaml`;
+}
+
+export async function sendKubeconfig(run: JobRun, command: CommandOf<'k8s.kubeconfig'>): Promise<Outcome> {
+  const { cloud, slack } = run.deps;
+  const done = run.progress<SentProgress>();
+  if (done.sentFile) return sentOutcome(done.clusterName ?? command.cluster, done.sentFile);
+  const cluster = await resolveRef(
+    command.cluster,
+    'Kubernetes cluster',
+    () => cloud.listK8sClusters(run.call),
+    cloud.supports('getK8sCluster') ? (id) => cloud.getK8sCluster({ id }, run.call) : undefined,
+  );
+  const dm = await slack.conversations.open({ users: run.data.ctx.userId });
+  const channel = dm.channel?.id;
+  if (!channel) throw new Error('Slack opened no direct message channel');
+  const fileName = kubeconfigFileName(cluster.name);
+  const kubeconfig = await cloud.getKubeconfig({ clusterId: cluster.id }, run.call);
+  await slack.files.uploadV2({
+    channel_id: channel,
+    file: Buffer.from(kubeconfig, 'utf8'),
+    filename: fileName,
+    title: `kubeconfig for ${cluster.name}`,
+    initial_comment: `The kubeconfig of Kubernetes cluster *${escapeText(cluster.name)}*, as you asked. It grants access to the cluster: keep it to yourself (\`chmod 600 ${fileName}\`) and never paste it in a channel.`,
+  });
+  await run.saveProgress({ sentFile: fileName, clusterName: cluster.name });
+  return sentOutcome(cluster.name, fileName);
+}
+
+function sentOutcome(cluster: string, fileName: string): Outcome {
+  return {
+    detail: `Sent you the kubeconfig of ${cluster} in a direct message, as the file ${fileName}. Use it with: KUBECONFIG=${fileName} kubectl get nodes`,
+  };
+}
+
+export const handlers = {
+  'k8s.ls': listK8sClusters,
+  'k8s.show': showK8sCluster,
+  'k8s.create': createK8sCluster,
+  'k8s.register': registerK8sCluster,
+  'k8s.rm': deleteK8sCluster,
+  'k8s.upgrade': upgradeK8sCluster,
+  'k8s.label': labelK8sCluster,
+  'k8s.pools': listK8sPools,
+  'k8s.pool.add': addK8sPool,
+  'k8s.pool.rm': removeK8sPool,
+  'k8s.kubeconfig': sendKubeconfig,
+} satisfies Handlers;

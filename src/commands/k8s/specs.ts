@@ -234,3 +234,11 @@ export const specs = [
   poolRm,
   kubeconfig,
 ] as const;
+
+/** Words people reach for that this family spells differently: offered, never silently accepted. */
+export const synonyms: Readonly<Record<string, string>> = {
+  kubernetes: 'k8s',
+  kube: 'k8s',
+  k8: 'k8s',
+  pool: 'pools',
+};

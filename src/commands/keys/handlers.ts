@@ -3,6 +3,7 @@ import { listBlocks } from '../../render/instances.js';
 import { keyAddedBlocks, keyLine, shortKey } from '../../render/ssh-keys.js';
 import { PermanentJobError } from '../../workers/job-errors.js';
 import type { JobRun, Outcome } from '../../workers/job-run.js';
+import type { Handlers } from '../kit/handler.js';
 import { requirePlatform } from '../kit/require-platform.js';
 import type { CommandOf } from '../registry.js';
 
@@ -124,3 +125,13 @@ export async function removeKey(run: JobRun, command: CommandOf<'keys.rm'>): Pro
   await store.removeKeyOwner(command.name);
   return { detail: `Removed SSH key ${command.name} from the account.` };
 }
+
+export const handlers = {
+  keys: listKeys,
+  'keys.add': (run, command) => {
+    if (command.modal)
+      throw new PermanentJobError('Send the key with the request: /gpu keys add <name> <public key>.');
+    return addKey(run, command);
+  },
+  'keys.rm': removeKey,
+} satisfies Handlers;

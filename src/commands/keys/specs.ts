@@ -72,3 +72,6 @@ const keysRm = defineCommand({
 });
 
 export const specs = [keys, keysAdd, keysRm] as const;
+
+/** Words people reach for that this family spells differently: offered, never silently accepted. */
+export const synonyms: Readonly<Record<string, string>> = { key: 'keys', ssh: 'keys' };

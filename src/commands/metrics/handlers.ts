@@ -10,6 +10,7 @@ import { renderSummaryText } from '../../render/summarise-series.js';
 import { type SnapshotDeps, stepFor, takeSnapshot } from '../../snapshot/take-snapshot.js';
 import { PermanentJobError } from '../../workers/job-errors.js';
 import type { JobRun, Outcome } from '../../workers/job-run.js';
+import type { Handlers } from '../kit/handler.js';
 import { resolveRef } from '../kit/resolve.js';
 import type { CommandOf } from '../registry.js';
 import { formatDuration } from '../value-rules.js';
@@ -178,3 +179,8 @@ function uploadedOutcome(done: Partial<UploadProgress>): Outcome {
     result: summaryBlocks(done.summary ?? '', done.note || undefined),
   };
 }
+
+export const handlers = {
+  metrics: showMetrics,
+  'metrics.query': queryMetrics,
+} satisfies Handlers;

@@ -81,3 +81,10 @@ const query = defineCommand({
 });
 
 export const specs = [metrics, query] as const;
+
+/** Words people reach for that this family spells differently: offered, never silently accepted. */
+export const synonyms: Readonly<Record<string, string>> = {
+  metric: 'metrics',
+  graph: 'metrics',
+  chart: 'metrics',
+};

@@ -3,6 +3,7 @@ import { listBlocks } from '../../render/instances.js';
 import { escapeText } from '../../render/job-message.js';
 import { PermanentJobError } from '../../workers/job-errors.js';
 import type { JobRun, Outcome } from '../../workers/job-run.js';
+import type { Handlers } from '../kit/handler.js';
 import { pickByRef } from '../kit/resolve.js';
 import type { CommandOf } from '../registry.js';
 
@@ -42,3 +43,8 @@ export async function useProject(run: JobRun, command: CommandOf<'project.use'>)
   const label = project.name ? `${project.name} (${project.id})` : project.id;
   return { detail: `This channel now works in project ${label}.` };
 }
+
+export const handlers = {
+  projects: listProjects,
+  'project.use': useProject,
+} satisfies Handlers;

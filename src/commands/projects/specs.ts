@@ -42,3 +42,6 @@ const projectUse = defineCommand({
 });
 
 export const specs = [projects, project, projectUse] as const;
+
+/** Words people reach for that this family spells differently: offered, never silently accepted. */
+export const synonyms: Readonly<Record<string, string>> = { project: 'projects' };

@@ -26,6 +26,7 @@ import {
   recordedTarget,
   removePool,
 } from '../kit/cluster-ops.js';
+import type { Handlers } from '../kit/handler.js';
 import { usernameFromSlackUser } from '../kit/posix-username.js';
 import { resolveRef } from '../kit/resolve.js';
 import { waitFor } from '../kit/wait-for.js';
@@ -323,3 +324,17 @@ export async function setSlurmSudo(run: JobRun, command: CommandOf<'slurm.sudo'>
     detail: `${updated.username} now ${updated.sudo ? 'has sudo' : 'has no sudo'} on ${cluster.name}.`,
   };
 }
+
+export const handlers = {
+  'slurm.ls': listSlurmClusters,
+  'slurm.show': showSlurmCluster,
+  'slurm.create': createSlurmCluster,
+  'slurm.rm': deleteSlurmCluster,
+  'slurm.pools': listSlurmPools,
+  'slurm.pool.add': addSlurmPool,
+  'slurm.pool.rm': removeSlurmPool,
+  'slurm.users': listSlurmUsers,
+  'slurm.adduser': addSlurmUser,
+  'slurm.rmuser': removeSlurmUser,
+  'slurm.sudo': setSlurmSudo,
+} satisfies Handlers;

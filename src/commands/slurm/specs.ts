@@ -226,9 +226,15 @@ const sudo = defineCommand({
   },
   delivery: 'channel',
   operationClass: 'admin',
+  // Root on every node of a cluster is worth a second pair of eyes.
+  approval: 'always',
+  describe: (c) => `/gpu slurm sudo ${c.cluster} ${c.user} ${c.sudo ? 'on' : 'off'}`,
   // The update needs the user's keys, which only a get returns.
   needs: ['getSlurmUser', 'updateSlurmUser'],
   needsFor: (c) => clusterNeed('slurm', c.cluster),
 });
 
 export const specs = [ls, show, create, rm, pools, poolAdd, poolRm, users, adduser, rmuser, sudo] as const;
+
+/** Words people reach for that this family spells differently: offered, never silently accepted. */
+export const synonyms: Readonly<Record<string, string>> = { user: 'users', pool: 'pools' };

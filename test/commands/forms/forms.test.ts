@@ -128,7 +128,7 @@ describe('the create-instance form', () => {
 
   it('turns good fields into the command the typed form gives, with user data only as a secret', () => {
     const read = readForm(
-      spec.kind,
+      'create',
       values({
         name: 'train-01',
         type_other: 'h100-hgx-80gb.1x',
@@ -159,7 +159,7 @@ describe('the create-instance form', () => {
 
   it('puts every bad field on its own block, in words', () => {
     const read = readForm(
-      spec.kind,
+      'create',
       values({ name: '-bad name', image: 'no spaces allowed', tags: 'team=ml\n-x=1' }),
       ctx('create'),
     );
@@ -173,7 +173,7 @@ describe('the create-instance form', () => {
 
   it('says on the filesystems field when a shape needs ids rather than names', () => {
     const read = readForm(
-      spec.kind,
+      'create',
       values({ name: 'a', type_other: 'cpu.16x', filesystems: 'datasets' }),
       ctx('create', { shape: 'B', routes: ROUTES.B, filesystems: 'ids' }),
     );
