@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { ALWAYS_APPROVED_KINDS, GPU_COMMAND_KINDS, type GpuCommandKind } from '../commands/registry.js';
 import { OPERATION_CLASSES, type OperationClass } from '../commands/spec.js';
 import type { PricingPolicy } from '../pricing/cost.js';
-import type { GpuModel } from '../pricing/instance-types.js';
 
 // The policy file (YAML at GPUOPS_POLICY): who may do what, what waits for an approver, how long the
 // audit trail is kept. Snake_case in the file, a normalised camelCase `Policy` in code. Every setting

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { escapeMrkdwn, formatParseError, helpText, packSections, usageFor } from '../../src/commands/help.js';
 import { parseCommand } from '../../src/commands/parse-command.js';

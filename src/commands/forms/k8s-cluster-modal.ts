@@ -32,7 +32,7 @@ function view(ctx: FormContext) {
   );
 }
 
-function read(values: FormValues, ctx: FormContext) {
+function read(values: FormValues, _ctx: FormContext) {
   const errors: Record<string, string> = {};
   const name = readRequired(values, B.name, errors, 'Give the cluster a name', checkName);
   const version = readRequired(values, B.version, errors, 'Give a version such as v1.31', checkK8sVersion);

@@ -72,7 +72,7 @@ function view(ctx: FormContext) {
   );
 }
 
-function read(values: FormValues, ctx: FormContext) {
+function read(values: FormValues, _ctx: FormContext) {
   const errors: Record<string, string> = {};
   const name = readRequired(values, B.name, errors, 'Give the cluster a name', checkName);
   const parts = [B.kubeconfig, B.kubeconfig2, B.kubeconfig3]

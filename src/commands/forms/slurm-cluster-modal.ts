@@ -22,7 +22,7 @@ function view(ctx: FormContext) {
   );
 }
 
-function read(values: FormValues, ctx: FormContext) {
+function read(values: FormValues, _ctx: FormContext) {
   const errors: Record<string, string> = {};
   const name = readRequired(values, SLURM_CREATE_BLOCKS.name, errors, 'Give the cluster a name', checkName);
   if (name === undefined) return { ok: false as const, errors };

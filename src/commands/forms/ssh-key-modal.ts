@@ -34,7 +34,7 @@ function view(ctx: FormContext) {
   );
 }
 
-function read(values: FormValues, ctx: FormContext) {
+function read(values: FormValues, _ctx: FormContext) {
   const errors: Record<string, string> = {};
   const name = readRequired(values, KEY_BLOCKS.name, errors, 'Give the key a name', checkName);
   const text = readText(values, KEY_BLOCKS.publicKey);
