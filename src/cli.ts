@@ -1,4 +1,4 @@
-// The `gpuops` command: one subcommand per role or tool (DESIGN.md, Interfaces that are fixed).
+// The `gpuops` command: one subcommand per role or tool (their names and flags are a public interface: add, never rename).
 const USAGE = `Usage: gpuops <command> [options]
 
 Commands:

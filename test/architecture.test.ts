@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-// The layer rules of DESIGN.md, checked rather than hoped for: a folder that imports what it must not,
+// The layer rules of docs/architecture.md, checked rather than hoped for: a folder that imports what it must not,
 // a second reader of process.env, or an import cycle fails here with the offending file named.
 
 const root = resolve(new URL('..', import.meta.url).pathname);

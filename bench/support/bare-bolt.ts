@@ -18,7 +18,7 @@ const app = new App({
   receiver,
   logLevel: LogLevel.ERROR,
   clientOptions: { slackApiUrl: process.env.SLACK_API_URL ?? 'http://127.0.0.1:9/api/' },
-  // Given, as gpuops gives them: no auth.test before the first listener (DESIGN.md, Pitfalls).
+  // Given, as gpuops gives them: no auth.test before the first listener (without them Bolt calls auth.test first: see docs/performance.md).
   botId: 'B0BENCH',
   botUserId: 'U0BENCH',
   tokenVerificationEnabled: false,

@@ -2,7 +2,7 @@ import type { Shape } from './shape.js';
 
 // One route table per shape: the only place that says which HTTP method and path an operation uses.
 // `source` says where the fact comes from, so docs/cloud-api.md and reviewers can check it:
-//   spec      — spec/cloud-interface.md states it
+//   spec      — the cloud's interface contract states it (summarised in docs/cloud-api.md)
 //   reference — a public OpenAPI document of the real service states it (see docs/cloud-api.md)
 //   choice    — neither says; ours, overridable with CLOUD_ROUTES without a code change
 

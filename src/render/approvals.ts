@@ -6,8 +6,8 @@ import type { AuditEntry } from '../store/audit.js';
 import type { Lease } from '../store/leases.js';
 import { clip, escapeText, formatElapsed } from './job-message.js';
 
-// What approvals look like in Slack: the card approvers act on (Approve / Deny, labels fixed by
-// DESIGN.md), the requester's message that says where the request went, the same two after a
+// What approvals look like in Slack: the card approvers act on (Approve / Deny: labels other
+// tools click by name, so they never change), the requester's message that says where the request went, the same two after a
 // decision, the Deny reason modal, `/gpu approvals`, `/gpu audit` lines and the lease reminder.
 
 export const APPROVE_ACTION = 'gpuops.approval.approve';

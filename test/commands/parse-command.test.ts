@@ -24,7 +24,7 @@ function err(text: string): ParseError {
   return result.error;
 }
 
-// One line per subcommand form of the grammar in DESIGN.md, with the command it must become.
+// One line per subcommand form of the grammar in docs/commands.md, with the command it must become.
 const GRAMMAR: ReadonlyArray<readonly [string, GpuCommand]> = [
   ['help', { kind: 'help' }],
   ['help k8s', { kind: 'help', topic: 'k8s' }],
