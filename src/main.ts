@@ -15,6 +15,7 @@ import {
   staticToken,
   type TokenProvider,
 } from './cloud/index.js';
+import type { WorkerTiming } from './commands/kit/handler-deps.js';
 import { type Config, ConfigError, parseConfig, type Role } from './config.js';
 import { AppError, ErrorCode } from './errors.js';
 import { scheduleApprovalExpiry } from './jobs/guardrail-jobs.js';
@@ -44,7 +45,7 @@ import { findChartFonts } from './sys/fonts.js';
 import { createWatchWorker } from './watch/create-watch-worker.js';
 import { createWatchQueue, scheduleWatchers } from './watch/watch-queue.js';
 import { createWorker } from './workers/create-worker.js';
-import type { WorkerDeps, WorkerTiming } from './workers/worker-deps.js';
+import type { WorkerDeps } from './workers/worker-deps.js';
 
 // The composition root: the one place that reads the configuration into clients, connections and
 // roles. `gpuops start` runs the role of ROLE (default all: listener and workers in one process);

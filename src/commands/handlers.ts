@@ -1,10 +1,10 @@
-import type { JobRun, Outcome } from '../workers/job-run.js';
 import { handlers as catalog } from './catalog/handlers.js';
 import { handlers as filesystems } from './filesystems/handlers.js';
 import { handlers as instances } from './instances/handlers.js';
 import { handlers as k8s } from './k8s/handlers.js';
 import { handlers as keys } from './keys/handlers.js';
 import type { HandlerFor } from './kit/handler.js';
+import type { JobRun, Outcome } from './kit/job-run.js';
 import { handlers as metrics } from './metrics/handlers.js';
 import { handlers as projects } from './projects/handlers.js';
 import type { GpuCommand, GpuCommandKind, JobKind } from './registry.js';

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KnownBlock } from '@slack/types';
+import { classifySlackFailure, waitBeforeSend } from '../commands/kit/slack-failure.js';
 import {
   CHANNEL_REF,
   createOutbox,
@@ -10,7 +11,6 @@ import {
   type OutboxFile,
   type OutboxMessage,
 } from '../store/watch-outbox.js';
-import { classifySlackFailure, waitBeforeSend } from './slack-failure.js';
 import { DEFAULT_MIN_INTERVAL_MS, nowOf, type WatchDeps } from './watch-deps.js';
 import { addWatchJob } from './watch-queue.js';
 

@@ -1,9 +1,9 @@
 import { CloudApiError, CloudNetworkError, CloudTimeoutError } from '../cloud/index.js';
+import { classifyFailure } from '../commands/kit/job-errors.js';
 import { changeReply, resourceMessage } from '../render/watch-changes.js';
 import type { NewOutboxEntry } from '../store/watch-outbox.js';
 import { createSnapshotStore, type ProjectSnapshot } from '../store/watch-snapshots.js';
 import { createWatchSubscriptions } from '../store/watch-subscriptions.js';
-import { classifyFailure } from '../workers/job-errors.js';
 import { collectResources } from './collect-resources.js';
 import { diffSnapshots, type ResourceChange } from './diff-snapshot.js';
 import { startDrains } from './drain-outbox.js';

@@ -2,6 +2,7 @@ import type { CapacityEntry, Configuration, Filesystem, Instance } from '../clou
 import { catalogFailedView } from '../commands/forms/catalog-blocks.js';
 import { type FormContext, type FormSpec, filesystemFieldFor } from '../commands/forms/form-kit.js';
 import { decodeModalMetadata } from '../commands/forms/modal-metadata.js';
+import { classifyFailure } from '../commands/kit/job-errors.js';
 import { formSpecOf } from '../commands/registry.js';
 import { type CatalogRefreshData, JobDataError } from '../jobs/job-data.js';
 import {
@@ -11,7 +12,6 @@ import {
   TYPE_MEMORY_MS,
   writeCatalog,
 } from '../store/catalog-cache.js';
-import { classifyFailure } from './job-errors.js';
 import type { WorkerDeps } from './worker-deps.js';
 
 // The `catalog.refresh` system job: reads prices (platform API), capacity, the project's instances and

@@ -1,12 +1,12 @@
 import { type Job, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { handlerFor } from '../commands/handlers.js';
+import { classifyFailure, PermanentJobError } from '../commands/kit/job-errors.js';
+import { JobRun } from '../commands/kit/job-run.js';
 import { discardSealed } from '../commands/kit/sealed-input.js';
 import { isSystemJobData, type JobData, parseJobData } from '../jobs/job-data.js';
 import { QUEUE_NAME, QUEUE_PREFIX } from '../jobs/queue.js';
 import { afterJobDone, auditJob } from './guardrail-hooks.js';
-import { classifyFailure, PermanentJobError } from './job-errors.js';
-import { JobRun } from './job-run.js';
 import { processSystemJob } from './process-system-job.js';
 import type { WorkerDeps } from './worker-deps.js';
 

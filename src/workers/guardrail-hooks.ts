@@ -1,7 +1,8 @@
+import type { JobRun, Outcome } from '../commands/kit/job-run.js';
 import { auditFieldsOf } from '../store/audit.js';
 import { rememberInstanceType } from '../store/instance-types-seen.js';
-import type { JobRun, Outcome } from './job-run.js';
 import { startLease } from './lease-jobs.js';
+import type { WorkerDeps } from './worker-deps.js';
 
 // What processJob tells the guardrails: each job start and outcome goes to the audit trail, and a
 // finished create or start may begin a lease. None of it may fail a job whose work is done: problems
@@ -9,7 +10,7 @@ import { startLease } from './lease-jobs.js';
 
 /** Appends a job start or outcome to the audit trail. */
 export async function auditJob(
-  run: JobRun,
+  run: JobRun<WorkerDeps>,
   event: 'start' | 'outcome',
   extra: { readonly outcome: string; readonly durationMs?: number; readonly detail?: string },
 ): Promise<void> {
@@ -41,7 +42,7 @@ export async function auditJob(
 }
 
 /** After a job's work is done: remember what it made, start its lease; the outcome may gain a line. */
-export async function afterJobDone(run: JobRun, outcome: Outcome): Promise<Outcome> {
+export async function afterJobDone(run: JobRun<WorkerDeps>, outcome: Outcome): Promise<Outcome> {
   const { data, deps } = run;
   const command = data.command;
   if (command.kind === 'create' && !command.modal) {

@@ -1,10 +1,10 @@
+import type { JobRun } from '../commands/kit/job-run.js';
 import { describeCommand } from '../commands/registry.js';
 import { scheduleLease } from '../jobs/guardrail-jobs.js';
 import { type JobData, jobDataSchema, type LeaseJobData } from '../jobs/job-data.js';
 import { leaseEnded, leaseReminder, plainDate } from '../render/approvals.js';
 import { SYSTEM_ACTOR } from '../store/approvals.js';
 import type { Lease } from '../store/leases.js';
-import type { JobRun } from './job-run.js';
 import type { WorkerDeps } from './worker-deps.js';
 
 // Leases on the worker side (docs/policy.md, "Lease"): a create or start job whose request carried
@@ -15,7 +15,7 @@ import type { WorkerDeps } from './worker-deps.js';
  * Starts the lease of a job that made a costly machine run, and schedules its reminder and stop.
  * Returns a sentence for the job's final message, or undefined when the job carries no lease.
  */
-export async function startLease(run: JobRun): Promise<string | undefined> {
+export async function startLease(run: JobRun<WorkerDeps>): Promise<string | undefined> {
   const { data, deps } = run;
   const guardrails = deps.guardrails;
   const terms = data.lease;

@@ -1,8 +1,8 @@
 import { type Job, UnrecoverableError } from 'bullmq';
+import { classifyFailure } from '../commands/kit/job-errors.js';
 import { type CatalogRefreshData, parseSystemJobData, type SystemJobData } from '../jobs/job-data.js';
 import { expireApprovals } from './approval-expiry.js';
 import { refreshCatalog, showCatalogFailure, showCatalogInForm } from './catalog-refresh.js';
-import { classifyFailure } from './job-errors.js';
 import { remindLease, stopLease } from './lease-jobs.js';
 import type { WorkerDeps } from './worker-deps.js';
 

@@ -1,46 +1,11 @@
-import type { WebClient } from '@slack/web-api';
-import type { InfraClient, PlatformClient } from '../cloud/index.js';
-import type { Shape } from '../cloud/shape.js';
+import type { HandlerDeps } from '../commands/kit/handler-deps.js';
 import type { GpuQueue } from '../jobs/queue.js';
-import type { Logger } from '../log/logger.js';
 import type { Guardrails } from '../policy/guardrails.js';
-import type { SnapshotDeps } from '../snapshot/take-snapshot.js';
-import type { Sealer } from '../store/sealed.js';
-import type { Store } from '../store/store.js';
 
-/** Everything a processor may touch, built once by the composition root. */
-export interface WorkerDeps {
-  readonly cloud: InfraClient;
-  readonly platform?: PlatformClient | undefined;
-  /** Present when METRICS_* is configured: what `/gpu metrics` needs. */
-  readonly snapshots?: SnapshotDeps | undefined;
-  readonly slack: WebClient;
-  readonly store: Store;
-  readonly log: Logger;
-  readonly shape: Shape;
-  readonly defaultProjectId?: string | undefined;
-  /** Posts to a Slack response_url (ephemeral answers, replaced in place). */
-  readonly respond: (url: string, body: Record<string, unknown>) => Promise<void>;
-  /** Unseals the secrets of form requests (user data, kubeconfigs); see src/store/sealed.ts. */
-  readonly sealer?: Sealer | undefined;
-  readonly timing?: Partial<WorkerTiming>;
-  readonly now?: () => number;
+/** Everything a processor may touch: the handlers' deps, and what the workers add around them. */
+export interface WorkerDeps extends HandlerDeps {
   /** Audit of job starts and outcomes, approval expiry, leases (src/policy/guardrails.ts). */
   readonly guardrails?: Guardrails | undefined;
   /** The queue, for jobs a job adds: a lease's reminder and stop. */
   readonly queue?: GpuQueue | undefined;
 }
-
-export interface WorkerTiming {
-  /** First wait between polls for a state to settle; doubles up to pollMaxMs. */
-  readonly pollStartMs: number;
-  readonly pollMaxMs: number;
-  /** How long a state may take to settle before the job reports it as stuck. */
-  readonly settleTimeoutMs: number;
-}
-
-export const DEFAULT_TIMING: WorkerTiming = {
-  pollStartMs: 1_000,
-  pollMaxMs: 15_000,
-  settleTimeoutMs: 30 * 60_000,
-};

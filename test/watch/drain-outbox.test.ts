@@ -10,7 +10,7 @@ import { createStore, type Store } from '../../src/store/store.js';
 import { createOutbox, type NewOutboxEntry } from '../../src/store/watch-outbox.js';
 import { createWatchWorker } from '../../src/watch/create-watch-worker.js';
 import { startDrains } from '../../src/watch/drain-outbox.js';
-import { classifySlackFailure } from '../../src/watch/slack-failure.js';
+import { classifySlackFailure } from '../../src/commands/kit/slack-failure.js';
 import type { WatchDeps } from '../../src/watch/watch-deps.js';
 import { createWatchQueue, type WatchQueue } from '../../src/watch/watch-queue.js';
 import { FakeSlackApi } from '../fakes/slack-api.js';

@@ -2,9 +2,9 @@ import type { Configuration } from '../../cloud/index.js';
 import { priceForType } from '../../pricing/price-for-type.js';
 import { capacityLine, configurationLine } from '../../render/capacity.js';
 import { listBlocks } from '../../render/instances.js';
-import { classifyFailure } from '../../workers/job-errors.js';
-import type { JobRun, Outcome } from '../../workers/job-run.js';
 import type { Handlers } from '../kit/handler.js';
+import { classifyFailure } from '../kit/job-errors.js';
+import type { JobRun, Outcome } from '../kit/job-run.js';
 import { requirePlatform } from '../kit/require-platform.js';
 
 /**

@@ -1,9 +1,9 @@
 import { CloudApiError, CloudNotFoundError, type Filesystem } from '../../cloud/index.js';
 import { filesystemDetailBlocks, filesystemLine } from '../../render/filesystems.js';
 import { listBlocks } from '../../render/instances.js';
-import { PermanentJobError } from '../../workers/job-errors.js';
-import type { JobRun, Outcome } from '../../workers/job-run.js';
 import type { Handlers } from '../kit/handler.js';
+import { PermanentJobError } from '../kit/job-errors.js';
+import type { JobRun, Outcome } from '../kit/job-run.js';
 import { resolveRef } from '../kit/resolve.js';
 import type { CommandOf } from '../registry.js';
 

@@ -1,9 +1,9 @@
 import { CloudConflictError, CloudNotFoundError, type Instance } from '../../cloud/index.js';
 import { instanceDetailBlocks, instanceLine, listBlocks } from '../../render/instances.js';
 import { recordInstanceOwner } from '../../store/instance-owners.js';
-import { PermanentJobError } from '../../workers/job-errors.js';
-import type { JobRun, Outcome } from '../../workers/job-run.js';
 import type { Handlers } from '../kit/handler.js';
+import { PermanentJobError } from '../kit/job-errors.js';
+import type { JobRun, Outcome } from '../kit/job-run.js';
 import { pickByRef, resolveRef } from '../kit/resolve.js';
 import { sealedInput } from '../kit/sealed-input.js';
 import { waitFor } from '../kit/wait-for.js';

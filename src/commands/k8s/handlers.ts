@@ -8,8 +8,6 @@ import {
 } from '../../render/clusters.js';
 import { listBlocks } from '../../render/instances.js';
 import { escapeText } from '../../render/job-message.js';
-import { PermanentJobError } from '../../workers/job-errors.js';
-import type { JobRun, Outcome } from '../../workers/job-run.js';
 import {
   addPool,
   createOnce,
@@ -20,6 +18,8 @@ import {
   removePool,
 } from '../kit/cluster-ops.js';
 import type { Handlers } from '../kit/handler.js';
+import { PermanentJobError } from '../kit/job-errors.js';
+import type { JobRun, Outcome } from '../kit/job-run.js';
 import { resolveRef } from '../kit/resolve.js';
 import { sealedInput } from '../kit/sealed-input.js';
 import { waitFor } from '../kit/wait-for.js';

@@ -1,9 +1,9 @@
 import { CloudBadRequestError, CloudNotFoundError, type SshKey } from '../../cloud/index.js';
 import { listBlocks } from '../../render/instances.js';
 import { keyAddedBlocks, keyLine, shortKey } from '../../render/ssh-keys.js';
-import { PermanentJobError } from '../../workers/job-errors.js';
-import type { JobRun, Outcome } from '../../workers/job-run.js';
 import type { Handlers } from '../kit/handler.js';
+import { PermanentJobError } from '../kit/job-errors.js';
+import type { JobRun, Outcome } from '../kit/job-run.js';
 import { requirePlatform } from '../kit/require-platform.js';
 import type { CommandOf } from '../registry.js';
 

@@ -1,8 +1,8 @@
 import { CloudConflictError, CloudNotFoundError } from '../../cloud/index.js';
 import type { Readiness } from '../../render/clusters.js';
 import { listBlocks } from '../../render/instances.js';
-import { PermanentJobError } from '../../workers/job-errors.js';
-import type { JobRun, Outcome } from '../../workers/job-run.js';
+import { PermanentJobError } from './job-errors.js';
+import type { JobRun, Outcome } from './job-run.js';
 import { pickPool } from './pick-pool.js';
 import { waitFor } from './wait-for.js';
 

@@ -1,5 +1,5 @@
-import type { JobRun, Outcome } from '../../workers/job-run.js';
 import type { CommandOf, JobKind } from '../registry.js';
+import type { JobRun, Outcome } from './job-run.js';
 
 /** The job processor of one kind: it gets the run (deps, project, message) and the typed command. */
 export type HandlerFor<K extends JobKind> = (run: JobRun, command: CommandOf<K>) => Promise<Outcome>;

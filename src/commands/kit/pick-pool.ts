@@ -1,4 +1,4 @@
-import { PermanentJobError } from '../../workers/job-errors.js';
+import { PermanentJobError } from './job-errors.js';
 
 interface NamedPool {
   readonly id: string;

@@ -1,6 +1,6 @@
 import type { PlatformClient } from '../../cloud/index.js';
-import { PermanentJobError } from '../../workers/job-errors.js';
-import type { JobRun } from '../../workers/job-run.js';
+import { PermanentJobError } from './job-errors.js';
+import type { JobRun } from './job-run.js';
 
 export const PLATFORM_NOT_CONFIGURED =
   'SSH keys and GPU configurations come from the platform API, which is not configured: set PLATFORM_API_URL and PLATFORM_API_KEY.';

@@ -1,6 +1,6 @@
 import { CloudNotFoundError } from '../../cloud/index.js';
 import { UUID } from '../../cloud/rules.js';
-import { PermanentJobError } from '../../workers/job-errors.js';
+import { PermanentJobError } from './job-errors.js';
 
 // `<instance>` and cluster arguments accept a name or an id within the channel's project.
 

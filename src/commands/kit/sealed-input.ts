@@ -1,8 +1,8 @@
 import type { JobData, SealedInputs } from '../../jobs/job-data.js';
 import type { Logger } from '../../log/logger.js';
 import type { Sealer } from '../../store/sealed.js';
-import { PermanentJobError } from '../../workers/job-errors.js';
-import type { JobRun } from '../../workers/job-run.js';
+import { PermanentJobError } from './job-errors.js';
+import type { JobRun } from './job-run.js';
 
 // The worker's side of sealed form secrets: unseal one when a handler needs it, and discard them all
 // once the job has ended (done, or failed for good), so a secret outlives its job by no more than that.

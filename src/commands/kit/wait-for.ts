@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { PermanentJobError } from '../../workers/job-errors.js';
-import type { JobRun } from '../../workers/job-run.js';
+import { PermanentJobError } from './job-errors.js';
+import type { JobRun } from './job-run.js';
 
 export interface WaitOptions<T> {
   /** Reads the resource now; undefined means it is gone. */

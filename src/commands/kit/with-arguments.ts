@@ -1,4 +1,4 @@
-import { PermanentJobError } from '../../workers/job-errors.js';
+import { PermanentJobError } from './job-errors.js';
 
 /**
  * The command with its arguments: a form-opening request (`modal: true`) reaches a worker only with its

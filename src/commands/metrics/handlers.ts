@@ -8,9 +8,9 @@ import { chartFileName, summaryBlocks, summaryMrkdwn } from '../../render/metric
 import { renderChartPng } from '../../render/render-chart-png.js';
 import { renderSummaryText } from '../../render/summarise-series.js';
 import { type SnapshotDeps, stepFor, takeSnapshot } from '../../snapshot/take-snapshot.js';
-import { PermanentJobError } from '../../workers/job-errors.js';
-import type { JobRun, Outcome } from '../../workers/job-run.js';
 import type { Handlers } from '../kit/handler.js';
+import { PermanentJobError } from '../kit/job-errors.js';
+import type { JobRun, Outcome } from '../kit/job-run.js';
 import { resolveRef } from '../kit/resolve.js';
 import type { CommandOf } from '../registry.js';
 import { formatDuration } from '../value-rules.js';

@@ -1,9 +1,9 @@
 import { UUID } from '../../cloud/rules.js';
 import { listBlocks } from '../../render/instances.js';
 import { escapeText } from '../../render/job-message.js';
-import { PermanentJobError } from '../../workers/job-errors.js';
-import type { JobRun, Outcome } from '../../workers/job-run.js';
 import type { Handlers } from '../kit/handler.js';
+import { PermanentJobError } from '../kit/job-errors.js';
+import type { JobRun, Outcome } from '../kit/job-run.js';
 import { pickByRef } from '../kit/resolve.js';
 import type { CommandOf } from '../registry.js';
 

@@ -15,8 +15,6 @@ import {
   slurmUserLine,
 } from '../../render/clusters.js';
 import { listBlocks } from '../../render/instances.js';
-import { PermanentJobError } from '../../workers/job-errors.js';
-import type { JobRun, Outcome } from '../../workers/job-run.js';
 import {
   addPool,
   createOnce,
@@ -27,6 +25,8 @@ import {
   removePool,
 } from '../kit/cluster-ops.js';
 import type { Handlers } from '../kit/handler.js';
+import { PermanentJobError } from '../kit/job-errors.js';
+import type { JobRun, Outcome } from '../kit/job-run.js';
 import { usernameFromSlackUser } from '../kit/posix-username.js';
 import { resolveRef } from '../kit/resolve.js';
 import { waitFor } from '../kit/wait-for.js';

@@ -1,13 +1,13 @@
 import type { KnownBlock } from '@slack/types';
 import type { Job } from 'bullmq';
-import { deliveryOf, describeCommand } from '../commands/registry.js';
-import type { Delivery } from '../commands/spec.js';
-import type { JobData } from '../jobs/job-data.js';
-import { type JobPhase, renderJobMessage } from '../render/job-message.js';
-import type { MessageRef } from '../store/message-ref.js';
-import { classifySlackFailure } from '../watch/slack-failure.js';
+import type { JobData } from '../../jobs/job-data.js';
+import { type JobPhase, renderJobMessage } from '../../render/job-message.js';
+import type { MessageRef } from '../../store/message-ref.js';
+import { deliveryOf, describeCommand } from '../registry.js';
+import type { Delivery } from '../spec.js';
+import { DEFAULT_TIMING, type HandlerDeps, type WorkerTiming } from './handler-deps.js';
 import { PermanentJobError } from './job-errors.js';
-import { DEFAULT_TIMING, type WorkerDeps, type WorkerTiming } from './worker-deps.js';
+import { classifySlackFailure } from './slack-failure.js';
 
 /** What a handler ends with: a line on the outcome and, optionally, blocks that show the result. */
 export interface Outcome {
@@ -19,7 +19,7 @@ export interface Outcome {
  * One attempt of one job, as handlers see it: the deps, the project, and the one message the request
  * shows, which every call here edits in place.
  */
-export class JobRun {
+export class JobRun<D extends HandlerDeps = HandlerDeps> {
   readonly delivery: Delivery;
   readonly request: string;
   readonly timing: WorkerTiming;
@@ -28,7 +28,7 @@ export class JobRun {
   constructor(
     readonly job: Job<JobData>,
     readonly data: JobData,
-    readonly deps: WorkerDeps,
+    readonly deps: D,
     readonly signal: AbortSignal,
   ) {
     this.delivery = deliveryOf(data.command.kind);

@@ -4,10 +4,10 @@ import {
   CloudSchemaError,
   CloudTimeoutError,
   CloudUnsupportedError,
-} from '../cloud/index.js';
-import { AppError, ValidationError } from '../errors.js';
-import { JobDataError } from '../jobs/job-data.js';
-import { classifySlackFailure } from '../watch/slack-failure.js';
+} from '../../cloud/index.js';
+import { AppError, ValidationError } from '../../errors.js';
+import { JobDataError } from '../../jobs/job-data.js';
+import { classifySlackFailure } from './slack-failure.js';
 
 /** A failure no retry can fix (bad input, a 4xx, a missing resource): the job ends at once. */
 export class PermanentJobError extends Error {
