@@ -1,7 +1,7 @@
 import type { ActionsBlock, Button, KnownBlock } from '@slack/types';
 import { z } from 'zod';
-import { formatDuration } from '../commands/value-rules.js';
 import { type CostEstimate, formatUsd } from '../pricing/cost.js';
+import { formatDuration } from './format-duration.js';
 import { clip, escapeText } from './job-message.js';
 
 // The idle-GPU alert: what is idle, for how long, what it costs, and three buttons — Stop (through

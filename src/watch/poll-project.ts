@@ -1,6 +1,5 @@
 import { CloudApiError, CloudNetworkError, CloudTimeoutError } from '../cloud/index.js';
 import { classifyFailure } from '../commands/kit/job-errors.js';
-import { changeReply, resourceMessage } from '../render/watch-changes.js';
 import type { NewOutboxEntry } from '../store/watch-outbox.js';
 import { createSnapshotStore, type ProjectSnapshot } from '../store/watch-snapshots.js';
 import { createWatchSubscriptions } from '../store/watch-subscriptions.js';
@@ -8,6 +7,7 @@ import { collectResources } from './collect-resources.js';
 import { diffSnapshots, type ResourceChange } from './diff-snapshot.js';
 import { startDrains } from './drain-outbox.js';
 import { accrue, periodsOf, priceBookFor } from './spend.js';
+import { changeReply, resourceMessage } from './watch-changes.js';
 import { nowOf, type WatchDeps } from './watch-deps.js';
 
 // One look at one watched project: list its resources, diff them with the stored snapshot, and commit

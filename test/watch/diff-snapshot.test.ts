@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { changeReply, resourceMessage } from '../../src/render/watch-changes.js';
 import type { WatchedResource } from '../../src/store/watch-snapshots.js';
 import { diffSnapshots } from '../../src/watch/diff-snapshot.js';
 import { entriesFor } from '../../src/watch/poll-project.js';
+import { changeReply, resourceMessage } from '../../src/watch/watch-changes.js';
 
 const instance = (id: string, name: string, state: string, ip = ''): WatchedResource => ({
   key: `instance:${id}`,

@@ -3,6 +3,7 @@ import type { Instance } from '../../cloud/index.js';
 import { MetricsError } from '../../metrics/metrics-error.js';
 import type { MatrixSeries } from '../../metrics/prometheus-schemas.js';
 import type { ChartSeries, ChartSpec } from '../../render/chart-spec.js';
+import { formatDuration } from '../../render/format-duration.js';
 import { clip } from '../../render/job-message.js';
 import { chartFileName, summaryBlocks, summaryMrkdwn } from '../../render/metrics-message.js';
 import { renderChartPng } from '../../render/render-chart-png.js';
@@ -13,7 +14,6 @@ import { PermanentJobError } from '../kit/job-errors.js';
 import type { JobRun, Outcome } from '../kit/job-run.js';
 import { resolveRef } from '../kit/resolve.js';
 import type { CommandOf } from '../registry.js';
-import { formatDuration } from '../value-rules.js';
 
 // `/gpu metrics <instance>` and `/gpu metrics query <promql>`: a PNG chart uploaded (files upload v2)
 // as a reply in the thread of the job's message, with its text summary as the file's comment; the job

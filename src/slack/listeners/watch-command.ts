@@ -1,8 +1,8 @@
 import type { SlashCommand } from '@slack/bolt';
 import type { KnownBlock } from '@slack/types';
 import type { CommandOf } from '../../commands/registry.js';
-import { formatDuration } from '../../commands/value-rules.js';
 import { DEFAULT_POLICY, type Policy } from '../../policy/policy-schema.js';
+import { formatDuration } from '../../render/format-duration.js';
 import { escapeText } from '../../render/job-message.js';
 import { waitlistBlocks } from '../../render/waitlist.js';
 import { readCatalog } from '../../store/catalog-cache.js';

@@ -1,8 +1,8 @@
 import type { KnownBlock } from '@slack/types';
+import { stateIcon } from '../render/instances.js';
+import { clip, escapeText } from '../render/job-message.js';
 import type { WatchedKind, WatchedResource } from '../store/watch-snapshots.js';
-import type { ResourceChange } from '../watch/diff-snapshot.js';
-import { stateIcon } from './instances.js';
-import { clip, escapeText } from './job-message.js';
+import type { ResourceChange } from './diff-snapshot.js';
 
 // What a watching channel reads: one message per resource, edited in place to show how it is now,
 // and a reply in its thread for each change. Pure builders.
