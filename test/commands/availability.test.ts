@@ -13,12 +13,13 @@ function command(text: string): GpuCommand {
   return result.command;
 }
 
-// What each shape lacks, written out from the spec's endpoint tables (not derived from the code).
+// What each shape lacks, written out from the cloud's endpoint tables (not derived from the code).
 const MISSING: Readonly<Record<Shape, readonly GpuCommandKind[]>> = {
   A: [
     'projects',
     'capacity',
     'fs',
+    'fs.show',
     'fs.create',
     'fs.rm',
     'k8s.pool.add',

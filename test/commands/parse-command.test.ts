@@ -77,6 +77,7 @@ const GRAMMAR: ReadonlyArray<readonly [string, GpuCommand]> = [
   ['keys rm laptop', { kind: 'keys.rm', name: 'laptop' }],
   ['fs', { kind: 'fs' }],
   ['fs create datasets 512Gi', { kind: 'fs.create', name: 'datasets', size: '512Gi' }],
+  ['fs show datasets', { kind: 'fs.show', name: 'datasets' }],
   ['fs rm datasets', { kind: 'fs.rm', name: 'datasets' }],
   ['k8s ls', { kind: 'k8s.ls' }],
   ['k8s show prod', { kind: 'k8s.show', cluster: 'prod' }],

@@ -56,7 +56,21 @@ describe.each(['B', 'C'] as const)('/gpu fs create, shape %s', (shape) => {
     expect(message.history.filter((v) => /^(Done|Failed):/.test(String(v.text)))).toHaveLength(1);
   });
 
+  it('shows one filesystem privately by its id, in every shape that can create one', async () => {
+    const made = simFilesystems(stack).find((f) => f.name === 'datasets')!;
+    const answer = await privateAnswer(stack, `fs show ${made.id}`);
+    expect(answer.text).toBe('datasets: 512Gi');
+    expect(answer.blocksJson).toContain(made.id);
+    expectCleanSlack(stack);
+  });
+
   if (shape === 'B') {
+    it('asks for the id when shape B cannot look a filesystem name up', async () => {
+      expect(await listenerAnswer(stack, 'fs show datasets')).toContain(
+        "`/gpu fs show` is not available in shape B: this cloud has no 'listFilesystems' operation. Give the filesystem id instead of its name.",
+      );
+    });
+
     it('says listing and deleting filesystems are not available in shape B', async () => {
       expect(await listenerAnswer(stack, 'fs')).toContain('`/gpu fs` is not available in shape B');
       expect(await listenerAnswer(stack, 'fs rm datasets')).toContain(
@@ -73,6 +87,16 @@ describe.each(['B', 'C'] as const)('/gpu fs create, shape %s', (shape) => {
       'A filesystem named datasets already exists in this project (512Gi); pick another name',
     );
     expect(simFilesystems(stack).filter((f) => f.name === 'datasets')).toHaveLength(1);
+  });
+
+  it('shows one filesystem privately by name, and names the ones there are for an unknown name', async () => {
+    const answer = await privateAnswer(stack, 'fs show scratch');
+    expect(answer.text).toBe('scratch: 1Ti');
+    const unknown = await privateAnswer(stack, 'fs show nope');
+    expect(unknown.text).toContain(
+      'No filesystem "nope" in this project. This project has: datasets, scratch.',
+    );
+    expectCleanSlack(stack);
   });
 
   it('lists filesystems privately', async () => {

@@ -14,6 +14,18 @@ export async function listFilesystems(run: JobRun): Promise<Outcome> {
   return { detail: text, result: blocks };
 }
 
+/** One filesystem by name or id, privately: its size, state and id (to attach or delete it). */
+export async function showFilesystem(run: JobRun, command: CommandOf<'fs.show'>): Promise<Outcome> {
+  const { cloud } = run.deps;
+  const fs = await resolveRef(
+    command.name,
+    'filesystem',
+    () => cloud.listFilesystems(run.call),
+    (id) => cloud.getFilesystem({ id }, run.call),
+  );
+  return { detail: `${fs.name}: ${fs.size}`, result: filesystemDetailBlocks(fs) };
+}
+
 type CreateProgress = { filesystemId: string; sent: boolean };
 
 /**
@@ -105,6 +117,7 @@ export async function deleteFilesystem(run: JobRun, command: CommandOf<'fs.rm'>)
 
 export const handlers = {
   fs: listFilesystems,
+  'fs.show': showFilesystem,
   'fs.create': createFilesystem,
   'fs.rm': deleteFilesystem,
 } satisfies Handlers;

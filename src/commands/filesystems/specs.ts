@@ -17,6 +17,21 @@ const fs = defineCommand({
   needs: ['listFilesystems'],
 });
 
+const fsShow = defineCommand({
+  kind: 'fs.show',
+  group: 'fs',
+  usage: '/gpu fs show <name|id>',
+  summary: 'details of one filesystem: size, state and id',
+  example: '/gpu fs show datasets',
+  schema: onName('fs.show', 'name'),
+  parse: (r) => ({ kind: 'fs.show', name: r.onlyName('the filesystem name or id') }),
+  delivery: 'ephemeral',
+  operationClass: 'read',
+  needs: ['getFilesystem'],
+  // A name needs the listing; where the cloud cannot list (B), the id from `fs create` still works.
+  needsFor: (c) => lookupNeed(c.name, 'listFilesystems', 'filesystem'),
+});
+
 const fsCreate = defineCommand({
   kind: 'fs.create',
   group: 'fs',
@@ -52,7 +67,7 @@ const fsRm = defineCommand({
   needsFor: (c) => lookupNeed(c.name, 'listFilesystems', 'filesystem'),
 });
 
-export const specs = [fs, fsCreate, fsRm] as const;
+export const specs = [fs, fsShow, fsCreate, fsRm] as const;
 
 /** Words people reach for that this family spells differently: offered, never silently accepted. */
 export const synonyms: Readonly<Record<string, string>> = { filesystem: 'fs', filesystems: 'fs' };
