@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { type GpuCommand, gpuCommandSchema } from '../commands/registry.js';
-import { messageRefSchema } from '../store/message-ref.js';
+import { messageRefSchema } from './message-ref.js';
 
 // What a job carries. Validated when added and again when processed, because job data outlives deploys.
 // Never a secret: tokens stay in the environment, user data and kubeconfigs never enter a job.
@@ -39,9 +38,16 @@ export const leaseTermsSchema = z.object({
 });
 export type LeaseTerms = z.infer<typeof leaseTermsSchema>;
 
+/**
+ * The command a job carries, as far as the queue knows it: a kind and its fields. Every command's own
+ * schema lives with its spec; src/commands/job-payload.ts checks the whole payload with it.
+ */
+export const queuedCommandSchema = z.looseObject({ kind: z.string().min(1).max(40) });
+export type QueuedCommand = z.infer<typeof queuedCommandSchema>;
+
 export const jobDataSchema = z.object({
   v: z.literal(1),
-  command: gpuCommandSchema,
+  command: queuedCommandSchema,
   ctx: jobContextSchema,
   /** The channel message this job edits in place as it moves (state-changing commands). */
   message: messageRefSchema.optional(),
@@ -54,7 +60,13 @@ export const jobDataSchema = z.object({
   /** The stop time a costly machine gets once running (policy approvals.lease; src/store/leases.ts). */
   lease: leaseTermsSchema.optional(),
 });
-export type JobData = z.infer<typeof jobDataSchema>;
+/** A job's data; `C` is the command's type once its schema has checked it. */
+export type JobData<C extends QueuedCommand = QueuedCommand> = Omit<
+  z.infer<typeof jobDataSchema>,
+  'command'
+> & {
+  readonly command: C;
+};
 
 export class JobDataError extends Error {
   constructor(readonly problems: string) {
@@ -126,5 +138,3 @@ export function parseSystemJobData(data: unknown): SystemJobData {
   if (!result.success) throw new JobDataError(z.prettifyError(result.error));
   return result.data;
 }
-
-export type { GpuCommand };

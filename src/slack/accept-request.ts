@@ -8,6 +8,7 @@ import {
 } from '../commands/registry.js';
 import type { CommandCost } from '../commands/spec.js';
 import type { JobContext, LeaseTerms, SealedInputs } from '../jobs/job-data.js';
+import type { MessageRef } from '../jobs/message-ref.js';
 import { jobIdFor } from '../jobs/queue.js';
 import { addSystemJob } from '../jobs/system-jobs.js';
 import {
@@ -28,7 +29,6 @@ import { approvalIdFor } from '../store/approvals.js';
 import { type AuditInput, auditFieldsOf } from '../store/audit.js';
 import { type Catalog, readCatalog } from '../store/catalog-cache.js';
 import { instanceTypeOf } from '../store/instance-types-seen.js';
-import type { MessageRef } from '../store/message-ref.js';
 import {
   dedupeSeconds,
   type EnqueueDeps,

@@ -1,17 +1,12 @@
 import type { WebClient } from '@slack/web-api';
+import { type CommandJobData, commandJobDataSchema } from '../commands/job-payload.js';
 import type { GpuCommand } from '../commands/registry.js';
 import { deliveryOf, describeCommand } from '../commands/registry.js';
-import {
-  type JobContext,
-  type JobData,
-  jobDataSchema,
-  type LeaseTerms,
-  type SealedInputs,
-} from '../jobs/job-data.js';
+import type { JobContext, LeaseTerms, SealedInputs } from '../jobs/job-data.js';
+import type { MessageRef } from '../jobs/message-ref.js';
 import { type GpuQueue, jobIdFor } from '../jobs/queue.js';
 import type { Logger } from '../log/logger.js';
 import { renderJobMessage } from '../render/job-message.js';
-import type { MessageRef } from '../store/message-ref.js';
 import type { Store } from '../store/store.js';
 
 export interface EnqueueDeps {
@@ -104,7 +99,7 @@ export async function enqueueRequest(
     }
   }
 
-  const data: JobData = jobDataSchema.parse({
+  const data: CommandJobData = commandJobDataSchema.parse({
     v: 1,
     command,
     ctx,

@@ -13,8 +13,8 @@ import {
   type SealedInputs,
   sealedInputsSchema,
 } from '../jobs/job-data.js';
+import { type MessageRef, messageRefSchema } from '../jobs/message-ref.js';
 import type { CostEstimate } from '../pricing/cost.js';
-import { type MessageRef, messageRefSchema } from './message-ref.js';
 
 // Approval requests in Redis. A request moves pending → approved | denied | expired exactly once: the
 // transition is one Lua script, so however many people click at once (and however many web replicas

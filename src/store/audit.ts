@@ -1,7 +1,7 @@
 import type { Writable } from 'node:stream';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import type { GpuCommand } from '../commands/registry.js';
+import type { QueuedCommand } from '../jobs/job-data.js';
 import { type Logger, redactText } from '../log/logger.js';
 
 // The audit trail: one Redis stream, trimmed to the policy's retention (approximate MINID trimming, so
@@ -111,12 +111,12 @@ export function scrubParameters(value: unknown, depth = 0): unknown {
 }
 
 /** operation, target and parameters of a /gpu command, ready for an audit entry. */
-export function auditFieldsOf(command: GpuCommand): {
+export function auditFieldsOf(command: QueuedCommand): {
   operation: string;
   target?: string;
   parameters: Record<string, unknown>;
 } {
-  const { kind, ...rest } = command as { kind: string } & Record<string, unknown>;
+  const { kind, ...rest } = command;
   const parts = ['cluster', 'instance', 'name', 'pool', 'user', 'project', 'id']
     .map((f) => rest[f])
     .filter((v): v is string => typeof v === 'string');

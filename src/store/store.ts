@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { MessageRef } from './message-ref.js';
+import type { MessageRef } from '../jobs/message-ref.js';
 
 // Redis-backed state other than the queue. Every key starts with the store's prefix so several
 // deployments (or test files) can share one Redis without seeing each other's state.

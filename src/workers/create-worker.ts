@@ -1,10 +1,11 @@
 import { type Job, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { handlerFor } from '../commands/handlers.js';
+import { type CommandJobData, parseCommandJobData } from '../commands/job-payload.js';
 import { classifyFailure, PermanentJobError } from '../commands/kit/job-errors.js';
 import { JobRun } from '../commands/kit/job-run.js';
 import { discardSealed } from '../commands/kit/sealed-input.js';
-import { isSystemJobData, type JobData, parseJobData } from '../jobs/job-data.js';
+import { isSystemJobData, type JobData } from '../jobs/job-data.js';
 import { QUEUE_NAME, QUEUE_PREFIX } from '../jobs/queue.js';
 import { afterJobDone, auditJob } from './guardrail-hooks.js';
 import { processSystemJob } from './process-system-job.js';
@@ -24,9 +25,9 @@ export interface WorkerOptions {
 export async function processJob(job: Job<JobData>, deps: WorkerDeps, signal: AbortSignal): Promise<string> {
   // The bot's own jobs (catalogue refresh) carry no command: they have their own schema and processor.
   if (isSystemJobData(job.data)) return processSystemJob(job, deps, signal);
-  let data: JobData;
+  let data: CommandJobData;
   try {
-    data = parseJobData(job.data);
+    data = parseCommandJobData(job.data);
   } catch (err) {
     deps.log.error({ jobId: job.id, name: job.name, err }, 'job data rejected');
     throw new UnrecoverableError(classifyFailure(err).message);

@@ -1,7 +1,8 @@
+import { type CommandJobData, commandJobDataSchema } from '../commands/job-payload.js';
 import type { JobRun } from '../commands/kit/job-run.js';
 import { describeCommand } from '../commands/registry.js';
 import { scheduleLease } from '../jobs/guardrail-jobs.js';
-import { type JobData, jobDataSchema, type LeaseJobData } from '../jobs/job-data.js';
+import type { LeaseJobData } from '../jobs/job-data.js';
 import { leaseEnded, leaseReminder, plainDate } from '../render/approvals.js';
 import { SYSTEM_ACTOR } from '../store/approvals.js';
 import type { Lease } from '../store/leases.js';
@@ -61,7 +62,7 @@ export async function stopLease(deps: WorkerDeps, data: LeaseJobData): Promise<s
   const lease = await guardrails.leases.get(data.leaseId);
   if (!lease) return 'lease gone';
   const requestedAt = now(deps);
-  const job: JobData = jobDataSchema.parse({
+  const job: CommandJobData = commandJobDataSchema.parse({
     v: 1,
     command: { kind: 'stop', instance: lease.instance },
     ctx: {

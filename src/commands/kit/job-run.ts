@@ -1,8 +1,9 @@
 import type { KnownBlock } from '@slack/types';
 import type { Job } from 'bullmq';
 import type { JobData } from '../../jobs/job-data.js';
+import type { MessageRef } from '../../jobs/message-ref.js';
 import { type JobPhase, renderJobMessage } from '../../render/job-message.js';
-import type { MessageRef } from '../../store/message-ref.js';
+import type { CommandJobData } from '../job-payload.js';
 import { deliveryOf, describeCommand } from '../registry.js';
 import type { Delivery } from '../spec.js';
 import { DEFAULT_TIMING, type HandlerDeps, type WorkerTiming } from './handler-deps.js';
@@ -27,7 +28,7 @@ export class JobRun<D extends HandlerDeps = HandlerDeps> {
 
   constructor(
     readonly job: Job<JobData>,
-    readonly data: JobData,
+    readonly data: CommandJobData,
     readonly deps: D,
     readonly signal: AbortSignal,
   ) {
@@ -63,9 +64,9 @@ export class JobRun<D extends HandlerDeps = HandlerDeps> {
 
   /** Records a step so a retry after a crash resumes after it instead of doing it twice. */
   async saveProgress(patch: Record<string, unknown>): Promise<void> {
-    const next: JobData = { ...this.data, progress: { ...this.data.progress, ...patch } };
+    const next: CommandJobData = { ...this.data, progress: { ...this.data.progress, ...patch } };
     await this.job.updateData(next);
-    (this as { data: JobData }).data = next;
+    (this as { data: CommandJobData }).data = next;
   }
 
   /** Private answers (ephemeral and DM deliveries) show only the end; nothing of theirs reaches the channel. */
