@@ -1,4 +1,4 @@
-import { capacityAvailableMessage } from '../render/waitlist.js';
+import { capacityAvailableMessage } from '../commands/waitlist/render.js';
 import { readCatalog, writeCatalog } from '../store/catalog-cache.js';
 import type { Store } from '../store/store.js';
 import { createWaitlist, type WaitlistEntry } from '../store/waitlist.js';

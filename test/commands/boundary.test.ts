@@ -31,8 +31,12 @@ describe('src/commands specs, parser and forms', () => {
     for (const file of pure) {
       const name = relative(DIR, file);
       const source = readFileSync(file, 'utf8');
-      for (const m of source.matchAll(/(?:^|\n)\s*(?:import|export)[^'";]*?from\s+['"]([^'"]+)['"]/g)) {
-        const spec = m[1]!;
+      for (const m of source.matchAll(
+        /(?:^|\n)\s*(import type|import|export)[^'";]*?from\s+['"]([^'"]+)['"]/g,
+      )) {
+        const spec = m[2]!;
+        // Types of what the store holds are plain data; only its code does I/O.
+        if (m[1] === 'import type' && /^(\.\.\/)+store\//.test(spec)) continue;
         if (/^(\.\.\/)+(cloud|store)\//.test(spec) && !ALLOWED.slice(3).some((re) => re.test(spec))) {
           offending.push(`${name} imports ${spec}`);
         } else if (!ALLOWED.some((re) => re.test(spec))) offending.push(`${name} imports ${spec}`);

@@ -1,7 +1,7 @@
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WAITLIST_CREATE_ACTION } from '../../src/commands/waitlist/render.js';
 import { addSystemJob } from '../../src/jobs/system-jobs.js';
-import { WAITLIST_CREATE_ACTION } from '../../src/render/waitlist.js';
 import { readCatalog } from '../../src/store/catalog-cache.js';
 import { checkWaitlist } from '../../src/watch/waitlist-check.js';
 import type { StoredMessage } from '../fakes/slack-api.js';

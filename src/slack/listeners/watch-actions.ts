@@ -1,4 +1,5 @@
 import type { App, BlockAction, ButtonAction } from '@slack/bolt';
+import { readWaitlistButtonValue, WAITLIST_CREATE_ACTION } from '../../commands/waitlist/render.js';
 import type { JobContext } from '../../jobs/job-data.js';
 import {
   answeredAlertBlocks,
@@ -8,7 +9,6 @@ import {
   readIdleButtonValue,
   SNOOZE_SECONDS,
 } from '../../render/idle-alert.js';
-import { readWaitlistButtonValue, WAITLIST_CREATE_ACTION } from '../../render/waitlist.js';
 import { createIdleState } from '../../store/idle-state.js';
 import { acceptRequest, checkAccess } from '../accept-request.js';
 import { withDeadline } from '../enqueue-request.js';

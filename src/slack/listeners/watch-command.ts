@@ -1,10 +1,10 @@
 import type { SlashCommand } from '@slack/bolt';
 import type { KnownBlock } from '@slack/types';
 import type { CommandOf } from '../../commands/registry.js';
+import { waitlistBlocks } from '../../commands/waitlist/render.js';
 import { DEFAULT_POLICY, type Policy } from '../../policy/policy-schema.js';
 import { formatDuration } from '../../render/format-duration.js';
 import { escapeText } from '../../render/job-message.js';
-import { waitlistBlocks } from '../../render/waitlist.js';
 import { readCatalog } from '../../store/catalog-cache.js';
 import { createWaitlist, MAX_WAITLIST_PER_CHANNEL } from '../../store/waitlist.js';
 import { type ChannelWatch, createWatchSubscriptions } from '../../store/watch-subscriptions.js';

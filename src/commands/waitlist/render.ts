@@ -1,7 +1,7 @@
 import type { KnownBlock } from '@slack/types';
 import { z } from 'zod';
-import type { WaitlistEntry } from '../store/waitlist.js';
-import { clip, escapeText } from './job-message.js';
+import { clip, escapeText } from '../../render/job-message.js';
+import type { WaitlistEntry } from '../../store/waitlist.js';
 
 // The capacity waitlist as a channel reads it: the list, and the one message that says the capacity
 // is there, with a Create button that opens the create form with the type filled in. Pure builders.
