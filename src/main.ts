@@ -15,7 +15,9 @@ import {
   staticToken,
   type TokenProvider,
 } from './cloud/index.js';
+import { auditLine } from './commands/approvals/render.js';
 import type { WorkerTiming } from './commands/kit/handler-deps.js';
+import { gpuCommandSchema } from './commands/registry.js';
 import { type Config, ConfigError, parseConfig, type Role } from './config.js';
 import { AppError, ErrorCode } from './errors.js';
 import { scheduleApprovalExpiry } from './jobs/guardrail-jobs.js';
@@ -32,7 +34,6 @@ import { healthRoutes } from './obs/health-routes.js';
 import { type RouteServer, startRouteServer } from './obs/route-server.js';
 import type { Guardrails } from './policy/guardrails.js';
 import { loadPolicy } from './policy/load-policy.js';
-import { auditLine } from './render/approvals.js';
 import { createSlackSocket, createSlackWeb, type SlackClientOptions } from './slack/create-slack-app.js';
 import type { SlackDeps } from './slack/slack-deps.js';
 import type { SnapshotDeps } from './snapshot/take-snapshot.js';
@@ -332,7 +333,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
       : undefined;
     const guardrails: Guardrails = {
       policy,
-      approvals: createApprovals(storeRedis, { prefix: store.prefix }),
+      approvals: createApprovals(storeRedis, { prefix: store.prefix, command: gpuCommandSchema }),
       audit: createAudit(storeRedis, {
         prefix: store.prefix,
         retentionSeconds: policy.audit.retentionSeconds,

@@ -1,3 +1,4 @@
+import type { GpuCommand } from '../commands/registry.js';
 import type { Approvals } from '../store/approvals.js';
 import type { Audit } from '../store/audit.js';
 import type { Leases } from '../store/leases.js';
@@ -12,7 +13,7 @@ export type ApprovalOutcome = 'requested' | 'approved' | 'denied' | 'expired';
 
 export interface Guardrails {
   readonly policy: Policy;
-  readonly approvals: Approvals;
+  readonly approvals: Approvals<GpuCommand>;
   readonly audit: Audit;
   readonly leases: Leases;
   readonly onApproval?: ((outcome: ApprovalOutcome) => void) | undefined;

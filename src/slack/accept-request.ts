@@ -1,3 +1,4 @@
+import { approvalCard, slackDate, waitingMessage } from '../commands/approvals/render.js';
 import {
   commandPath,
   deliveryOf,
@@ -23,7 +24,6 @@ import {
 import type { Guardrails } from '../policy/guardrails.js';
 import type { PolicyRole } from '../policy/policy-schema.js';
 import { type CostEstimate, formatCost, type PriceBook } from '../pricing/cost.js';
-import { approvalCard, slackDate, waitingMessage } from '../render/approvals.js';
 import { escapeText } from '../render/job-message.js';
 import { approvalIdFor } from '../store/approvals.js';
 import { type AuditInput, auditFieldsOf } from '../store/audit.js';

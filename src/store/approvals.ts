@@ -2,14 +2,10 @@ import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import {
-  GPU_COMMAND_KINDS,
-  type GpuCommand,
-  type GpuCommandKind,
-  gpuCommandSchema,
-} from '../commands/registry.js';
-import {
   type JobContext,
   jobContextSchema,
+  type QueuedCommand,
+  queuedCommandSchema,
   type SealedInputs,
   sealedInputsSchema,
 } from '../jobs/job-data.js';
@@ -51,28 +47,35 @@ const displaySchema = z.object({
 });
 export type ApprovalDisplay = z.infer<typeof displaySchema>;
 
-/** What is fixed when the request is made. Validated on write and on read: it outlives deploys. */
-const requestDataSchema = z.object({
-  v: z.literal(1),
-  id: z.string().min(1),
-  kind: z.enum(GPU_COMMAND_KINDS),
-  /** The typed command: commands never carry secrets (a kubeconfig or user data never enters one). */
-  command: gpuCommandSchema,
-  ctx: jobContextSchema,
-  cost: costSchema.optional(),
-  reasons: z.array(z.string()),
-  /** Slack user id of the person who asked (= ctx.userId). */
-  requester: z.string().min(1),
-  /** Where the card is posted. */
-  approvalChannel: z.string().min(1),
-  createdAt: z.number().int().positive(),
-  expiresAt: z.number().int().positive(),
-  /** The stop time the approved machine gets (policy approvals.lease). */
-  lease: leaseSchema.optional(),
-  /** References to secrets a form sealed (user data, kubeconfig); never the secrets themselves. */
-  sealed: sealedInputsSchema.optional(),
-  display: displaySchema.optional(),
-});
+/**
+ * What is fixed when the request is made. Validated on write and on read: it outlives deploys. The
+ * command's schema is given by whoever creates the store (the registry's, in gpuops), so a request
+ * whose command this version no longer accepts reads as gone rather than running.
+ */
+const requestDataSchemaFor = <C extends QueuedCommand>(command: z.ZodType<C>) =>
+  z.object({
+    v: z.literal(1),
+    id: z.string().min(1),
+    kind: z.string().min(1),
+    /** The typed command: commands never carry secrets (a kubeconfig or user data never enters one). */
+    command,
+    ctx: jobContextSchema,
+    cost: costSchema.optional(),
+    reasons: z.array(z.string()),
+    /** Slack user id of the person who asked (= ctx.userId). */
+    requester: z.string().min(1),
+    /** Where the card is posted. */
+    approvalChannel: z.string().min(1),
+    createdAt: z.number().int().positive(),
+    expiresAt: z.number().int().positive(),
+    /** The stop time the approved machine gets (policy approvals.lease). */
+    lease: leaseSchema.optional(),
+    /** References to secrets a form sealed (user data, kubeconfig); never the secrets themselves. */
+    sealed: sealedInputsSchema.optional(),
+    display: displaySchema.optional(),
+  });
+
+type RequestDataSchema<C extends QueuedCommand> = ReturnType<typeof requestDataSchemaFor<C>>;
 
 const decisionSchema = z.object({
   by: z.string().min(1),
@@ -87,10 +90,10 @@ export interface ApprovalDecision {
   readonly reason?: string;
 }
 
-export interface ApprovalRequest {
+export interface ApprovalRequest<C extends QueuedCommand = QueuedCommand> {
   readonly id: string;
-  readonly kind: GpuCommandKind;
-  readonly command: GpuCommand;
+  readonly kind: C['kind'];
+  readonly command: C;
   readonly ctx: JobContext;
   readonly cost?: CostEstimate;
   readonly reasons: readonly string[];
@@ -109,8 +112,8 @@ export interface ApprovalRequest {
   readonly requesterMessage?: MessageRef;
 }
 
-export interface NewApproval {
-  readonly command: GpuCommand;
+export interface NewApproval<C extends QueuedCommand = QueuedCommand> {
+  readonly command: C;
   readonly ctx: JobContext;
   readonly cost?: CostEstimate;
   readonly reasons: readonly string[];
@@ -124,29 +127,29 @@ export interface NewApproval {
   readonly now?: number;
 }
 
-export type DecideResult =
+export type DecideResult<C extends QueuedCommand = QueuedCommand> =
   /** This call made the transition. */
-  | { readonly outcome: 'decided'; readonly request: ApprovalRequest }
+  | { readonly outcome: 'decided'; readonly request: ApprovalRequest<C> }
   /** Someone decided first (or it was closed): `request` shows their decision. Nothing changed. */
-  | { readonly outcome: 'already-decided'; readonly request: ApprovalRequest }
+  | { readonly outcome: 'already-decided'; readonly request: ApprovalRequest<C> }
   /** Approve/deny after the expiry time: refused; close it with state 'expired' (or let expireDue). */
-  | { readonly outcome: 'expired'; readonly request: ApprovalRequest }
+  | { readonly outcome: 'expired'; readonly request: ApprovalRequest<C> }
   /** An 'expired' decision before the expiry time: refused. */
-  | { readonly outcome: 'not-due'; readonly request: ApprovalRequest }
+  | { readonly outcome: 'not-due'; readonly request: ApprovalRequest<C> }
   | { readonly outcome: 'not-found' };
 
-export interface Approvals {
+export interface Approvals<C extends QueuedCommand = QueuedCommand> {
   /** Stores a new pending request; the same request made twice returns the first (created: false). */
-  create(input: NewApproval): Promise<{ readonly created: boolean; readonly request: ApprovalRequest }>;
-  get(id: string): Promise<ApprovalRequest | undefined>;
+  create(input: NewApproval<C>): Promise<{ readonly created: boolean; readonly request: ApprovalRequest<C> }>;
+  get(id: string): Promise<ApprovalRequest<C> | undefined>;
   /** Pending requests not yet past their expiry, oldest first. */
-  listPending(options?: { readonly now?: number; readonly limit?: number }): Promise<ApprovalRequest[]>;
+  listPending(options?: { readonly now?: number; readonly limit?: number }): Promise<ApprovalRequest<C>[]>;
   /** Pending requests a person may decide; `mayDecide` applies the policy (decide.ts mayApprove). */
   listPendingFor(options: {
-    readonly mayDecide: (request: ApprovalRequest) => boolean;
+    readonly mayDecide: (request: ApprovalRequest<C>) => boolean;
     readonly now?: number;
     readonly limit?: number;
-  }): Promise<ApprovalRequest[]>;
+  }): Promise<ApprovalRequest<C>[]>;
   setCard(id: string, ref: MessageRef): Promise<void>;
   setRequesterMessage(id: string, ref: MessageRef): Promise<void>;
   /** The one atomic transition out of pending. */
@@ -158,12 +161,14 @@ export interface Approvals {
       readonly at?: number;
       readonly reason?: string;
     },
-  ): Promise<DecideResult>;
+  ): Promise<DecideResult<C>>;
   /** Closes every pending request whose expiry time has come; returns those this call closed. */
-  expireDue(now?: number): Promise<ApprovalRequest[]>;
+  expireDue(now?: number): Promise<ApprovalRequest<C>[]>;
 }
 
-export interface ApprovalsOptions {
+export interface ApprovalsOptions<C extends QueuedCommand = QueuedCommand> {
+  /** The commands' schema (the registry's); by default any command with a kind. */
+  readonly command?: z.ZodType<C>;
   /** Key prefix, as the Store's (default `gpuops`). */
   readonly prefix?: string;
   /** How long a request is kept after its expiry time, decided or not (default 30 days). */
@@ -171,7 +176,7 @@ export interface ApprovalsOptions {
 }
 
 /** Deterministic: the same request (same person, channel, time and command) gets the same id. No ':'. */
-export function approvalIdFor(ctx: JobContext, command: GpuCommand): string {
+export function approvalIdFor(ctx: JobContext, command: QueuedCommand): string {
   const parts = [
     'approval',
     ctx.teamId,
@@ -235,15 +240,21 @@ function withScripts(redis: Redis): Redis & ApprovalScripts {
   return redis as Redis & ApprovalScripts;
 }
 
-function fromHash(flat: readonly string[]): ApprovalRequest | undefined {
+function fromHash<C extends QueuedCommand>(
+  schema: RequestDataSchema<C>,
+  flat: readonly string[],
+): ApprovalRequest<C> | undefined {
   const h: Record<string, string> = {};
   for (let i = 0; i + 1 < flat.length; i += 2) h[flat[i]!] = flat[i + 1]!;
-  return fromFields(h);
+  return fromFields(schema, h);
 }
 
-function fromFields(h: Record<string, string>): ApprovalRequest | undefined {
+function fromFields<C extends QueuedCommand>(
+  schema: RequestDataSchema<C>,
+  h: Record<string, string>,
+): ApprovalRequest<C> | undefined {
   if (!h.data) return undefined;
-  const data = requestDataSchema.safeParse(JSON.parse(h.data));
+  const data = schema.safeParse(JSON.parse(h.data));
   if (!data.success) return undefined;
   const state = z.enum(APPROVAL_STATES).catch('pending').parse(h.state);
   const decision = h.decision ? decisionSchema.safeParse(JSON.parse(h.decision)) : undefined;
@@ -273,16 +284,22 @@ function withoutUndefined(d: z.infer<typeof decisionSchema>): ApprovalDecision {
   return { by: d.by, at: d.at, ...(d.reason !== undefined ? { reason: d.reason } : {}) };
 }
 
-export function createApprovals(redis: Redis, options: ApprovalsOptions = {}): Approvals {
+export function createApprovals<C extends QueuedCommand = QueuedCommand>(
+  redis: Redis,
+  options: ApprovalsOptions<C> = {},
+): Approvals<C> {
+  const requestDataSchema = requestDataSchemaFor(
+    options.command ?? (queuedCommandSchema as unknown as z.ZodType<C>),
+  );
   const prefix = options.prefix ?? 'gpuops';
   const keepMs = (options.keepForSeconds ?? 30 * 86_400) * 1000;
   const r = withScripts(redis);
   const reqKey = (id: string) => `${prefix}:{approvals}:req:${id}`;
   const pendingKey = `${prefix}:{approvals}:pending`;
 
-  const get = async (id: string) => fromFields(await redis.hgetall(reqKey(id)));
+  const get = async (id: string) => fromFields(requestDataSchema, await redis.hgetall(reqKey(id)));
 
-  const decide: Approvals['decide'] = async (id, decision) => {
+  const decide: Approvals<C>['decide'] = async (id, decision) => {
     const at = decision.at ?? Date.now();
     const stored = {
       by: decision.by,
@@ -298,7 +315,7 @@ export function createApprovals(redis: Redis, options: ApprovalsOptions = {}): A
       id,
     );
     if (status === 'not-found') return { outcome: 'not-found' };
-    const request = fromHash(flat);
+    const request = fromHash(requestDataSchema, flat);
     if (!request) return { outcome: 'not-found' };
     if (
       status === 'decided' ||
@@ -311,7 +328,7 @@ export function createApprovals(redis: Redis, options: ApprovalsOptions = {}): A
     throw new Error(`unexpected answer from the approval script: ${status}`);
   };
 
-  const listPending: Approvals['listPending'] = async (opts = {}) => {
+  const listPending: Approvals<C>['listPending'] = async (opts = {}) => {
     const now = opts.now ?? Date.now();
     // Score > now: expiry is due at expiresAt itself.
     const ids = await redis.zrangebyscore(pendingKey, `(${now}`, '+inf', 'LIMIT', 0, opts.limit ?? 200);
@@ -321,7 +338,7 @@ export function createApprovals(redis: Redis, options: ApprovalsOptions = {}): A
     const results = (await pipeline.exec()) ?? [];
     return results
       .flatMap(([err, fields]) => {
-        const request = err ? undefined : fromFields(fields as Record<string, string>);
+        const request = err ? undefined : fromFields(requestDataSchema, fields as Record<string, string>);
         return request && request.state === 'pending' ? [request] : [];
       })
       .sort((a, b) => a.createdAt - b.createdAt);
@@ -357,10 +374,10 @@ export function createApprovals(redis: Redis, options: ApprovalsOptions = {}): A
         id,
       );
       if (existing) {
-        const request = fromHash(existing);
+        const request = fromHash(requestDataSchema, existing);
         if (request) return { created: false, request };
       }
-      const request = fromFields({ data: JSON.stringify(data), state: 'pending' });
+      const request = fromFields(requestDataSchema, { data: JSON.stringify(data), state: 'pending' });
       if (!request) throw new Error('an approval request could not be read back');
       return { created: true, request };
     },
@@ -389,7 +406,7 @@ export function createApprovals(redis: Redis, options: ApprovalsOptions = {}): A
 
     async expireDue(now = Date.now()) {
       const due = await redis.zrangebyscore(pendingKey, '-inf', now);
-      const closed: ApprovalRequest[] = [];
+      const closed: ApprovalRequest<C>[] = [];
       for (const id of due) {
         const result = await decide(id, { state: 'expired', by: SYSTEM_ACTOR, at: now });
         if (result.outcome === 'decided') closed.push(result.request);

@@ -1,4 +1,4 @@
-import { describeCommand } from '../commands/registry.js';
+import { describeCommand, gpuCommandSchema } from '../commands/registry.js';
 import { gpusOfType } from '../pricing/cost.js';
 import { digestMessage } from '../render/digest.js';
 import { createApprovals } from '../store/approvals.js';
@@ -23,7 +23,10 @@ export async function sendDigests(deps: WatchDeps, signal: AbortSignal): Promise
   const snapshots = createSnapshotStore(deps.store);
   const idle = createIdleState(deps.store);
   const waitlist = createWaitlist(deps.store);
-  const pending = await createApprovals(deps.store.redis, { prefix: deps.store.prefix }).listPending({ now });
+  const pending = await createApprovals(deps.store.redis, {
+    prefix: deps.store.prefix,
+    command: gpuCommandSchema,
+  }).listPending({ now });
   const capacityOf = new Map<string, Map<string, number> | undefined>();
   const outbox = createOutbox(deps.store);
   let sent = 0;

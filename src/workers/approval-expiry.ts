@@ -1,5 +1,6 @@
+import { closedCard, decidedMessage } from '../commands/approvals/render.js';
+import type { GpuCommand } from '../commands/registry.js';
 import type { Guardrails } from '../policy/guardrails.js';
-import { closedCard, decidedMessage } from '../render/approvals.js';
 import { type ApprovalRequest, SYSTEM_ACTOR } from '../store/approvals.js';
 import { auditFieldsOf } from '../store/audit.js';
 import type { WorkerDeps } from './worker-deps.js';
@@ -20,7 +21,7 @@ export async function expireApprovals(deps: WorkerDeps): Promise<string> {
   return `${closed.length} approval request(s) expired`;
 }
 
-async function showExpired(deps: WorkerDeps, guardrails: Guardrails, request: ApprovalRequest) {
+async function showExpired(deps: WorkerDeps, guardrails: Guardrails, request: ApprovalRequest<GpuCommand>) {
   const { log, slack } = deps;
   const fields = auditFieldsOf(request.command);
   await guardrails.audit

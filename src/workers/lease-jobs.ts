@@ -1,9 +1,9 @@
+import { leaseEnded, leaseReminder, plainDate } from '../commands/approvals/render.js';
 import { type CommandJobData, commandJobDataSchema } from '../commands/job-payload.js';
 import type { JobRun } from '../commands/kit/job-run.js';
 import { describeCommand } from '../commands/registry.js';
 import { scheduleLease } from '../jobs/guardrail-jobs.js';
 import type { LeaseJobData } from '../jobs/job-data.js';
-import { leaseEnded, leaseReminder, plainDate } from '../render/approvals.js';
 import { SYSTEM_ACTOR } from '../store/approvals.js';
 import type { Lease } from '../store/leases.js';
 import type { WorkerDeps } from './worker-deps.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { APPROVE_ACTION, EXTEND_ACTION } from '../../src/commands/approvals/render.js';
 import { parsePolicy } from '../../src/policy/load-policy.js';
-import { APPROVE_ACTION, EXTEND_ACTION } from '../../src/render/approvals.js';
 import { type BotStack, SIGNING_SECRET, startBotStack } from '../support/bot-stack.js';
 import { blockActionsPayload, interactionBody, postSigned } from '../support/slack-driver.js';
 import {

@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
+import { APPROVE_ACTION, DENY_ACTION, DENY_CALLBACK } from '../../src/commands/approvals/render.js';
 import { addSystemJob } from '../../src/jobs/system-jobs.js';
-import { APPROVE_ACTION, DENY_ACTION, DENY_CALLBACK } from '../../src/render/approvals.js';
 import type { ApprovalRequest } from '../../src/store/approvals.js';
 import { readCatalog } from '../../src/store/catalog-cache.js';
 import type { StoredMessage } from '../fakes/slack-api.js';

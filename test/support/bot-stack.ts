@@ -13,6 +13,8 @@ import {
 import { ROUTES } from '../../src/cloud/routes.js';
 import type { Shape } from '../../src/cloud/shape.js';
 import { staticToken } from '../../src/cloud/token-provider.js';
+import { auditLine } from '../../src/commands/approvals/render.js';
+import { gpuCommandSchema } from '../../src/commands/registry.js';
 import { scheduleApprovalExpiry } from '../../src/jobs/guardrail-jobs.js';
 import { createQueue, type GpuQueue } from '../../src/jobs/queue.js';
 import { createLogger, type Logger } from '../../src/log/logger.js';
@@ -21,7 +23,6 @@ import { createMetricsClient } from '../../src/metrics/metrics-client.js';
 import { type BotMetrics, createBotMetrics } from '../../src/obs/bot-metrics.js';
 import type { Guardrails } from '../../src/policy/guardrails.js';
 import { DEFAULT_POLICY, type Policy } from '../../src/policy/policy-schema.js';
-import { auditLine } from '../../src/render/approvals.js';
 import { type RunningSim, startSim } from '../../src/sim/start-sim.js';
 import { createSlackWeb, type SlackWeb } from '../../src/slack/create-slack-app.js';
 import type { SnapshotDeps } from '../../src/snapshot/take-snapshot.js';
@@ -193,7 +194,7 @@ export async function startBotStack(options: BotStackOptions = {}): Promise<BotS
   const guardrails: Guardrails | undefined = options.policy
     ? {
         policy: options.policy,
-        approvals: createApprovals(redis, { prefix: `t${id}` }),
+        approvals: createApprovals(redis, { prefix: `t${id}`, command: gpuCommandSchema }),
         audit: createAudit(redis, {
           prefix: `t${id}`,
           retentionSeconds: options.policy.audit.retentionSeconds,

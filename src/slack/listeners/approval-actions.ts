@@ -1,9 +1,4 @@
 import type { App, BlockAction, ButtonAction, ViewSubmitAction } from '@slack/bolt';
-import { scheduleLease } from '../../jobs/guardrail-jobs.js';
-import type { JobContext } from '../../jobs/job-data.js';
-import { groupsInPolicy, mayApprove } from '../../policy/decide.js';
-import type { Guardrails } from '../../policy/guardrails.js';
-import { formatCost } from '../../pricing/cost.js';
 import {
   APPROVE_ACTION,
   closedCard,
@@ -18,7 +13,13 @@ import {
   leaseExtended,
   slackDate,
   who,
-} from '../../render/approvals.js';
+} from '../../commands/approvals/render.js';
+import type { GpuCommand } from '../../commands/registry.js';
+import { scheduleLease } from '../../jobs/guardrail-jobs.js';
+import type { JobContext } from '../../jobs/job-data.js';
+import { groupsInPolicy, mayApprove } from '../../policy/decide.js';
+import type { Guardrails } from '../../policy/guardrails.js';
+import { formatCost } from '../../pricing/cost.js';
 import { type ApprovalRequest, SYSTEM_ACTOR } from '../../store/approvals.js';
 import { type AuditInput, auditFieldsOf } from '../../store/audit.js';
 import { enqueueRequest } from '../enqueue-request.js';
@@ -56,7 +57,7 @@ async function record(deps: SlackDeps, guardrails: Guardrails, input: AuditInput
     .catch((err: unknown) => deps.log.warn({ err }, 'could not append to the audit trail'));
 }
 
-function decisionAudit(request: ApprovalRequest, decider: string, outcome: string): AuditInput {
+function decisionAudit(request: ApprovalRequest<GpuCommand>, decider: string, outcome: string): AuditInput {
   return {
     event: 'decision',
     actor: request.requester,
@@ -74,7 +75,7 @@ function decisionAudit(request: ApprovalRequest, decider: string, outcome: strin
 async function mayDecide(
   deps: SlackDeps,
   guardrails: Guardrails,
-  request: ApprovalRequest,
+  request: ApprovalRequest<GpuCommand>,
   clicker: string,
 ): Promise<string | undefined> {
   const { policy } = guardrails;
@@ -90,7 +91,7 @@ async function mayDecide(
   return check.allowed ? undefined : `${check.message} Nothing was changed.`;
 }
 
-async function editCard(deps: SlackDeps, request: ApprovalRequest): Promise<void> {
+async function editCard(deps: SlackDeps, request: ApprovalRequest<GpuCommand>): Promise<void> {
   if (!request.card) return;
   await deps.client.chat
     .update({ channel: request.card.channel, ts: request.card.ts, ...closedCard(request) })
@@ -99,7 +100,7 @@ async function editCard(deps: SlackDeps, request: ApprovalRequest): Promise<void
     );
 }
 
-async function tellRequester(deps: SlackDeps, request: ApprovalRequest): Promise<void> {
+async function tellRequester(deps: SlackDeps, request: ApprovalRequest<GpuCommand>): Promise<void> {
   const told = decidedMessage(request);
   const mine = request.requesterMessage;
   await (mine
@@ -110,14 +111,14 @@ async function tellRequester(deps: SlackDeps, request: ApprovalRequest): Promise
   );
 }
 
-async function discardSealed(deps: SlackDeps, request: ApprovalRequest): Promise<void> {
+async function discardSealed(deps: SlackDeps, request: ApprovalRequest<GpuCommand>): Promise<void> {
   for (const ref of Object.values(request.sealed ?? {})) {
     if (ref) await deps.sealer?.discard(ref).catch(() => {});
   }
 }
 
 /** The approved request as one job, its id the approval's: enqueueing it again changes nothing. */
-async function enqueueApproved(deps: SlackDeps, request: ApprovalRequest): Promise<void> {
+async function enqueueApproved(deps: SlackDeps, request: ApprovalRequest<GpuCommand>): Promise<void> {
   const { responseUrl, ...rest } = request.ctx;
   // Its response_url may have expired while it waited; the job then answers by chat.postEphemeral.
   const ctx: JobContext =
@@ -141,7 +142,7 @@ async function enqueueApproved(deps: SlackDeps, request: ApprovalRequest): Promi
 async function applyDecision(
   deps: SlackDeps,
   guardrails: Guardrails,
-  request: ApprovalRequest,
+  request: ApprovalRequest<GpuCommand>,
 ): Promise<void> {
   guardrails.onApproval?.(
     request.state === 'approved' ? 'approved' : request.state === 'denied' ? 'denied' : 'expired',

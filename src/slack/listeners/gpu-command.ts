@@ -1,5 +1,6 @@
 import type { App, SlashCommand } from '@slack/bolt';
 import type { KnownBlock } from '@slack/types';
+import { auditList, pendingList } from '../../commands/approvals/render.js';
 import { unavailableIn } from '../../commands/availability.js';
 import { formatParseError, helpText } from '../../commands/help.js';
 import { parseCommand } from '../../commands/parse-command.js';
@@ -7,7 +8,6 @@ import type { GpuCommand } from '../../commands/registry.js';
 import { deliveryOf } from '../../commands/registry.js';
 import type { JobContext } from '../../jobs/job-data.js';
 import { groupsInPolicy, mayApprove } from '../../policy/decide.js';
-import { auditList, pendingList } from '../../render/approvals.js';
 import { escapeText } from '../../render/job-message.js';
 import { acceptDirect, acceptRequest, checkAccess } from '../accept-request.js';
 import { SLASH_COMMAND } from '../app-manifest.js';

@@ -1,10 +1,10 @@
 import type { KnownBlock } from '@slack/types';
-import { describeCommand } from '../commands/registry.js';
-import { type CostEstimate, formatCost } from '../pricing/cost.js';
-import type { ApprovalRequest } from '../store/approvals.js';
-import type { AuditEntry } from '../store/audit.js';
-import type { Lease } from '../store/leases.js';
-import { clip, escapeText, formatElapsed } from './job-message.js';
+import { type CostEstimate, formatCost } from '../../pricing/cost.js';
+import { clip, escapeText, formatElapsed } from '../../render/job-message.js';
+import type { ApprovalRequest } from '../../store/approvals.js';
+import type { AuditEntry } from '../../store/audit.js';
+import type { Lease } from '../../store/leases.js';
+import { describeCommand, type GpuCommand } from '../registry.js';
 
 // What approvals look like in Slack: the card approvers act on (Approve / Deny: labels other
 // tools click by name, so they never change), the requester's message that says where the request went, the same two after a
@@ -67,7 +67,7 @@ function field(label: string, value: string) {
 }
 
 /** The details every version of the card shows: what, where, who, cost, capacity, provisioning. */
-function detailBlocks(request: ApprovalRequest): KnownBlock[] {
+function detailBlocks(request: ApprovalRequest<GpuCommand>): KnownBlock[] {
   const what = describeCommand(request.command);
   const fields = [
     field('What', `\`${escapeText(what)}\``),
@@ -102,14 +102,17 @@ function detailBlocks(request: ApprovalRequest): KnownBlock[] {
   ];
 }
 
-function contextBlock(request: ApprovalRequest, extra: readonly string[] = []): KnownBlock {
+function contextBlock(request: ApprovalRequest<GpuCommand>, extra: readonly string[] = []): KnownBlock {
   const approvers = request.display?.approvers ? `approvers: ${request.display.approvers}` : '';
   const parts = [...extra, approvers, `request ${request.id}`].filter(Boolean);
   return { type: 'context', elements: [{ type: 'mrkdwn', text: clip(parts.join(' · '), 2900) }] };
 }
 
 /** The Approve and Deny buttons of one request. */
-export function decisionButtons(request: Pick<ApprovalRequest, 'id'>, blockId?: string): KnownBlock {
+export function decisionButtons(
+  request: Pick<ApprovalRequest<GpuCommand>, 'id'>,
+  blockId?: string,
+): KnownBlock {
   return {
     type: 'actions',
     ...(blockId ? { block_id: blockId } : {}),
@@ -138,7 +141,7 @@ function costShort(cost: CostEstimate | undefined): string {
 }
 
 /** The card posted to the approvals channel, with Approve and Deny. */
-export function approvalCard(request: ApprovalRequest): Message {
+export function approvalCard(request: ApprovalRequest<GpuCommand>): Message {
   const what = describeCommand(request.command);
   const head = `:raised_hand: *Approval needed* · \`${escapeText(what)}\` asked by ${who(request.requester)}`;
   return {
@@ -153,7 +156,7 @@ export function approvalCard(request: ApprovalRequest): Message {
 }
 
 /** One line on how a closed request ended: who decided, when, why. */
-export function decisionLine(request: ApprovalRequest): string {
+export function decisionLine(request: ApprovalRequest<GpuCommand>): string {
   const d = request.decision;
   const when = d ? slackDate(d.at) : '';
   switch (request.state) {
@@ -178,7 +181,7 @@ const STATE_WORD = {
 } as const;
 
 /** The card once decided or expired: the same details, the decision in place of the buttons. */
-export function closedCard(request: ApprovalRequest): Message {
+export function closedCard(request: ApprovalRequest<GpuCommand>): Message {
   const what = describeCommand(request.command);
   const d = request.decision;
   const by = d && request.state !== 'expired' ? ` by ${who(d.by)}` : '';
@@ -194,7 +197,7 @@ export function closedCard(request: ApprovalRequest): Message {
 }
 
 /** The requester's message while the request waits: where it went and why. */
-export function waitingMessage(request: ApprovalRequest): Message {
+export function waitingMessage(request: ApprovalRequest<GpuCommand>): Message {
   const what = describeCommand(request.command);
   const where = `<#${request.approvalChannel}>`;
   const why = request.reasons.map((r) => `• ${escapeText(r)}`).join('\n');
@@ -222,7 +225,7 @@ export function waitingMessage(request: ApprovalRequest): Message {
 }
 
 /** The requester's message after the decision (an approved one then shows its job's progress). */
-export function decidedMessage(request: ApprovalRequest): Message {
+export function decidedMessage(request: ApprovalRequest<GpuCommand>): Message {
   const what = describeCommand(request.command);
   const d = request.decision;
   const tail =
@@ -251,7 +254,7 @@ export function decidedMessage(request: ApprovalRequest): Message {
 }
 
 /** The modal Deny opens: one required reason. */
-export function denyReasonModal(request: ApprovalRequest, metadata: string) {
+export function denyReasonModal(request: ApprovalRequest<GpuCommand>, metadata: string) {
   return {
     type: 'modal' as const,
     callback_id: DENY_CALLBACK,
@@ -290,7 +293,7 @@ const LIST_MAX = 15;
 
 /** `/gpu approvals`: the requests this person may decide, each with its buttons. */
 export function pendingList(
-  requests: readonly ApprovalRequest[],
+  requests: readonly ApprovalRequest<GpuCommand>[],
   options: { readonly ownWaiting?: number } = {},
 ): Message {
   const own =

@@ -1,13 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { parseCommand } from '../../src/commands/parse-command.js';
-import { estimateMachines } from '../../src/pricing/cost.js';
 import {
   approvalCard,
   auditList,
   closedCard,
   humanDuration,
   pendingList,
-} from '../../src/render/approvals.js';
+} from '../../src/commands/approvals/render.js';
+import { parseCommand } from '../../src/commands/parse-command.js';
+import type { GpuCommand } from '../../src/commands/registry.js';
+import { estimateMachines } from '../../src/pricing/cost.js';
 import { SIM_CONFIGURATIONS } from '../../src/sim/catalog.js';
 import type { ApprovalRequest } from '../../src/store/approvals.js';
 import type { AuditEntry } from '../../src/store/audit.js';
@@ -15,7 +16,10 @@ import { checkBlocks } from '../fakes/block-kit-limits.js';
 
 // The approval card, the lists and the audit lines stay within Slack's limits whatever they hold.
 
-function request(i: number, overrides: Partial<ApprovalRequest> = {}): ApprovalRequest {
+function request(
+  i: number,
+  overrides: Partial<ApprovalRequest<GpuCommand>> = {},
+): ApprovalRequest<GpuCommand> {
   const parsed = parseCommand(`create box-${i} h100-hgx-80gb.8x`);
   if (!parsed.ok) throw new Error('bad command');
   return {
