@@ -1,4 +1,5 @@
 import { approvalCard, slackDate, waitingMessage } from '../commands/approvals/render.js';
+import { withDeadline } from '../commands/kit/with-deadline.js';
 import {
   commandPath,
   deliveryOf,
@@ -35,7 +36,6 @@ import {
   type EnqueueResult,
   enqueueRequest,
   requestFingerprint,
-  withDeadline,
 } from './enqueue-request.js';
 import { groupsOf } from './group-membership.js';
 

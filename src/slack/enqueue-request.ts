@@ -1,5 +1,6 @@
 import type { WebClient } from '@slack/web-api';
 import { type CommandJobData, commandJobDataSchema } from '../commands/job-payload.js';
+import { withDeadline } from '../commands/kit/with-deadline.js';
 import type { GpuCommand } from '../commands/registry.js';
 import { deliveryOf, describeCommand } from '../commands/registry.js';
 import type { JobContext, LeaseTerms, SealedInputs } from '../jobs/job-data.js';
@@ -27,15 +28,6 @@ export type EnqueueResult =
  */
 export function dedupeSeconds(command: GpuCommand): number {
   return deliveryOf(command.kind) === 'channel' ? 30 : 3;
-}
-
-/** Fails fast rather than let a hung Redis eat Slack's three seconds. */
-export function withDeadline<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { WebClient } from '@slack/web-api';
+import { withDeadline } from '../commands/kit/with-deadline.js';
 import type { Logger } from '../log/logger.js';
 import type { Store } from '../store/store.js';
-import { withDeadline } from './enqueue-request.js';
 
 // Which of the policy's Slack user groups a person is in. Members come from usergroups.users.list,
 // cached in Redis for a minute (so every replica shares one lookup) and fetched at most once at a time

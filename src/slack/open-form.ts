@@ -2,13 +2,13 @@ import type { SlashCommand } from '@slack/bolt';
 import { catalogFailedView } from '../commands/forms/catalog-blocks.js';
 import { type FormContext, filesystemFieldFor } from '../commands/forms/form-kit.js';
 import { encodeModalMetadata, type FormKind, type ModalMetadata } from '../commands/forms/modal-metadata.js';
+import { withDeadline } from '../commands/kit/with-deadline.js';
 import type { GpuCommand } from '../commands/registry.js';
 import { docFor, formFor, formSpecOf } from '../commands/registry.js';
 import type { CatalogRefreshData } from '../jobs/job-data.js';
 import { jobIdFor } from '../jobs/queue.js';
 import { addSystemJob } from '../jobs/system-jobs.js';
 import { CATALOG_STALE_MS, readCatalog } from '../store/catalog-cache.js';
-import { withDeadline } from './enqueue-request.js';
 import type { SlackDeps } from './slack-deps.js';
 
 // Opening a form inside the interaction: Slack's trigger id lives three seconds, so everything here

@@ -2,10 +2,10 @@ import type { App, BlockAction, ButtonAction } from '@slack/bolt';
 import { REFRESH_ACTION } from '../../commands/forms/catalog-blocks.js';
 import { decodeModalMetadata, FormMetadataError } from '../../commands/forms/modal-metadata.js';
 import { OPEN_FORM_ACTION, readOpenFormValue } from '../../commands/forms/open-form-button.js';
+import { withDeadline } from '../../commands/kit/with-deadline.js';
 import type { CatalogRefreshData } from '../../jobs/job-data.js';
 import { jobIdFor } from '../../jobs/queue.js';
 import { addSystemJob } from '../../jobs/system-jobs.js';
-import { withDeadline } from '../enqueue-request.js';
 import { openForm } from '../open-form.js';
 import type { SlackDeps } from '../slack-deps.js';
 

@@ -6,11 +6,11 @@ import {
   FormMetadataError,
   type ModalMetadata,
 } from '../../commands/forms/modal-metadata.js';
+import { withDeadline } from '../../commands/kit/with-deadline.js';
 import { readForm } from '../../commands/read-form.js';
 import { formSpecOf } from '../../commands/registry.js';
 import type { JobContext, SealedInputs } from '../../jobs/job-data.js';
 import { acceptRequest } from '../accept-request.js';
-import { withDeadline } from '../enqueue-request.js';
 import type { SlackDeps } from '../slack-deps.js';
 import { REDIS_DOWN } from './gpu-command.js';
 

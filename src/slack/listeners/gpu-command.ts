@@ -1,28 +1,26 @@
 import type { App, SlashCommand } from '@slack/bolt';
 import type { KnownBlock } from '@slack/types';
-import { auditList, pendingList } from '../../commands/approvals/render.js';
+import { answerDirect } from '../../commands/answers.js';
 import { unavailableIn } from '../../commands/availability.js';
-import { formatParseError, helpText } from '../../commands/help.js';
+import { formatParseError } from '../../commands/help.js';
+import type { DirectContext } from '../../commands/kit/direct.js';
+import { sections } from '../../commands/kit/direct.js';
 import { parseCommand } from '../../commands/parse-command.js';
 import type { GpuCommand } from '../../commands/registry.js';
 import { deliveryOf } from '../../commands/registry.js';
 import type { JobContext } from '../../jobs/job-data.js';
 import { groupsInPolicy, mayApprove } from '../../policy/decide.js';
-import { escapeText } from '../../render/job-message.js';
+import { DEFAULT_POLICY } from '../../policy/policy-schema.js';
 import { acceptDirect, acceptRequest, checkAccess } from '../accept-request.js';
 import { SLASH_COMMAND } from '../app-manifest.js';
 import { groupsOf } from '../group-membership.js';
 import type { SlackDeps } from '../slack-deps.js';
-import { answerWaitlist, answerWatch } from './watch-command.js';
 
 interface Reply {
   readonly text?: string;
   readonly blocks?: KnownBlock[];
   readonly response_type?: 'ephemeral' | 'in_channel';
 }
-
-const sections = (texts: readonly string[]): KnownBlock[] =>
-  texts.map((text) => ({ type: 'section', text: { type: 'mrkdwn', text } }));
 
 export const REDIS_DOWN =
   'gpuops cannot reach its queue right now, so nothing was started. Please try again in a minute.';
@@ -65,7 +63,7 @@ async function answer(slash: SlashCommand, deps: SlackDeps): Promise<Reply> {
       // Answered here, but still checked (`/gpu audit` is for admins) and on the audit trail.
       const refused = await acceptDirect(deps, command, ctx);
       if (refused) return { text: refused.message };
-      return answerDirectly(command, slash, deps);
+      return answerDirect(command, directContext(slash, deps));
     }
     default:
       break;
@@ -96,76 +94,44 @@ async function answer(slash: SlashCommand, deps: SlackDeps): Promise<Reply> {
   }
 }
 
-async function answerDirectly(command: GpuCommand, slash: SlashCommand, deps: SlackDeps): Promise<Reply> {
-  switch (command.kind) {
-    case 'help': {
-      const texts = helpText(command.topic, { shape: deps.shape, routes: deps.routes });
-      return { text: texts[0] ?? 'gpuops help', blocks: sections(texts.slice(0, 50)) };
-    }
-    case 'project': {
-      const binding = await deps.store.projectOf(slash.channel_id);
-      if (binding) {
-        const name = binding.name ? `${escapeText(binding.name)} ` : '';
-        return {
-          text: `This channel works in project ${name}\`${binding.projectId}\` (set by <@${binding.boundBy}>).`,
-        };
-      }
-      if (deps.defaultProjectId) {
-        return {
-          text: `This channel uses the default project \`${deps.defaultProjectId}\`. Change it with \`/gpu project use <name|id>\`.`,
-        };
-      }
-      return { text: 'This channel has no project yet: run `/gpu project use <name|id>`.' };
-    }
-    case 'jobs': {
-      const jobs = await deps.store.recentJobs(slash.channel_id, 15);
-      if (jobs.length === 0) return { text: 'No jobs in this channel yet.' };
-      const lines = jobs.map(
-        (j) =>
-          `• \`${escapeText(j.summary)}\` · *${j.state}* · <@${j.userId}> · <!date^${Math.floor(j.createdAt / 1000)}^{date_short_pretty} {time}|${new Date(j.createdAt).toISOString()}>${j.detail ? `\n   ${escapeText(j.detail).slice(0, 200)}` : ''}`,
-      );
-      const text = `*Recent jobs in this channel*\n${lines.join('\n')}`;
-      return { text: `Recent jobs: ${jobs.length}`, blocks: sections([text.slice(0, 2900)]) };
-    }
-    case 'approvals':
-      return answerApprovals(slash, deps);
-    case 'watch':
-      return answerWatch(command, slash, deps);
-    case 'waitlist':
-    case 'waitlist.add':
-    case 'waitlist.rm':
-      return answerWaitlist(command, slash, deps);
-    case 'audit': {
-      const audit = deps.guardrails?.audit;
-      if (!audit) return { text: 'The audit trail is off in this gpuops (no guardrails configured).' };
-      return auditList(await audit.latest(command.limit), command.limit);
-    }
-    default:
-      return { text: `\`/gpu ${command.kind.replaceAll('.', ' ')}\` comes in a later version of gpuops.` };
-  }
-}
-
-/** `/gpu approvals`: what this person may decide, with the buttons, and how many of theirs wait. */
-async function answerApprovals(slash: SlashCommand, deps: SlackDeps): Promise<Reply> {
+/** What a direct answer needs, from the listener's deps and the policy. */
+function directContext(slash: SlashCommand, deps: SlackDeps): DirectContext {
+  const policy = deps.guardrails?.policy ?? DEFAULT_POLICY;
   const guardrails = deps.guardrails;
-  if (!guardrails) return { text: 'Approvals are off in this gpuops (no guardrails configured).' };
-  const { policy, approvals } = guardrails;
-  const userId = slash.user_id;
-  const [groups, pending] = await Promise.all([
-    groupsOf(deps, userId, groupsInPolicy(policy)),
-    approvals.listPending({ limit: 200 }),
-  ]);
-  const mine = pending.filter(
-    (r) =>
-      mayApprove({
-        policy,
-        approverId: userId,
-        approverGroups: groups,
-        requesterId: r.requester,
-        kind: r.kind,
-        channelId: r.approvalChannel,
-      }).allowed,
-  );
-  const own = pending.filter((r) => r.requester === userId).length;
-  return pendingList(mine, { ownWaiting: own });
+  return {
+    channelId: slash.channel_id,
+    userId: slash.user_id,
+    store: deps.store,
+    shape: deps.shape,
+    routes: deps.routes,
+    defaultProjectId: deps.defaultProjectId,
+    watch: {
+      pollEverySeconds: policy.watch.pollEverySeconds,
+      capacityEverySeconds: policy.watch.capacityEverySeconds,
+      idleThresholdPercent: policy.idle.thresholdPercent,
+      idleWindowSeconds: policy.idle.windowSeconds,
+      digest: policy.digest,
+    },
+    audit: guardrails?.audit,
+    approvalsFor: guardrails
+      ? async (userId) => {
+          const [groups, pending] = await Promise.all([
+            groupsOf(deps, userId, groupsInPolicy(guardrails.policy)),
+            guardrails.approvals.listPending({ limit: 200 }),
+          ]);
+          const mine = pending.filter(
+            (r) =>
+              mayApprove({
+                policy: guardrails.policy,
+                approverId: userId,
+                approverGroups: groups,
+                requesterId: r.requester,
+                kind: r.kind,
+                channelId: r.approvalChannel,
+              }).allowed,
+          );
+          return { mine, ownWaiting: pending.filter((r) => r.requester === userId).length };
+        }
+      : undefined,
+  };
 }

@@ -1,4 +1,5 @@
 import type { App, BlockAction, ButtonAction } from '@slack/bolt';
+import { withDeadline } from '../../commands/kit/with-deadline.js';
 import { readWaitlistButtonValue, WAITLIST_CREATE_ACTION } from '../../commands/waitlist/render.js';
 import type { JobContext } from '../../jobs/job-data.js';
 import {
@@ -11,7 +12,6 @@ import {
 } from '../../render/idle-alert.js';
 import { createIdleState } from '../../store/idle-state.js';
 import { acceptRequest, checkAccess } from '../accept-request.js';
-import { withDeadline } from '../enqueue-request.js';
 import { openForm } from '../open-form.js';
 import type { SlackDeps } from '../slack-deps.js';
 import { REDIS_DOWN } from './gpu-command.js';

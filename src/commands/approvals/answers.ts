@@ -1,0 +1,11 @@
+import type { Answers } from '../kit/direct.js';
+import { pendingList } from './render.js';
+
+export const answers = {
+  /** What this person may decide, with the buttons, and how many of theirs wait. */
+  approvals: async (_command, ctx) => {
+    if (!ctx.approvalsFor) return { text: 'Approvals are off in this gpuops (no guardrails configured).' };
+    const { mine, ownWaiting } = await ctx.approvalsFor(ctx.userId);
+    return pendingList(mine, { ownWaiting });
+  },
+} satisfies Answers;
