@@ -6,7 +6,6 @@ import { formatParseError } from '../../commands/help.js';
 import type { DirectContext } from '../../commands/kit/direct.js';
 import { sections } from '../../commands/kit/direct.js';
 import { parseCommand } from '../../commands/parse-command.js';
-import type { GpuCommand } from '../../commands/registry.js';
 import { deliveryOf } from '../../commands/registry.js';
 import type { JobContext } from '../../jobs/job-data.js';
 import { groupsInPolicy, mayApprove } from '../../policy/decide.js';
