@@ -18,9 +18,9 @@ Commands:
 type Command = (args: string[]) => Promise<number>;
 
 const commands: Record<string, Command> = {
-  start: async () => (await import('./main.js')).runBot(undefined),
-  web: async () => (await import('./main.js')).runBot('web'),
-  worker: async () => (await import('./main.js')).runBot('worker'),
+  start: async () => (await import('./app/run-bot.js')).runBot(undefined),
+  web: async () => (await import('./app/run-bot.js')).runBot('web'),
+  worker: async () => (await import('./app/run-bot.js')).runBot('worker'),
   sim: async (args) => (await import('./sim/run-sim.js')).runSim(args),
   snapshot: async (args) => (await import('./snapshot/run-snapshot.js')).runSnapshot(args, process.env),
   audit: async (args) => (await import('./audit/run-audit-export.js')).runAuditExport(args, process.env),

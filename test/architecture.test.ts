@@ -75,11 +75,24 @@ describe('architecture', () => {
   });
 
   it('reads process.env only in config.ts, the composition root and the process helpers of sys/', () => {
-    const roots = new Set(['config.ts', 'cli.ts', 'main.ts']);
+    const roots = new Set(['config.ts', 'cli.ts', 'app/run-bot.ts']);
     const offenders = files
       .filter((f) => !roots.has(rel(f)) && !inFolder(f, 'sys'))
       // Handing the environment on to a child process (`{ ...process.env }`) is not reading it.
       .filter((f) => /process\.env\b/.test(readFileSync(f, 'utf8').replaceAll('...process.env', '')))
+      .map(rel);
+    expect(offenders).toEqual([]);
+  });
+
+  it('constructs clients and Redis connections only in composition roots (src/app and the tools run-*.ts)', () => {
+    const constructs = /new WebClient\(|new Redis\(|\bcreate(Infra|Platform|Metrics)Client\(/;
+    const offenders = files
+      .filter((f) => !inFolder(f, 'app') && !/(^|\/)run-[a-z-]+\.ts$/.test(rel(f)))
+      .filter((f) =>
+        readFileSync(f, 'utf8')
+          .split('\n')
+          .some((line) => constructs.test(line) && !/\bfunction create/.test(line)),
+      )
       .map(rel);
     expect(offenders).toEqual([]);
   });

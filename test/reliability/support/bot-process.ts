@@ -1,6 +1,6 @@
+import { startBot } from '../../../src/app/start-bot.js';
 import { parseConfig, type Role } from '../../../src/config.js';
 import { createLogger } from '../../../src/log/logger.js';
-import { startBot } from '../../../src/main.js';
 
 // gpuops in a process of its own, exactly as `gpuops start|web|worker` composes it (startBot), plus the
 // knobs a test needs and the CLI does not expose: short job locks so a killed worker's job is taken

@@ -1,10 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
+import { type BotOptions, type RunningBot, startBot } from '../../../src/app/start-bot.js';
 import { type Config, parseConfig, type Role } from '../../../src/config.js';
 import { QUEUE_NAME, QUEUE_PREFIX } from '../../../src/jobs/queue.js';
 import { createLogger, type Logger } from '../../../src/log/logger.js';
-import { type BotOptions, type RunningBot, startBot } from '../../../src/main.js';
 import { type RunningSim, type SimOptions, startSim } from '../../../src/sim/start-sim.js';
 import { readCatalog } from '../../../src/store/catalog-cache.js';
 import { createStore } from '../../../src/store/store.js';

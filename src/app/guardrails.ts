@@ -1,0 +1,49 @@
+import { type FetchFunction, WebClient } from '@slack/web-api';
+import { auditLine } from '../commands/approvals/render.js';
+import { gpuCommandSchema } from '../commands/registry.js';
+import type { Config } from '../config.js';
+import type { Logger } from '../log/logger.js';
+import type { BotMetrics } from '../obs/bot-metrics.js';
+
+import type { Guardrails } from '../policy/guardrails.js';
+import type { Policy } from '../policy/policy-schema.js';
+import { createApprovals } from '../store/approvals.js';
+import { createAudit } from '../store/audit.js';
+import { createLeases } from '../store/leases.js';
+import type { Store } from '../store/store.js';
+
+// Roles, approvals, leases and the audit trail, shared by the listener and the workers
+// (docs/policy.md). The audit trail also posts each entry to the policy's audit channel, if any.
+
+export function createGuardrails(input: {
+  readonly config: Config;
+  readonly policy: Policy;
+  readonly store: Store;
+  readonly metrics: BotMetrics;
+  readonly slackFetch: FetchFunction;
+  readonly log: Logger;
+}): Guardrails {
+  const { config, policy, store, metrics, log } = input;
+  const redis = store.redis;
+  const auditChannel = policy.audit.channel;
+  const auditSlack = auditChannel
+    ? new WebClient(config.SLACK_BOT_TOKEN, { slackApiUrl: config.SLACK_API_URL, fetch: input.slackFetch })
+    : undefined;
+  return {
+    policy,
+    approvals: createApprovals(redis, { prefix: store.prefix, command: gpuCommandSchema }),
+    audit: createAudit(redis, {
+      prefix: store.prefix,
+      retentionSeconds: policy.audit.retentionSeconds,
+      log,
+      ...(auditChannel && auditSlack
+        ? {
+            publish: (entry) =>
+              auditSlack.chat.postMessage({ channel: auditChannel, text: auditLine(entry) }),
+          }
+        : {}),
+    }),
+    leases: createLeases(redis, { prefix: store.prefix }),
+    onApproval: (outcome) => metrics.countApproval(outcome),
+  };
+}

@@ -1,0 +1,136 @@
+import { readFileSync } from 'node:fs';
+import type { Worker } from 'bullmq';
+import { parseRouteOverrides, resolveRoutes } from '../cloud/index.js';
+import type { Config, Role } from '../config.js';
+import type { JobData } from '../jobs/job-data.js';
+import { createQueue } from '../jobs/queue.js';
+import { createLogger, type Logger } from '../log/logger.js';
+import { type BotMetrics, createBotMetrics } from '../obs/bot-metrics.js';
+import { countSlackErrors } from '../obs/count-slack-errors.js';
+import { loadPolicy } from '../policy/load-policy.js';
+import { createSealer, sealKeyFrom } from '../store/sealed.js';
+import { createStore } from '../store/store.js';
+import { createCloudClients } from './clients.js';
+import { createGuardrails } from './guardrails.js';
+import { Lifecycle } from './lifecycle.js';
+import { type ListenerFactory, startReceivers } from './receivers.js';
+import { BLOCKING, FAIL_FAST, redisConnector } from './redis-connections.js';
+import { checkBotToken } from './slack-token.js';
+import { drainWorker, startWorkers, type WorkerTuning } from './workers.js';
+
+// The composition root: the one place that turns the configuration into clients, connections and
+// roles, in one visible order. `gpuops start` runs the role of ROLE (default all: listener and workers
+// in one process); `gpuops web` and `gpuops worker` force theirs. See docs/architecture.md.
+
+export interface BotOptions extends WorkerTuning {
+  /** Which role to run; default config.ROLE. */
+  readonly role?: Role;
+  readonly log?: Logger;
+  /** Interface the HTTP server binds; default 0.0.0.0. */
+  readonly host?: string;
+  /** How long SIGTERM waits for jobs in hand before releasing them to other workers; default 20 s. */
+  readonly shutdownGraceMs?: number;
+  /** Limit for reaching Redis and Slack at start; default 10 s. */
+  readonly startTimeoutMs?: number;
+  /**
+   * Runs the listeners on a receiver of the caller's instead of HTTP or Socket Mode: `gpuops demo`'s
+   * terminal chat. /healthz, /readyz and /metrics are then served on PORT as in Socket Mode.
+   */
+  readonly listener?: ListenerFactory;
+}
+
+export interface RunningBot {
+  readonly role: Role;
+  /** Port of the HTTP server (/slack/events in HTTP mode, /healthz, /readyz, /metrics). */
+  readonly port: number;
+  readonly metrics: BotMetrics;
+  readonly botUserId: string;
+  /** What SIGTERM does: stop taking requests and jobs, finish or release jobs in hand, close everything. */
+  stop(): Promise<void>;
+}
+
+export const DEFAULT_SHUTDOWN_GRACE_MS = 20_000;
+const DEFAULT_START_TIMEOUT_MS = 10_000;
+
+export async function startBot(config: Config, options: BotOptions = {}): Promise<RunningBot> {
+  const role = options.role ?? config.ROLE;
+  const web = role !== 'worker';
+  const working = role !== 'web';
+  const socketMode = web && config.SLACK_SOCKET_MODE;
+  const log = options.log ?? createLogger({ level: config.LOG_LEVEL });
+  const startTimeoutMs = options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS;
+  const metrics = createBotMetrics({
+    info: { role, shape: config.CLOUD_API_SHAPE, mode: socketMode ? 'socket' : 'http' },
+  });
+  const lifecycle = new Lifecycle(log);
+  let shuttingDown = false;
+  try {
+    // 1. Policy: an invalid file stops the start with its line and rule (docs/policy.md).
+    const policy = await loadPolicy(config.GPUOPS_POLICY);
+    log.info({ policy: policy.source }, 'policy loaded');
+
+    // 2. Redis: the store and the queue, failing fast so the listener still answers in time.
+    const connect = redisConnector(config.REDIS_URL, lifecycle, log, startTimeoutMs);
+    const store = createStore(await connect('store', FAIL_FAST));
+    const queueRedis = await connect('queue', FAIL_FAST);
+    // Form secrets (user data, kubeconfigs) travel sealed in Redis, never in job data.
+    const sealer = createSealer(store.redis, store.prefix, sealKeyFrom(config));
+    const queue = createQueue(queueRedis);
+    queue.on('error', () => {}); // the connection's own listener reports it
+    lifecycle.opened('queue', () => queue.close());
+    metrics.watchQueue(() => queue.getJobCounts('waiting', 'active', 'delayed', 'failed', 'prioritized'));
+
+    // 3. Slack: the bot token checked once; every Slack client counts Slack's errors.
+    const bot = await checkBotToken(config, startTimeoutMs);
+    const slackFetch = countSlackErrors((method, error) => metrics.slackApiError(method, error));
+
+    // 4. Guardrails, shared by listener and workers.
+    const guardrails = createGuardrails({ config, policy, store, metrics, slackFetch, log });
+    const routes = resolveRoutes(
+      config.CLOUD_API_SHAPE,
+      parseRouteOverrides(config.CLOUD_ROUTES, (path) => readFileSync(path, 'utf8')),
+    );
+
+    // 5. Workers and watchers, with the cloud clients: only where jobs run.
+    let worker: Worker<JobData> | undefined;
+    if (working) {
+      const clients = createCloudClients(config, routes, metrics, lifecycle, log);
+      // BullMQ's blocking commands need a connection that never gives up on a request.
+      const workerRedis = await connect('worker', BLOCKING);
+      worker = await startWorkers({
+        ...{ config, clients, store, sealer, queue, queueRedis, workerRedis, guardrails, metrics },
+        ...{ slackFetch, lifecycle, log, tuning: options },
+      });
+    }
+
+    // 6. Receivers: probes, and Slack over HTTP, Socket Mode or the caller's receiver.
+    const receivers = await startReceivers({
+      ...{ config, web, socketMode, host: options.host ?? '0.0.0.0', bot, store, queue, sealer },
+      ...{ guardrails, routes, metrics, slackFetch, listener: options.listener, startTimeoutMs },
+      ...{ shuttingDown: () => shuttingDown, lifecycle, log },
+    });
+    log.info({ role, port: receivers.port, socketMode, shape: config.CLOUD_API_SHAPE }, 'gpuops ready');
+
+    // Stop: Slack first (no new requests), then the worker's jobs, then the rest newest first.
+    const graceMs = options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
+    let stopping: Promise<void> | undefined;
+    const stop = () => {
+      stopping ??= (async () => {
+        shuttingDown = true;
+        log.info({ role }, 'stopping: no new requests or jobs');
+        await receivers
+          .stopSlack?.()
+          .catch((err: unknown) => log.warn({ err }, 'could not stop the Slack receiver'));
+        if (worker) await drainWorker(worker, graceMs, log);
+        lifecycle.forget('slack', 'worker');
+        await lifecycle.closeAll();
+        log.info({ role }, 'stopped');
+      })();
+      return stopping;
+    };
+    return { role, port: receivers.port, metrics, botUserId: bot.botUserId, stop };
+  } catch (err) {
+    await lifecycle.closeAll();
+    throw err;
+  }
+}

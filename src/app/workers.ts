@@ -1,0 +1,144 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { FetchFunction } from '@slack/web-api';
+import { WebClient, type WebClientOptions } from '@slack/web-api';
+import type { Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { WorkerTiming } from '../commands/kit/handler-deps.js';
+import type { Config } from '../config.js';
+import { scheduleApprovalExpiry } from '../jobs/guardrail-jobs.js';
+import type { JobData } from '../jobs/job-data.js';
+import type { GpuQueue } from '../jobs/queue.js';
+import { scheduleCatalogRefresh } from '../jobs/system-jobs.js';
+import type { Logger } from '../log/logger.js';
+import type { BotMetrics } from '../obs/bot-metrics.js';
+import type { Guardrails } from '../policy/guardrails.js';
+import type { Sealer } from '../store/sealed.js';
+import type { Store } from '../store/store.js';
+import { createWatchWorker } from '../watch/create-watch-worker.js';
+import { createWatchQueue, scheduleWatchers } from '../watch/watch-queue.js';
+import { createWorker } from '../workers/create-worker.js';
+import type { CloudClients } from './clients.js';
+import type { Lifecycle } from './lifecycle.js';
+import { respondTo } from './respond.js';
+
+// The worker role: the request queue's worker, the system job schedulers, and the watchers on their
+// own queue (so frequent looks and rate-limited posting never hold up a person's request).
+
+export interface WorkerTuning {
+  readonly lockDurationMs?: number;
+  readonly stalledIntervalMs?: number;
+  readonly workerTiming?: Partial<WorkerTiming>;
+  readonly workerConcurrency?: number;
+}
+
+/** After the grace period, how long released jobs get to unwind before the connections close anyway. */
+const RELEASE_WAIT_MS = 5_000;
+
+export async function startWorkers(input: {
+  readonly config: Config;
+  readonly clients: CloudClients;
+  readonly store: Store;
+  readonly sealer: Sealer;
+  readonly queue: GpuQueue;
+  readonly queueRedis: Redis;
+  readonly workerRedis: Redis;
+  readonly guardrails: Guardrails;
+  readonly metrics: BotMetrics;
+  readonly slackFetch: FetchFunction;
+  readonly lifecycle: Lifecycle;
+  readonly log: Logger;
+  readonly tuning: WorkerTuning;
+}): Promise<Worker<JobData>> {
+  const { config, clients, store, queue, guardrails, metrics, lifecycle, log, tuning } = input;
+  const slackOptions: WebClientOptions = {
+    slackApiUrl: config.SLACK_API_URL,
+    fetch: input.slackFetch,
+    timeout: 15_000,
+    // A job waits out a Slack hiccup, but not Slack's default half hour.
+    retryConfig: { retries: 5, factor: 2, minTimeout: 500, maxTimeout: 10_000 },
+  };
+  const worker = createWorker(
+    input.workerRedis,
+    {
+      ...clients,
+      slack: new WebClient(config.SLACK_BOT_TOKEN, slackOptions),
+      store,
+      log,
+      shape: config.CLOUD_API_SHAPE,
+      defaultProjectId: config.CLOUD_PROJECT_ID,
+      respond: (url, body) => respondTo(url, body, log),
+      sealer: input.sealer,
+      guardrails,
+      queue,
+      ...(tuning.workerTiming ? { timing: tuning.workerTiming } : {}),
+    },
+    {
+      ...(tuning.lockDurationMs !== undefined ? { lockDurationMs: tuning.lockDurationMs } : {}),
+      ...(tuning.stalledIntervalMs !== undefined ? { stalledIntervalMs: tuning.stalledIntervalMs } : {}),
+      ...(tuning.workerConcurrency !== undefined ? { concurrency: tuning.workerConcurrency } : {}),
+    },
+  );
+  worker.on('completed', (job) =>
+    metrics.jobEnded(job.name, 'done', Date.now() - (job.processedOn ?? Date.now())),
+  );
+  worker.on('failed', (job) => {
+    if (!job) return;
+    const outcome = job.finishedOn ? 'failed' : 'retried';
+    metrics.jobEnded(job.name, outcome, Date.now() - (job.processedOn ?? Date.now()));
+  });
+  // On failure before the end of start-up; stop() drains it with the grace period instead.
+  lifecycle.opened('worker', () => worker.close(true));
+
+  // BullMQ job schedulers: each fires once per period however many workers run; upserting is idempotent.
+  await scheduleCatalogRefresh(queue, {
+    ...(config.CLOUD_PROJECT_ID ? { projectId: config.CLOUD_PROJECT_ID } : {}),
+  }).catch((err: unknown) =>
+    log.warn({ err }, 'could not schedule the catalogue refresh; modals load on demand'),
+  );
+  await scheduleApprovalExpiry(queue).catch((err: unknown) =>
+    log.warn({ err }, 'could not schedule the approval expiry; expired cards close on their next click'),
+  );
+
+  // Watchers: state changes, idle GPUs, digests, the capacity waitlist (docs/watch.md).
+  const watchQueue = createWatchQueue(input.queueRedis);
+  watchQueue.on('error', () => {}); // the connection's own listener reports it
+  lifecycle.opened('watch queue', () => watchQueue.close());
+  const watchWorker = createWatchWorker(input.workerRedis, {
+    cloud: clients.cloud,
+    // A 429 reaches the outbox drain, which waits out Retry-After without holding a worker.
+    slack: new WebClient(config.SLACK_BOT_TOKEN, { ...slackOptions, rejectRateLimitedCalls: true }),
+    store,
+    log,
+    policy: guardrails.policy,
+    shape: config.CLOUD_API_SHAPE,
+    queue: watchQueue,
+    snapshots: clients.snapshots,
+  });
+  lifecycle.opened('watch worker', () => watchWorker.close());
+  await scheduleWatchers(watchQueue, guardrails.policy).catch((err: unknown) =>
+    log.warn({ err }, 'could not schedule the watchers; /gpu watch posts nothing until they are'),
+  );
+  return worker;
+}
+
+/**
+ * Stops taking jobs and waits for the ones in hand. After the grace period the jobs still running are
+ * cancelled: their handlers stop at the next step, BullMQ counts the attempt and schedules the job
+ * again, and another worker (or this one after a restart) resumes it from its saved progress.
+ */
+export async function drainWorker(worker: Worker<JobData>, graceMs: number, log: Logger): Promise<void> {
+  const closing = worker.close().then(
+    () => true,
+    (err: unknown) => {
+      log.warn({ err }, 'worker did not close cleanly');
+      return true;
+    },
+  );
+  const timeUp = (ms: number) => sleep(ms, false, { ref: false });
+  if (await Promise.race([closing, timeUp(graceMs)])) return;
+  log.warn({ graceMs }, 'jobs still running after the grace period: releasing them to other workers');
+  worker.cancelAllJobs('gpuops is shutting down; the job continues on another worker');
+  if (await Promise.race([closing, timeUp(RELEASE_WAIT_MS)])) return;
+  // Still busy: its lock expires and BullMQ's stalled-job check hands the job to another worker.
+  log.warn('a job did not stop in time: its lock will expire and another worker takes it over');
+}
