@@ -98,6 +98,9 @@ export async function run(options: { instances?: number; looks?: number } = {}):
       log: createLogger({ level: 'silent' }),
       policy: DEFAULT_POLICY,
       shape: 'B',
+      // A state-change look acts for nobody.
+      submit: () => Promise.reject(new Error('the watcher benchmark submits no requests')),
+      botUserId: 'U0BENCH',
       queue,
     };
     const projectId = sim.info.projectId;

@@ -62,6 +62,21 @@ describe('architecture', () => {
     expect(offenders).toEqual([]);
   });
 
+  it('keeps the request pipeline free of the Slack SDK and the Slack layer', () => {
+    const offenders = files
+      .filter((f) => inFolder(f, 'requests'))
+      .flatMap((f) => [
+        ...importsOf(f)
+          .filter((s) => /^@slack\/(bolt|web-api|socket-mode)/.test(s))
+          .map((s) => `${rel(f)} imports ${s}`),
+        ...localImports(f)
+          .filter((p) => p.startsWith('slack/') || p.startsWith('cloud/'))
+          .map((p) => `${rel(f)} imports ${p}`),
+      ]);
+    expect(files.some((f) => inFolder(f, 'requests'))).toBe(true);
+    expect(offenders).toEqual([]);
+  });
+
   it('keeps render/ pure: no file, network or Redis I/O', () => {
     const io = /^(node:)?(fs|fs\/promises|net|http|https|child_process)$|^undici$|^ioredis$|^bullmq$/;
     const offenders = files

@@ -19,7 +19,7 @@ import { TOKEN_REFUSED } from './slack-token.js';
 
 /** What a custom listener gets: the listeners' deps and the Slack settings every receiver uses. */
 export type ListenerFactory = (
-  deps: Omit<SlackDeps, 'client'>,
+  deps: Omit<SlackDeps, 'client' | 'ports'>,
   slack: {
     readonly botToken: string;
     readonly slackApiUrl: string;
@@ -67,7 +67,7 @@ export async function startReceivers(input: {
     retryConfig: { retries: 1, minTimeout: 200, maxTimeout: 500 },
     timeout: 2_500,
   };
-  const deps: Omit<SlackDeps, 'client'> = {
+  const deps: Omit<SlackDeps, 'client' | 'ports'> = {
     queue,
     store,
     log: input.log,

@@ -12,6 +12,8 @@ import { scheduleCatalogRefresh } from '../jobs/system-jobs.js';
 import type { Logger } from '../log/logger.js';
 import type { BotMetrics } from '../obs/bot-metrics.js';
 import type { Guardrails } from '../policy/guardrails.js';
+import { submitPolicyAction } from '../requests/policy-action.js';
+import { slackRequestPorts } from '../slack/request-ports.js';
 import type { Sealer } from '../store/sealed.js';
 import type { Store } from '../store/store.js';
 import { createWatchWorker } from '../watch/create-watch-worker.js';
@@ -48,6 +50,7 @@ export async function startWorkers(input: {
   readonly lifecycle: Lifecycle;
   readonly log: Logger;
   readonly tuning: WorkerTuning;
+  readonly botUserId: string;
 }): Promise<Worker<JobData>> {
   const { config, clients, store, queue, guardrails, metrics, lifecycle, log, tuning } = input;
   const slackOptions: WebClientOptions = {
@@ -57,11 +60,12 @@ export async function startWorkers(input: {
     // A job waits out a Slack hiccup, but not Slack's default half hour.
     retryConfig: { retries: 5, factor: 2, minTimeout: 500, maxTimeout: 10_000 },
   };
+  const jobSlack = new WebClient(config.SLACK_BOT_TOKEN, slackOptions);
   const worker = createWorker(
     input.workerRedis,
     {
       ...clients,
-      slack: new WebClient(config.SLACK_BOT_TOKEN, slackOptions),
+      slack: jobSlack,
       store,
       log,
       shape: config.CLOUD_API_SHAPE,
@@ -113,6 +117,13 @@ export async function startWorkers(input: {
     shape: config.CLOUD_API_SHAPE,
     queue: watchQueue,
     snapshots: clients.snapshots,
+    // What the policy decides (an idle machine's stop) goes through the request pipeline.
+    submit: (action) =>
+      submitPolicyAction(
+        { queue, store, log, guardrails, ports: slackRequestPorts({ client: jobSlack, store, log }) },
+        action,
+      ),
+    botUserId: input.botUserId,
   });
   lifecycle.opened('watch worker', () => watchWorker.close());
   await scheduleWatchers(watchQueue, guardrails.policy).catch((err: unknown) =>

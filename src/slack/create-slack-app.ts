@@ -10,6 +10,7 @@ import { registerFormSubmissions } from './listeners/form-submissions.js';
 import { registerGpuCommand } from './listeners/gpu-command.js';
 import { registerWatchActions } from './listeners/watch-actions.js';
 import { createOpenModal } from './open-form.js';
+import { slackRequestPorts } from './request-ports.js';
 import type { SlackDeps } from './slack-deps.js';
 
 export interface SlackAppOptions {
@@ -89,7 +90,7 @@ export function registerListeners(app: App, deps: SlackDeps): void {
 function createApp(
   receiver: Receiver,
   options: Pick<SlackAppOptions, 'botToken' | 'slackApiUrl' | 'botId' | 'botUserId' | 'clientOptions'>,
-  deps: Omit<SlackDeps, 'client'>,
+  deps: Omit<SlackDeps, 'client' | 'ports'>,
   logger: ReturnType<typeof boltLogger>,
 ): App {
   const app = new App({
@@ -103,7 +104,12 @@ function createApp(
       ? { botId: options.botId, botUserId: options.botUserId, tokenVerificationEnabled: false }
       : {}),
   });
-  registerListeners(app, { ...deps, client: app.client });
+  const client = app.client;
+  registerListeners(app, {
+    ...deps,
+    client,
+    ports: slackRequestPorts({ client, store: deps.store, log: deps.log }),
+  });
   return app;
 }
 
@@ -114,13 +120,16 @@ function createApp(
 export function createSlackApp(
   receiver: Receiver,
   options: Pick<SlackAppOptions, 'botToken' | 'slackApiUrl' | 'botId' | 'botUserId' | 'clientOptions'>,
-  deps: Omit<SlackDeps, 'client'>,
+  deps: Omit<SlackDeps, 'client' | 'ports'>,
 ): App {
   return createApp(receiver, options, deps, boltLogger(deps.log));
 }
 
 /** The Bolt app over HTTP at POST /slack/events, signatures and timestamps checked by Bolt. */
-export function createSlackWeb(options: SlackAppOptions, deps: Omit<SlackDeps, 'client'>): SlackWeb {
+export function createSlackWeb(
+  options: SlackAppOptions,
+  deps: Omit<SlackDeps, 'client' | 'ports'>,
+): SlackWeb {
   const logger = boltLogger(deps.log);
   const receiver = new HTTPReceiver({
     signingSecret: options.signingSecret,
@@ -153,7 +162,10 @@ export function createSlackWeb(options: SlackAppOptions, deps: Omit<SlackDeps, '
 }
 
 /** The same app over Socket Mode; apps.connections.open goes to `slackApiUrl` like every other call. */
-export function createSlackSocket(options: SlackSocketOptions, deps: Omit<SlackDeps, 'client'>): SlackSocket {
+export function createSlackSocket(
+  options: SlackSocketOptions,
+  deps: Omit<SlackDeps, 'client' | 'ports'>,
+): SlackSocket {
   const logger = boltLogger(deps.log);
   const receiver = new SocketModeReceiver({
     appToken: options.appToken,

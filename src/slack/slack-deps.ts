@@ -6,6 +6,7 @@ import type { GpuCommand } from '../commands/registry.js';
 import type { GpuQueue } from '../jobs/queue.js';
 import type { Logger } from '../log/logger.js';
 import type { Guardrails } from '../policy/guardrails.js';
+import type { RequestPorts } from '../requests/ports.js';
 import type { Sealer } from '../store/sealed.js';
 import type { Store } from '../store/store.js';
 
@@ -14,6 +15,8 @@ export interface SlackDeps {
   readonly queue: GpuQueue;
   readonly store: Store;
   readonly client: WebClient;
+  /** The request pipeline's view of Slack, made from `client` (src/slack/request-ports.ts). */
+  readonly ports: RequestPorts;
   readonly log: Logger;
   readonly shape: Shape;
   /** The shape's route table with CLOUD_ROUTES applied: decides which subcommands exist. */
@@ -30,5 +33,5 @@ export interface SlackDeps {
    * built-in defaults with no policy file); leaving it out turns the checks off, for tests of
    * unrelated features only.
    */
-  readonly guardrails?: Guardrails | undefined;
+  readonly guardrails: Guardrails;
 }

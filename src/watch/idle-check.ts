@@ -1,4 +1,4 @@
-import { CloudConflictError, type Instance } from '../cloud/index.js';
+import type { Instance } from '../cloud/index.js';
 import type { IdlePolicy } from '../policy/policy-schema.js';
 import { answeredAlertBlocks, autoStopReply, idleAlertMessage } from '../render/idle-alert.js';
 import { chartFileName, summaryMrkdwn } from '../render/metrics-message.js';
@@ -134,15 +134,23 @@ async function autoStop(
   projectId: string,
   instance: Instance,
   record: IdleRecord,
-  signal: AbortSignal,
+  _signal: AbortSignal,
 ): Promise<void> {
-  try {
-    await deps.cloud.stopInstance({ id: instance.id }, { projectId, signal });
-  } catch (err) {
-    // Stopping already (someone pressed Stop meanwhile): the reply still says what the policy did.
-    if (!(err instanceof CloudConflictError)) throw err;
-  }
   const now = nowOf(deps);
+  // Not a call to the cloud from here: a stop job, audited, that the workers run like any request.
+  const [channelId] = await createWatchSubscriptions(deps.store).channelsOf(projectId);
+  if (channelId === undefined) return;
+  const job = await deps.submit({
+    command: { kind: 'stop', instance: instance.id },
+    channelId,
+    projectId,
+    actorId: deps.botUserId,
+    reason: `idle policy: below ${deps.policy.idle.thresholdPercent}% GPU since ${new Date(record.since).toISOString()}, alert unanswered`,
+  });
+  deps.log.info(
+    { projectId, instanceId: instance.id, jobId: job.jobId },
+    'idle instance: stop queued by the policy',
+  );
   const prices = await priceBookFor(deps.store, projectId, deps.policy);
   const { text, blocks } = idleAlertMessage({
     instanceId: instance.id,
@@ -174,7 +182,6 @@ async function autoStop(
   ];
   const targets = await targetsFor(deps, projectId, instance.id);
   await startDrains(deps, await createOutbox(deps.store).pushMany(targets, entries));
-  deps.log.info({ projectId, instanceId: instance.id }, 'idle instance stopped by the policy');
 }
 
 export async function checkIdle(

@@ -3,6 +3,8 @@ import type { InfraClient } from '../cloud/index.js';
 import type { Shape } from '../cloud/shape.js';
 import type { Logger } from '../log/logger.js';
 import type { Policy } from '../policy/policy-schema.js';
+import type { EnqueueResult } from '../requests/enqueue-request.js';
+import type { PolicyAction } from '../requests/policy-action.js';
 import type { SnapshotDeps } from '../snapshot/take-snapshot.js';
 import type { Store } from '../store/store.js';
 import type { WatchQueue } from './watch-queue.js';
@@ -23,6 +25,13 @@ export interface WatchDeps {
   readonly queue: WatchQueue;
   /** Present when METRICS_* is configured: idle detection and the alert's chart need it. */
   readonly snapshots?: SnapshotDeps | undefined;
+  /**
+   * Changes the policy decides (stopping an idle machine) go through the request pipeline: a job and
+   * an audit entry, like any request (src/requests/policy-action.ts).
+   */
+  readonly submit: (action: PolicyAction) => Promise<EnqueueResult>;
+  /** The bot's own Slack user: who such a change is made by. */
+  readonly botUserId: string;
   readonly now?: () => number;
   /** Least time between two Slack calls to one channel or DM; default 1000 ms (about one a second). */
   readonly minIntervalMs?: number;

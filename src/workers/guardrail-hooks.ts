@@ -14,8 +14,7 @@ export async function auditJob(
   event: 'start' | 'outcome',
   extra: { readonly outcome: string; readonly durationMs?: number; readonly detail?: string },
 ): Promise<void> {
-  const audit = run.deps.guardrails?.audit;
-  if (!audit) return;
+  const audit = run.deps.guardrails.audit;
   const { data, job } = run;
   const fields = auditFieldsOf(data.command);
   const projectId = data.ctx.projectId ?? run.deps.defaultProjectId;

@@ -21,7 +21,7 @@ export async function startLease(run: JobRun<WorkerDeps>): Promise<string | unde
   const guardrails = deps.guardrails;
   const terms = data.lease;
   const command = data.command;
-  if (!terms || !guardrails || !deps.queue) return undefined;
+  if (!terms || !deps.queue) return undefined;
   if (command.kind !== 'create' && command.kind !== 'start') return undefined;
   if (command.kind === 'create' && command.modal) return undefined;
   const now = run.now();
@@ -55,7 +55,7 @@ export async function remindLease(deps: WorkerDeps, data: LeaseJobData): Promise
 /** Queues the normal stop job when the lease ends (once, however many workers see the job). */
 export async function stopLease(deps: WorkerDeps, data: LeaseJobData): Promise<string> {
   const guardrails = deps.guardrails;
-  if (!guardrails || !deps.queue) return 'guardrails are off: nothing to stop';
+  if (!deps.queue) return 'no queue to stop it through';
   if (!(await guardrails.leases.markStopping(data.leaseId, data.stopAt))) {
     return 'lease extended or already stopping';
   }
@@ -105,7 +105,7 @@ export async function stopLease(deps: WorkerDeps, data: LeaseJobData): Promise<s
 }
 
 async function current(deps: WorkerDeps, data: LeaseJobData): Promise<Lease | undefined> {
-  const lease = await deps.guardrails?.leases.get(data.leaseId);
+  const lease = await deps.guardrails.leases.get(data.leaseId);
   return lease && lease.state === 'active' && lease.stopAt === data.stopAt ? lease : undefined;
 }
 

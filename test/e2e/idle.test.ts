@@ -190,8 +190,27 @@ describe('idle GPU alerts (shape B, real Prometheus)', () => {
         .find((m) => String(m.text).includes('Stopped by the gpuops policy')),
     );
     expect(reply.text).toMatch(/\*idle-3\* was idle for at least .* and nobody answered this alert for /);
-    const state = (await stack.cloud.getInstance({ id: ids['idle-3']! })).state;
+    // The policy acts through the request pipeline: a stop job by the bot, on the audit trail.
+    const state = await until('idle-3 to stop through its job', async () => {
+      const s = (await stack.cloud.getInstance({ id: ids['idle-3']! })).state;
+      return s === 'stopping' || s === 'stopped' ? s : undefined;
+    });
     expect(['stopping', 'stopped']).toContain(state);
+    const trail = await stack.guardrails.audit.latest(50);
+    const request = trail.find((e) => e.event === 'request' && e.operation === 'stop' && e.actor === 'U0BOT');
+    expect(
+      request,
+      `audit trail: ${JSON.stringify(trail.map((e) => [e.event, e.operation, e.actor]))}`,
+    ).toMatchObject({
+      outcome: 'queued',
+      target: ids['idle-3'],
+    });
+    expect(String(request?.parameters.reason)).toContain('idle policy');
+    await until('the stop job to end on the audit trail', async () =>
+      (await stack.guardrails.audit.latest(50)).find(
+        (e) => e.event === 'outcome' && e.operation === 'stop' && e.jobId === request?.jobId,
+      ),
+    );
     // idle-2 was kept, so the policy left it running.
     expect((await stack.cloud.getInstance({ id: ids['idle-2']! })).state).toBe('running');
     await until('the alert without buttons', () =>

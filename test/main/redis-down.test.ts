@@ -14,6 +14,7 @@ import { createStore, type Store } from '../../src/store/store.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/sys/private-redis.js';
 import { FakeSlackApi } from '../fakes/slack-api.js';
 import { until } from '../support/gpuops-process.js';
+import { testGuardrails } from '../support/guardrails.js';
 import { postSigned, slashCommandBody } from '../support/slack-driver.js';
 
 const UNPRICED_POLICY = fileURLToPath(new URL('../fixtures/policy-unpriced.yaml', import.meta.url));
@@ -160,6 +161,7 @@ describe('Redis failing half-way through accepting a request', () => {
         shape: 'B',
         routes: ROUTES.B,
         defaultProjectId: '3f1c2a9e-8b7d-4c1e-9f2a-1b2c3d4e5f60',
+        guardrails: testGuardrails(store.redis, store.prefix),
       },
     );
     url = `http://127.0.0.1:${await web.start(0, '127.0.0.1')}/slack/events`;

@@ -23,8 +23,10 @@ import { createMetricsClient } from '../../src/metrics/metrics-client.js';
 import { type BotMetrics, createBotMetrics } from '../../src/obs/bot-metrics.js';
 import type { Guardrails } from '../../src/policy/guardrails.js';
 import { DEFAULT_POLICY, type Policy } from '../../src/policy/policy-schema.js';
+import { submitPolicyAction } from '../../src/requests/policy-action.js';
 import { type RunningSim, startSim } from '../../src/sim/start-sim.js';
 import { createSlackWeb, type SlackWeb } from '../../src/slack/create-slack-app.js';
+import { slackRequestPorts } from '../../src/slack/request-ports.js';
 import type { SnapshotDeps } from '../../src/snapshot/take-snapshot.js';
 import { createApprovals } from '../../src/store/approvals.js';
 import { createAudit } from '../../src/store/audit.js';
@@ -38,6 +40,7 @@ import { createWatchQueue, scheduleWatchers, type WatchQueue } from '../../src/w
 import { createWorker } from '../../src/workers/create-worker.js';
 import type { WorkerDeps } from '../../src/workers/worker-deps.js';
 import { FakeSlackApi, type FakeSlackOptions } from '../fakes/slack-api.js';
+import { OPEN_TEST_POLICY } from './guardrails.js';
 import {
   interactionBody,
   postSigned,
@@ -71,8 +74,9 @@ export interface BotStackOptions {
   /** Keep every log line (debug and up) in `logLines`, to check what never reaches a log. */
   readonly captureLogs?: boolean;
   /**
-   * Turn the guardrails on with this policy (roles, approvals, leases, audit), as the composition root
-   * does. Without it the listener checks nothing, as before guardrails existed.
+   * The policy of the guardrails (roles, approvals, leases, audit), which are always on as in
+   * production. Default OPEN_TEST_POLICY: every request runs at once and is still audited, for tests
+   * of features other than the guardrails.
    */
   readonly policy?: Policy;
   /** How often the approval expiry runs when `policy` is set; default 200 ms. */
@@ -126,7 +130,7 @@ export interface BotStack {
   /** Seals form secrets for the listener and unseals them for the workers (TEST_SEAL_KEY). */
   readonly sealer: Sealer;
   /** The guardrails when `policy` is set: its approvals, audit trail and leases. */
-  readonly guardrails: Guardrails | undefined;
+  readonly guardrails: Guardrails;
   /** The bot's metrics registry (approvals by outcome are counted here when `policy` is set). */
   readonly metrics: BotMetrics;
   /** The watchers, when `watch` is set. */
@@ -191,29 +195,28 @@ export async function startBotStack(options: BotStackOptions = {}): Promise<BotS
   });
   const platform = createPlatformClient({ baseUrl: sim.info.platformUrl, apiKey: sim.info.platformApiKey });
   const metrics = createBotMetrics({ defaultMetrics: false });
-  const guardrails: Guardrails | undefined = options.policy
-    ? {
-        policy: options.policy,
-        approvals: createApprovals(redis, { prefix: `t${id}`, command: gpuCommandSchema }),
-        audit: createAudit(redis, {
-          prefix: `t${id}`,
-          retentionSeconds: options.policy.audit.retentionSeconds,
-          log,
-          // As the composition root does: each entry also posted to the policy's audit channel.
-          ...(options.policy.audit.channel
-            ? {
-                publish: (entry) =>
-                  slackClient.chat.postMessage({
-                    channel: options.policy!.audit.channel!,
-                    text: auditLine(entry),
-                  }),
-              }
-            : {}),
-        }),
-        leases: createLeases(redis, { prefix: `t${id}` }),
-        onApproval: (outcome) => metrics.countApproval(outcome),
-      }
-    : undefined;
+  const policy = options.policy ?? OPEN_TEST_POLICY;
+  const guardrails: Guardrails = {
+    policy,
+    approvals: createApprovals(redis, { prefix: `t${id}`, command: gpuCommandSchema }),
+    audit: createAudit(redis, {
+      prefix: `t${id}`,
+      retentionSeconds: policy.audit.retentionSeconds,
+      log,
+      // As the composition root does: each entry also posted to the policy's audit channel.
+      ...(policy.audit.channel
+        ? {
+            publish: (entry) =>
+              slackClient.chat.postMessage({
+                channel: policy.audit.channel!,
+                text: auditLine(entry),
+              }),
+          }
+        : {}),
+    }),
+    leases: createLeases(redis, { prefix: `t${id}` }),
+    onApproval: (outcome) => metrics.countApproval(outcome),
+  };
   const slackClient = new WebClient(BOT_TOKEN, { slackApiUrl: slack.apiUrl, retryConfig: { retries: 2 } });
   const deps: WorkerDeps = {
     cloud,
@@ -234,7 +237,8 @@ export async function startBotStack(options: BotStackOptions = {}): Promise<BotS
       await res.body.dump();
     },
     timing: { pollStartMs: 50, pollMaxMs: 200, settleTimeoutMs: 20_000 },
-    ...(guardrails ? { guardrails, queue } : {}),
+    guardrails,
+    queue,
   };
   const workers = Array.from({ length: options.workers ?? 1 }, () =>
     createWorker(workerConnection, deps, {
@@ -259,10 +263,10 @@ export async function startBotStack(options: BotStackOptions = {}): Promise<BotS
       routes: ROUTES[shape],
       defaultProjectId: sim.info.projectId,
       sealer,
-      ...(guardrails ? { guardrails } : {}),
+      guardrails,
     },
   );
-  if (guardrails) await scheduleApprovalExpiry(queue, { everyMs: options.approvalExpiryEveryMs ?? 200 });
+  await scheduleApprovalExpiry(queue, { everyMs: options.approvalExpiryEveryMs ?? 200 });
   let watch: WatchStack | undefined;
   if (options.watch) {
     const w = options.watch;
@@ -283,6 +287,13 @@ export async function startBotStack(options: BotStackOptions = {}): Promise<BotS
       queue: watchQueue,
       snapshots,
       minIntervalMs: w.minIntervalMs ?? 5,
+      // As the composition root wires it: what the policy decides becomes an audited job.
+      submit: (action) =>
+        submitPolicyAction(
+          { queue, store, log, guardrails, ports: slackRequestPorts({ client: slackClient, store, log }) },
+          action,
+        ),
+      botUserId: 'U0BOT',
     };
     const watchWorkers = Array.from({ length: w.replicas ?? 1 }, () =>
       createWatchWorker(workerConnection, watchDeps, { prefix, concurrency: 8, lockDurationMs: 10_000 }),

@@ -7,6 +7,7 @@ import { staticToken } from '../../src/cloud/token-provider.js';
 import { createLogger } from '../../src/log/logger.js';
 import { createStore } from '../../src/store/store.js';
 import { createWorker } from '../../src/workers/create-worker.js';
+import { testGuardrails } from './guardrails.js';
 
 // A worker in a process of its own, for tests that kill it (SIGKILL mid-job) and start another:
 // `node --import tsx test/support/worker-entry.ts` with the env below. It serves the queue and store
@@ -38,6 +39,7 @@ const worker = createWorker(
       retryConfig: { retries: 2 },
     }),
     store: createStore(redis, need('STORE_PREFIX')),
+    guardrails: testGuardrails(redis, need('STORE_PREFIX')),
     log,
     shape,
     defaultProjectId: projectId,

@@ -52,8 +52,10 @@ describe('the watchers outbox', () => {
     store = createStore(redis, `to${id}`);
     queue = createWatchQueue(queueConnection, `{to${id}}`);
     deps = {
-      // The drain never calls the cloud.
+      // The drain never calls the cloud nor acts for the policy.
       cloud: {} as InfraClient,
+      submit: () => Promise.reject(new Error('the drain submits no requests')),
+      botUserId: 'U0BOT',
       slack: new WebClient('xoxb-test', {
         slackApiUrl: slack.apiUrl,
         rejectRateLimitedCalls: true,

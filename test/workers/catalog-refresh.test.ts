@@ -11,6 +11,7 @@ import { createStore } from '../../src/store/store.js';
 import { PRICES_NOT_CONFIGURED, refreshCatalog } from '../../src/workers/catalog-refresh.js';
 import { processJob } from '../../src/workers/create-worker.js';
 import type { WorkerDeps } from '../../src/workers/worker-deps.js';
+import { testGuardrails } from '../support/guardrails.js';
 
 describe('the catalogue refresh (shape C)', () => {
   let sim: RunningSim;
@@ -39,6 +40,7 @@ describe('the catalogue refresh (shape C)', () => {
       platform,
       slack: new WebClient('xoxb-unused', { slackApiUrl: 'http://127.0.0.1:9/api/' }),
       store: createStore(redis, prefix),
+      guardrails: testGuardrails(redis, prefix),
       log: createLogger({ level: 'silent' }),
       shape: 'C',
       defaultProjectId: sim.info.projectId,

@@ -4,7 +4,6 @@ import { pendingList } from './render.js';
 export const answers = {
   /** What this person may decide, with the buttons, and how many of theirs wait. */
   approvals: async (_command, ctx) => {
-    if (!ctx.approvalsFor) return { text: 'Approvals are off in this gpuops (no guardrails configured).' };
     const { mine, ownWaiting } = await ctx.approvalsFor(ctx.userId);
     return pendingList(mine, { ownWaiting });
   },

@@ -31,15 +31,12 @@ export interface DirectContext {
   readonly routes: RouteTable;
   readonly defaultProjectId?: string | undefined;
   readonly watch: WatchSettings;
-  /** Absent only where guardrails are off (tests of unrelated features). */
-  readonly audit?: Audit | undefined;
+  readonly audit: Audit;
   /** The requests this person may decide, and how many of their own wait for someone else. */
-  readonly approvalsFor?:
-    | ((userId: string) => Promise<{
-        readonly mine: readonly ApprovalRequest<GpuCommand>[];
-        readonly ownWaiting: number;
-      }>)
-    | undefined;
+  approvalsFor(userId: string): Promise<{
+    readonly mine: readonly ApprovalRequest<GpuCommand>[];
+    readonly ownWaiting: number;
+  }>;
 }
 
 /** The listener's answer to one direct kind. */

@@ -20,9 +20,9 @@ import type { JobContext } from '../../jobs/job-data.js';
 import { groupsInPolicy, mayApprove } from '../../policy/decide.js';
 import type { Guardrails } from '../../policy/guardrails.js';
 import { formatCost } from '../../pricing/cost.js';
+import { enqueueRequest } from '../../requests/enqueue-request.js';
 import { type ApprovalRequest, SYSTEM_ACTOR } from '../../store/approvals.js';
 import { type AuditInput, auditFieldsOf } from '../../store/audit.js';
-import { enqueueRequest } from '../enqueue-request.js';
 import { groupsOf } from '../group-membership.js';
 import type { SlackDeps } from '../slack-deps.js';
 
@@ -218,7 +218,7 @@ export function registerApprovalActions(app: App, deps: SlackDeps): void {
   app.action<Click>(APPROVE_ACTION, async ({ ack, body, action }) => {
     await ack();
     const guardrails = deps.guardrails;
-    if (!guardrails || !action.value) return;
+    if (!action.value) return;
     const result = await decideRequest(deps, guardrails, {
       id: action.value,
       clicker: body.user.id,
@@ -236,7 +236,7 @@ export function registerApprovalActions(app: App, deps: SlackDeps): void {
   app.action<Click>(DENY_ACTION, async ({ ack, body, action }) => {
     await ack();
     const guardrails = deps.guardrails;
-    if (!guardrails || !action.value) return;
+    if (!action.value) return;
     const channel = clickChannel(body);
     const clicker = body.user.id;
     try {
@@ -285,7 +285,7 @@ export function registerApprovalActions(app: App, deps: SlackDeps): void {
       const reason = String(
         body.view.state.values[DENY_REASON_BLOCK]?.[DENY_REASON_ACTION]?.value ?? '',
       ).trim();
-      if (!guardrails || typeof meta.id !== 'string') return ack();
+      if (typeof meta.id !== 'string') return ack();
       if (reason === '') {
         return ack({
           response_action: 'errors',
@@ -314,7 +314,7 @@ export function registerApprovalActions(app: App, deps: SlackDeps): void {
     await ack();
     const guardrails = deps.guardrails;
     const [id, stopAtText] = String(action.value ?? '').split('|');
-    if (!guardrails || !id || !stopAtText) return;
+    if (!id || !stopAtText) return;
     const channel = clickChannel(body);
     const clicker = body.user.id;
     try {

@@ -10,7 +10,7 @@ import { withDeadline } from '../../commands/kit/with-deadline.js';
 import { readForm } from '../../commands/read-form.js';
 import { formSpecOf } from '../../commands/registry.js';
 import type { JobContext, SealedInputs } from '../../jobs/job-data.js';
-import { acceptRequest } from '../accept-request.js';
+import { acceptRequest } from '../../requests/accept-request.js';
 import type { SlackDeps } from '../slack-deps.js';
 import { REDIS_DOWN } from './gpu-command.js';
 

@@ -9,10 +9,8 @@ import { parseCommand } from '../../commands/parse-command.js';
 import { deliveryOf } from '../../commands/registry.js';
 import type { JobContext } from '../../jobs/job-data.js';
 import { groupsInPolicy, mayApprove } from '../../policy/decide.js';
-import { DEFAULT_POLICY } from '../../policy/policy-schema.js';
-import { acceptDirect, acceptRequest, checkAccess } from '../accept-request.js';
+import { acceptDirect, acceptRequest, checkAccess } from '../../requests/accept-request.js';
 import { SLASH_COMMAND } from '../app-manifest.js';
-import { groupsOf } from '../group-membership.js';
 import type { SlackDeps } from '../slack-deps.js';
 
 interface Reply {
@@ -95,8 +93,7 @@ async function answer(slash: SlashCommand, deps: SlackDeps): Promise<Reply> {
 
 /** What a direct answer needs, from the listener's deps and the policy. */
 function directContext(slash: SlashCommand, deps: SlackDeps): DirectContext {
-  const policy = deps.guardrails?.policy ?? DEFAULT_POLICY;
-  const guardrails = deps.guardrails;
+  const { policy, approvals, audit } = deps.guardrails;
   return {
     channelId: slash.channel_id,
     userId: slash.user_id,
@@ -111,26 +108,24 @@ function directContext(slash: SlashCommand, deps: SlackDeps): DirectContext {
       idleWindowSeconds: policy.idle.windowSeconds,
       digest: policy.digest,
     },
-    audit: guardrails?.audit,
-    approvalsFor: guardrails
-      ? async (userId) => {
-          const [groups, pending] = await Promise.all([
-            groupsOf(deps, userId, groupsInPolicy(guardrails.policy)),
-            guardrails.approvals.listPending({ limit: 200 }),
-          ]);
-          const mine = pending.filter(
-            (r) =>
-              mayApprove({
-                policy: guardrails.policy,
-                approverId: userId,
-                approverGroups: groups,
-                requesterId: r.requester,
-                kind: r.kind,
-                channelId: r.approvalChannel,
-              }).allowed,
-          );
-          return { mine, ownWaiting: pending.filter((r) => r.requester === userId).length };
-        }
-      : undefined,
+    audit,
+    async approvalsFor(userId) {
+      const [groups, pending] = await Promise.all([
+        deps.ports.groupsOf(userId, groupsInPolicy(policy)),
+        approvals.listPending({ limit: 200 }),
+      ]);
+      const mine = pending.filter(
+        (r) =>
+          mayApprove({
+            policy,
+            approverId: userId,
+            approverGroups: groups,
+            requesterId: r.requester,
+            kind: r.kind,
+            channelId: r.approvalChannel,
+          }).allowed,
+      );
+      return { mine, ownWaiting: pending.filter((r) => r.requester === userId).length };
+    },
   };
 }

@@ -10,8 +10,8 @@ import {
   readIdleButtonValue,
   SNOOZE_SECONDS,
 } from '../../render/idle-alert.js';
+import { acceptRequest, checkAccess } from '../../requests/accept-request.js';
 import { createIdleState } from '../../store/idle-state.js';
-import { acceptRequest, checkAccess } from '../accept-request.js';
 import { openForm } from '../open-form.js';
 import type { SlackDeps } from '../slack-deps.js';
 import { REDIS_DOWN } from './gpu-command.js';

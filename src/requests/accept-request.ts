@@ -37,7 +37,6 @@ import {
   enqueueRequest,
   requestFingerprint,
 } from './enqueue-request.js';
-import { groupsOf } from './group-membership.js';
 
 // The one door every request goes through, whatever it came from: the typed command, a form, or a
 // button on a message (idle alerts, the waitlist). The guardrails live here, so no entry point can
@@ -45,11 +44,8 @@ import { groupsOf } from './group-membership.js';
 // cost from the cached catalogue), and the audit trail of every request. docs/policy.md.
 
 export interface AcceptDeps extends EnqueueDeps {
-  /**
-   * The policy and its stores. The composition root always sets it (the built-in defaults when there
-   * is no policy file); only tests of unrelated features leave it out, which turns the checks off.
-   */
-  readonly guardrails?: Guardrails | undefined;
+  /** The policy and its stores: the built-in defaults when there is no policy file, never absent. */
+  readonly guardrails: Guardrails;
 }
 
 export interface Refused {
@@ -100,7 +96,7 @@ function requestAudit(command: GpuCommand, ctx: JobContext): Omit<AuditInput, 'o
 }
 
 /**
- * Whether `userId` may run `kind` in `channelId`: undefined when allowed (or the guardrails are off),
+ * Whether `userId` may run `kind` in `channelId`: undefined when allowed,
  * else the refusal. For the kinds the listener answers itself as well as for jobs.
  */
 export async function checkAccess(
@@ -109,9 +105,8 @@ export async function checkAccess(
   who: { readonly userId: string; readonly channelId: string },
 ): Promise<Refused | undefined> {
   const guardrails = deps.guardrails;
-  if (!guardrails) return undefined;
   const { policy } = guardrails;
-  const userGroups = await groupsOf(deps, who.userId, groupsInPolicy(policy));
+  const userGroups = await deps.ports.groupsOf(who.userId, groupsInPolicy(policy));
   const auth = authorize({ policy, userId: who.userId, userGroups, channelId: who.channelId, kind });
   if (auth.allowed) return undefined;
   return {
@@ -132,7 +127,6 @@ export async function acceptDirect(
   ctx: JobContext,
 ): Promise<Refused | undefined> {
   const guardrails = deps.guardrails;
-  if (!guardrails) return undefined;
   const refused = await checkAccess(deps, command.kind, ctx);
   await record(deps, guardrails, {
     ...requestAudit(command, ctx),
@@ -290,11 +284,8 @@ async function requestApproval(
   let card: MessageRef | undefined;
   let cardProblem: string | undefined;
   try {
-    const posted = await deps.client.chat.postMessage({ channel: approvalChannel, ...approvalCard(request) });
-    if (posted.ts) {
-      card = { channel: posted.channel ?? approvalChannel, ts: posted.ts };
-      await withDeadline(approvals.setCard(approvalId, card), REDIS_MS, 'Redis');
-    }
+    card = await deps.ports.post(approvalChannel, approvalCard(request));
+    if (card) await withDeadline(approvals.setCard(approvalId, card), REDIS_MS, 'Redis');
   } catch (err) {
     cardProblem = slackError(err);
     deps.log.warn({ err, approvalId, approvalChannel }, 'could not post an approval card');
@@ -302,14 +293,8 @@ async function requestApproval(
   let message: MessageRef | undefined;
   if (deliveryOf(command.kind) === 'channel') {
     try {
-      const posted = await deps.client.chat.postMessage({
-        channel: ctx.channelId,
-        ...waitingMessage(request),
-      });
-      if (posted.ts) {
-        message = { channel: posted.channel ?? ctx.channelId, ts: posted.ts };
-        await withDeadline(approvals.setRequesterMessage(approvalId, message), REDIS_MS, 'Redis');
-      }
+      message = await deps.ports.post(ctx.channelId, waitingMessage(request));
+      if (message) await withDeadline(approvals.setRequesterMessage(approvalId, message), REDIS_MS, 'Redis');
     } catch (err) {
       deps.log.warn({ err, approvalId }, "could not post the requester's waiting message");
     }
@@ -352,7 +337,6 @@ export async function acceptRequest(
   extra: { readonly sealed?: SealedInputs } = {},
 ): Promise<AcceptResult> {
   const guardrails = deps.guardrails;
-  if (!guardrails) return enqueueRequest(deps, command, ctx, extra);
 
   const refused = await checkAccess(deps, command.kind, ctx);
   if (refused) {

@@ -1,4 +1,3 @@
-import type { WebClient } from '@slack/web-api';
 import { type CommandJobData, commandJobDataSchema } from '../commands/job-payload.js';
 import { withDeadline } from '../commands/kit/with-deadline.js';
 import type { GpuCommand } from '../commands/registry.js';
@@ -9,11 +8,12 @@ import { type GpuQueue, jobIdFor } from '../jobs/queue.js';
 import type { Logger } from '../log/logger.js';
 import { renderJobMessage } from '../render/job-message.js';
 import type { Store } from '../store/store.js';
+import type { RequestPorts } from './ports.js';
 
 export interface EnqueueDeps {
   readonly queue: GpuQueue;
   readonly store: Store;
-  readonly client: WebClient;
+  readonly ports: RequestPorts;
   readonly log: Logger;
 }
 
@@ -83,8 +83,7 @@ export async function enqueueRequest(
       jobId,
     });
     try {
-      const posted = await deps.client.chat.postMessage({ channel: ctx.channelId, text, blocks });
-      if (posted.ts) message = { channel: posted.channel ?? ctx.channelId, ts: posted.ts };
+      message = await deps.ports.post(ctx.channelId, { text, blocks });
     } catch (err) {
       // Not in the channel, or Slack hiccuped: the job posts its own message when it starts.
       deps.log.warn({ err, jobId }, 'could not post the queued message');
@@ -139,7 +138,7 @@ async function undoAccepted(
       'Redis',
     ),
   ];
-  if (message) undo.push(deps.client.chat.delete({ channel: message.channel, ts: message.ts }));
+  if (message) undo.push(deps.ports.remove(message));
   for (const result of await Promise.allSettled(undo)) {
     if (result.status === 'rejected')
       deps.log.warn({ err: result.reason, jobId }, 'could not undo a request');

@@ -1,0 +1,38 @@
+import type { Redis } from 'ioredis';
+import { gpuCommandSchema } from '../../src/commands/registry.js';
+import { createLogger } from '../../src/log/logger.js';
+import type { Guardrails } from '../../src/policy/guardrails.js';
+import { parsePolicy } from '../../src/policy/load-policy.js';
+import type { Policy } from '../../src/policy/policy-schema.js';
+import { createApprovals } from '../../src/store/approvals.js';
+import { createAudit } from '../../src/store/audit.js';
+import { createLeases } from '../../src/store/leases.js';
+
+/**
+ * Guardrails that let every request through at once (anyone is an admin, nothing waits for an
+ * approver) while still checking and auditing it: the policy of tests about something else.
+ */
+export const OPEN_TEST_POLICY: Policy = parsePolicy(
+  [
+    'default_role: admin',
+    'approvals:',
+    '  always: []',
+    '  unknown_price: allow',
+    '  threshold_per_hour: 1000000',
+  ].join('\n'),
+  'open-test-policy.yaml',
+);
+
+/** Guardrails on `redis` under `prefix`, as the composition root builds them, with `policy`. */
+export function testGuardrails(redis: Redis, prefix: string, policy: Policy = OPEN_TEST_POLICY): Guardrails {
+  return {
+    policy,
+    approvals: createApprovals(redis, { prefix, command: gpuCommandSchema }),
+    audit: createAudit(redis, {
+      prefix,
+      retentionSeconds: policy.audit.retentionSeconds,
+      log: createLogger({ level: 'warn', name: 'test-audit' }),
+    }),
+    leases: createLeases(redis, { prefix }),
+  };
+}
