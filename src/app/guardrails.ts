@@ -1,5 +1,5 @@
 import { type FetchFunction, WebClient } from '@slack/web-api';
-import { auditLine } from '../commands/approvals/render.js';
+import { auditLine } from '../commands/audit/render.js';
 import { gpuCommandSchema } from '../commands/registry.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../log/logger.js';

@@ -8,6 +8,7 @@ import { registerApprovalActions } from './listeners/approval-actions.js';
 import { registerFormActions } from './listeners/form-actions.js';
 import { registerFormSubmissions } from './listeners/form-submissions.js';
 import { registerGpuCommand } from './listeners/gpu-command.js';
+import { registerLeaseActions } from './listeners/lease-actions.js';
 import { registerWatchActions } from './listeners/watch-actions.js';
 import { createOpenModal } from './open-form.js';
 import { slackRequestPorts } from './request-ports.js';
@@ -81,6 +82,7 @@ export function registerListeners(app: App, deps: SlackDeps): void {
   registerFormSubmissions(app, deps);
   registerFormActions(app, deps);
   registerApprovalActions(app, deps);
+  registerLeaseActions(app, deps);
   registerWatchActions(app, deps);
   app.error(async (err) => {
     deps.log.error({ err }, 'unhandled error in a Slack listener');

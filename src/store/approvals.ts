@@ -11,6 +11,7 @@ import {
 } from '../jobs/job-data.js';
 import { type MessageRef, messageRefSchema } from '../jobs/message-ref.js';
 import type { CostEstimate } from '../pricing/cost.js';
+import { withScripts } from './approval-scripts.js';
 
 // Approval requests in Redis. A request moves pending → approved | denied | expired exactly once: the
 // transition is one Lua script, so however many people click at once (and however many web replicas
@@ -186,58 +187,6 @@ export function approvalIdFor(ctx: JobContext, command: QueuedCommand): string {
     JSON.stringify(command),
   ];
   return `apr-${createHash('sha256').update(parts.join('\u0000')).digest('base64url').slice(0, 24)}`;
-}
-
-const CREATE = `
-if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('HGETALL', KEYS[1]) end
-redis.call('HSET', KEYS[1], 'data', ARGV[1], 'state', 'pending', 'expiresAt', ARGV[2])
-redis.call('PEXPIREAT', KEYS[1], ARGV[3])
-redis.call('ZADD', KEYS[2], ARGV[2], ARGV[4])
-return false
-`;
-
-// Returns {status, HGETALL...}: the state after the call, read in the same atomic step.
-const DECIDE = `
-if redis.call('EXISTS', KEYS[1]) == 0 then return {'not-found'} end
-local status = 'decided'
-local state = redis.call('HGET', KEYS[1], 'state')
-local expiresAt = tonumber(redis.call('HGET', KEYS[1], 'expiresAt'))
-local at = tonumber(ARGV[3])
-if state ~= 'pending' then
-  status = 'already-decided'
-elseif ARGV[1] == 'expired' and at < expiresAt then
-  status = 'not-due'
-elseif ARGV[1] ~= 'expired' and at >= expiresAt then
-  status = 'expired'
-else
-  redis.call('HSET', KEYS[1], 'state', ARGV[1], 'decision', ARGV[2])
-  redis.call('ZREM', KEYS[2], ARGV[4])
-end
-local out = {status}
-for _, v in ipairs(redis.call('HGETALL', KEYS[1])) do table.insert(out, v) end
-return out
-`;
-
-const SET_IF_EXISTS = `
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-return 1
-`;
-
-interface ApprovalScripts {
-  gpuopsApprovalCreate(reqKey: string, pendingKey: string, ...args: string[]): Promise<string[] | null>;
-  gpuopsApprovalDecide(reqKey: string, pendingKey: string, ...args: string[]): Promise<string[]>;
-  gpuopsApprovalSet(reqKey: string, field: string, value: string): Promise<number>;
-}
-
-function withScripts(redis: Redis): Redis & ApprovalScripts {
-  const r = redis as Redis & Partial<ApprovalScripts>;
-  if (typeof r.gpuopsApprovalDecide !== 'function') {
-    redis.defineCommand('gpuopsApprovalCreate', { numberOfKeys: 2, lua: CREATE });
-    redis.defineCommand('gpuopsApprovalDecide', { numberOfKeys: 2, lua: DECIDE });
-    redis.defineCommand('gpuopsApprovalSet', { numberOfKeys: 1, lua: SET_IF_EXISTS });
-  }
-  return redis as Redis & ApprovalScripts;
 }
 
 function fromHash<C extends QueuedCommand>(

@@ -1,4 +1,5 @@
-import { leaseEnded, leaseReminder, plainDate } from '../commands/approvals/render.js';
+import { leaseEnded, leaseReminder } from '../commands/approvals/lease-messages.js';
+import { plainDate } from '../commands/approvals/render.js';
 import { type CommandJobData, commandJobDataSchema } from '../commands/job-payload.js';
 import type { JobRun } from '../commands/kit/job-run.js';
 import { describeCommand } from '../commands/registry.js';

@@ -1,11 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  approvalCard,
-  auditList,
-  closedCard,
-  humanDuration,
-  pendingList,
-} from '../../src/commands/approvals/render.js';
+import { approvalCard, closedCard, humanDuration, pendingList } from '../../src/commands/approvals/render.js';
+import { auditList } from '../../src/commands/audit/render.js';
 import { parseCommand } from '../../src/commands/parse-command.js';
 import type { GpuCommand } from '../../src/commands/registry.js';
 import { estimateMachines } from '../../src/pricing/cost.js';

@@ -13,7 +13,7 @@ import {
 import { ROUTES } from '../../src/cloud/routes.js';
 import type { Shape } from '../../src/cloud/shape.js';
 import { staticToken } from '../../src/cloud/token-provider.js';
-import { auditLine } from '../../src/commands/approvals/render.js';
+import { auditLine } from '../../src/commands/audit/render.js';
 import { gpuCommandSchema } from '../../src/commands/registry.js';
 import { scheduleApprovalExpiry } from '../../src/jobs/guardrail-jobs.js';
 import { createQueue, type GpuQueue } from '../../src/jobs/queue.js';

@@ -1,9 +1,7 @@
 import type { KnownBlock } from '@slack/types';
 import { type CostEstimate, formatCost } from '../../pricing/cost.js';
-import { clip, escapeText, formatElapsed } from '../../render/job-message.js';
+import { clip, escapeText } from '../../render/job-message.js';
 import type { ApprovalRequest } from '../../store/approvals.js';
-import type { AuditEntry } from '../../store/audit.js';
-import type { Lease } from '../../store/leases.js';
 import { describeCommand, type GpuCommand } from '../registry.js';
 
 // What approvals look like in Slack: the card approvers act on (Approve / Deny: labels other
@@ -19,7 +17,7 @@ export const DENY_REASON_ACTION = 'value';
 export const DENY_REASON_MAX = 500;
 export const EXTEND_ACTION = 'gpuops.lease.extend';
 
-type Message = { text: string; blocks: KnownBlock[] };
+export type Message = { text: string; blocks: KnownBlock[] };
 
 /** `<!date^…>`: Slack shows it in the reader's time zone; the fallback is UTC. */
 export function slackDate(ms: number): string {
@@ -326,104 +324,4 @@ export function pendingList(
     blocks.push(decisionButtons(r, `decide-${r.id}`.slice(0, 255)));
   }
   return { text: `${requests.length} request(s) wait for your approval`, blocks };
-}
-
-/** One audit entry as a line for `/gpu audit` and the audit channel. */
-export function auditLine(entry: AuditEntry): string {
-  const target = entry.target ? ` ${escapeText(entry.target)}` : '';
-  const parts = [
-    slackDate(entry.at),
-    `*${entry.event}*`,
-    who(entry.actor),
-    `\`${escapeText(entry.operation)}\`${target}`,
-    ...(entry.outcome ? [escapeText(entry.outcome)] : []),
-    ...(entry.approver ? [`approver ${who(entry.approver)}`] : []),
-    ...(entry.project ? [`project \`${escapeText(entry.project)}\``] : []),
-    ...(entry.durationMs !== undefined ? [formatElapsed(entry.durationMs)] : []),
-  ];
-  return clip(parts.join(' · '), 1000);
-}
-
-/** `/gpu audit [n]`: the newest entries first, packed into as few sections as fit. */
-export function auditList(entries: readonly AuditEntry[], asked: number): Message {
-  if (entries.length === 0) {
-    const text = 'The audit trail is empty (within its retention).';
-    return { text, blocks: [{ type: 'section', text: { type: 'mrkdwn', text } }] };
-  }
-  const blocks: KnownBlock[] = [];
-  let chunk = '';
-  let shown = 0;
-  for (const entry of entries) {
-    const line = auditLine(entry);
-    if (chunk.length + line.length + 1 > 2900) {
-      if (blocks.length >= 46) break;
-      blocks.push({ type: 'section', text: { type: 'mrkdwn', text: chunk } });
-      chunk = '';
-    }
-    chunk += `${chunk ? '\n' : ''}${line}`;
-    shown += 1;
-  }
-  if (chunk) blocks.push({ type: 'section', text: { type: 'mrkdwn', text: chunk } });
-  const head = `*Audit trail: the latest ${shown} of ${asked} asked*, newest first`;
-  const cut = shown < entries.length ? ' · the rest did not fit: `gpuops audit export` writes all of it' : '';
-  return {
-    text: `Audit trail: ${shown} entries`,
-    blocks: [
-      { type: 'section', text: { type: 'mrkdwn', text: `${head}${cut}` } },
-      ...blocks,
-      {
-        type: 'context',
-        elements: [{ type: 'mrkdwn', text: 'Export everything: `gpuops audit export --out audit.jsonl`' }],
-      },
-    ],
-  };
-}
-
-/** The DM before a lease ends, with Extend. */
-export function leaseReminder(lease: Lease, now: number): Message {
-  const left = humanDuration(Math.max(0, Math.round((lease.stopAt - now) / 1000)));
-  const cost = lease.cost ? ` (${escapeText(lease.cost)})` : '';
-  const text =
-    `:alarm_clock: \`${escapeText(lease.instance)}\`${cost} stops at ${slackDate(lease.stopAt)}, in about ${left}: ` +
-    `its lease from the approval of \`${escapeText(lease.request)}\`. ` +
-    `Press Extend to keep it ${humanDuration(lease.extendSeconds)} longer.`;
-  return {
-    text: `${lease.instance} stops in about ${left} (lease). Extend it if you still need it.`,
-    blocks: [
-      { type: 'section', text: { type: 'mrkdwn', text: clip(text) } },
-      {
-        type: 'actions',
-        block_id: 'lease',
-        elements: [
-          {
-            type: 'button',
-            action_id: EXTEND_ACTION,
-            text: { type: 'plain_text', text: 'Extend' },
-            style: 'primary',
-            value: `${lease.id}|${lease.stopAt}`,
-          },
-        ],
-      },
-    ],
-  };
-}
-
-/** The reminder after Extend: the new stop time, no button. */
-export function leaseExtended(lease: Lease, by: string): Message {
-  const text = `:white_check_mark: Extended by ${who(by)}: \`${escapeText(lease.instance)}\` now stops at ${slackDate(lease.stopAt)}.`;
-  return {
-    text: `${lease.instance} now stops at ${plainDate(lease.stopAt)}.`,
-    blocks: [{ type: 'section', text: { type: 'mrkdwn', text: clip(text) } }],
-  };
-}
-
-/** The DM when a lease ends and the machine is being stopped. */
-export function leaseEnded(lease: Lease): Message {
-  const text =
-    `:stopwatch: The lease of \`${escapeText(lease.instance)}\` ended at ${slackDate(lease.stopAt)}: gpuops is stopping it. ` +
-    `Its disk is kept; \`/gpu start ${escapeText(lease.instance)}\` starts it again (it may need an approval).`;
-  return {
-    text: `The lease of ${lease.instance} ended: stopping it.`,
-    blocks: [{ type: 'section', text: { type: 'mrkdwn', text: clip(text) } }],
-  };
 }

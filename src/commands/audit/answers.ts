@@ -1,5 +1,5 @@
-import { auditList } from '../approvals/render.js';
 import type { Answers } from '../kit/direct.js';
+import { auditList } from './render.js';
 
 export const answers = {
   audit: async (command, ctx) => {

@@ -9,13 +9,10 @@ import {
   DENY_REASON_MAX,
   decidedMessage,
   denyReasonModal,
-  EXTEND_ACTION,
-  leaseExtended,
   slackDate,
   who,
 } from '../../commands/approvals/render.js';
 import type { GpuCommand } from '../../commands/registry.js';
-import { scheduleLease } from '../../jobs/guardrail-jobs.js';
 import type { JobContext } from '../../jobs/job-data.js';
 import { groupsInPolicy, mayApprove } from '../../policy/decide.js';
 import type { Guardrails } from '../../policy/guardrails.js';
@@ -26,32 +23,37 @@ import { type AuditInput, auditFieldsOf } from '../../store/audit.js';
 import { groupsOf } from '../group-membership.js';
 import type { SlackDeps } from '../slack-deps.js';
 
-// The buttons of approval cards and lease reminders. Every click is checked here, on the server, at
+// The buttons of approval cards (lease reminders: lease-actions.ts). Every click is checked here, on the server, at
 // click time: the clicker must be allowed by the policy (decide.ts mayApprove: an approver, and not
 // the requester unless self-approval is allowed); anyone else gets an ephemeral refusal and nothing
 // changes. A request is decided in one atomic Redis step (store/approvals.ts), so however many people
 // click at once, one decision wins and one job is queued, with the approval id as its job id.
 
-type Click = BlockAction<ButtonAction>;
+export type Click = BlockAction<ButtonAction>;
 
 /** A response_url lives 30 minutes: an answer after that goes by chat.postEphemeral instead. */
 const RESPONSE_URL_LIFETIME_MS = 25 * 60_000;
 /** A card still showing buttons this long after its decision missed its edit: the next click repairs it. */
 const REPAIR_AFTER_MS = 10_000;
 
-function clickChannel(body: Click): string | undefined {
+export function clickChannel(body: Click): string | undefined {
   return body.channel?.id ?? (body.container as { channel_id?: string } | undefined)?.channel_id;
 }
 
 /** An ephemeral answer to the person who clicked, where they clicked. */
-async function tell(deps: SlackDeps, channel: string | undefined, user: string, text: string): Promise<void> {
+export async function tell(
+  deps: SlackDeps,
+  channel: string | undefined,
+  user: string,
+  text: string,
+): Promise<void> {
   if (!channel) return;
   await deps.client.chat
     .postEphemeral({ channel, user, text })
     .catch((err: unknown) => deps.log.warn({ err }, 'could not answer a click'));
 }
 
-async function record(deps: SlackDeps, guardrails: Guardrails, input: AuditInput): Promise<void> {
+export async function record(deps: SlackDeps, guardrails: Guardrails, input: AuditInput): Promise<void> {
   await guardrails.audit
     .append(input)
     .catch((err: unknown) => deps.log.warn({ err }, 'could not append to the audit trail'));
@@ -309,93 +311,4 @@ export function registerApprovalActions(app: App, deps: SlackDeps): void {
       if (!result.ok) await tell(deps, channel, body.user.id, result.message);
     },
   );
-
-  app.action<Click>(EXTEND_ACTION, async ({ ack, body, action }) => {
-    await ack();
-    const guardrails = deps.guardrails;
-    const [id, stopAtText] = String(action.value ?? '').split('|');
-    if (!id || !stopAtText) return;
-    const channel = clickChannel(body);
-    const clicker = body.user.id;
-    try {
-      await extendLease(deps, guardrails, { id, stopAt: Number(stopAtText), clicker, channel, body });
-    } catch (err) {
-      deps.log.warn({ err }, 'could not extend a lease');
-      await tell(
-        deps,
-        channel,
-        clicker,
-        'gpuops could not extend the lease right now; try again in a minute.',
-      );
-    }
-  });
-}
-
-async function extendLease(
-  deps: SlackDeps,
-  guardrails: Guardrails,
-  input: { id: string; stopAt: number; clicker: string; channel: string | undefined; body: Click },
-): Promise<void> {
-  const { id, stopAt, clicker, channel } = input;
-  const lease = await guardrails.leases.get(id);
-  if (!lease) return tell(deps, channel, clicker, 'This lease is no longer known to gpuops.');
-  if (clicker !== lease.owner) {
-    const approverGroups = await groupsOf(deps, clicker, groupsInPolicy(guardrails.policy));
-    const check = mayApprove({
-      policy: guardrails.policy,
-      approverId: clicker,
-      approverGroups,
-      requesterId: lease.owner,
-      kind: 'create',
-      channelId: lease.channelId,
-    });
-    if (!check.allowed) {
-      return tell(
-        deps,
-        channel,
-        clicker,
-        `Only ${who(lease.owner)} or an approver may extend this lease; nothing was changed.`,
-      );
-    }
-  }
-  const result = await guardrails.leases.extend(id, stopAt);
-  switch (result.outcome) {
-    case 'extended': {
-      if (!deps.queue) return;
-      await scheduleLease(deps.queue, result.lease);
-      const ts = input.body.message?.ts;
-      if (channel && ts) {
-        await deps.client.chat
-          .update({ channel, ts, ...leaseExtended(result.lease, clicker) })
-          .catch((err: unknown) => deps.log.warn({ err }, 'could not edit a lease reminder'));
-      }
-      await record(deps, guardrails, {
-        event: 'request',
-        actor: clicker,
-        operation: 'lease.extend',
-        target: lease.instance,
-        ...(lease.projectId ? { project: lease.projectId } : {}),
-        parameters: { lease: id, stopAt: result.lease.stopAt, owner: lease.owner },
-        outcome: 'extended',
-        jobId: id,
-      });
-      return;
-    }
-    case 'stale':
-      return tell(
-        deps,
-        channel,
-        clicker,
-        `Already extended: \`${lease.instance}\` now stops at ${slackDate(result.lease.stopAt)}.`,
-      );
-    case 'ended':
-      return tell(
-        deps,
-        channel,
-        clicker,
-        `Too late: the lease of \`${lease.instance}\` ended and it is being stopped.`,
-      );
-    default:
-      return tell(deps, channel, clicker, 'This lease is no longer known to gpuops.');
-  }
 }

@@ -1,0 +1,102 @@
+import type { App } from '@slack/bolt';
+import { leaseExtended } from '../../commands/approvals/lease-messages.js';
+import { EXTEND_ACTION, slackDate, who } from '../../commands/approvals/render.js';
+import { scheduleLease } from '../../jobs/guardrail-jobs.js';
+import { groupsInPolicy, mayApprove } from '../../policy/decide.js';
+import type { Guardrails } from '../../policy/guardrails.js';
+import { groupsOf } from '../group-membership.js';
+import type { SlackDeps } from '../slack-deps.js';
+import { type Click, clickChannel, record, tell } from './approval-actions.js';
+
+// The Extend button of a lease reminder: the owner, or anyone who may approve, moves the stop time.
+
+export function registerLeaseActions(app: App, deps: SlackDeps): void {
+  app.action<Click>(EXTEND_ACTION, async ({ ack, body, action }) => {
+    await ack();
+    const guardrails = deps.guardrails;
+    const [id, stopAtText] = String(action.value ?? '').split('|');
+    if (!id || !stopAtText) return;
+    const channel = clickChannel(body);
+    const clicker = body.user.id;
+    try {
+      await extendLease(deps, guardrails, { id, stopAt: Number(stopAtText), clicker, channel, body });
+    } catch (err) {
+      deps.log.warn({ err }, 'could not extend a lease');
+      await tell(
+        deps,
+        channel,
+        clicker,
+        'gpuops could not extend the lease right now; try again in a minute.',
+      );
+    }
+  });
+}
+
+async function extendLease(
+  deps: SlackDeps,
+  guardrails: Guardrails,
+  input: { id: string; stopAt: number; clicker: string; channel: string | undefined; body: Click },
+): Promise<void> {
+  const { id, stopAt, clicker, channel } = input;
+  const lease = await guardrails.leases.get(id);
+  if (!lease) return tell(deps, channel, clicker, 'This lease is no longer known to gpuops.');
+  if (clicker !== lease.owner) {
+    const approverGroups = await groupsOf(deps, clicker, groupsInPolicy(guardrails.policy));
+    const check = mayApprove({
+      policy: guardrails.policy,
+      approverId: clicker,
+      approverGroups,
+      requesterId: lease.owner,
+      kind: 'create',
+      channelId: lease.channelId,
+    });
+    if (!check.allowed) {
+      return tell(
+        deps,
+        channel,
+        clicker,
+        `Only ${who(lease.owner)} or an approver may extend this lease; nothing was changed.`,
+      );
+    }
+  }
+  const result = await guardrails.leases.extend(id, stopAt);
+  switch (result.outcome) {
+    case 'extended': {
+      if (!deps.queue) return;
+      await scheduleLease(deps.queue, result.lease);
+      const ts = input.body.message?.ts;
+      if (channel && ts) {
+        await deps.client.chat
+          .update({ channel, ts, ...leaseExtended(result.lease, clicker) })
+          .catch((err: unknown) => deps.log.warn({ err }, 'could not edit a lease reminder'));
+      }
+      await record(deps, guardrails, {
+        event: 'request',
+        actor: clicker,
+        operation: 'lease.extend',
+        target: lease.instance,
+        ...(lease.projectId ? { project: lease.projectId } : {}),
+        parameters: { lease: id, stopAt: result.lease.stopAt, owner: lease.owner },
+        outcome: 'extended',
+        jobId: id,
+      });
+      return;
+    }
+    case 'stale':
+      return tell(
+        deps,
+        channel,
+        clicker,
+        `Already extended: \`${lease.instance}\` now stops at ${slackDate(result.lease.stopAt)}.`,
+      );
+    case 'ended':
+      return tell(
+        deps,
+        channel,
+        clicker,
+        `Too late: the lease of \`${lease.instance}\` ended and it is being stopped.`,
+      );
+    default:
+      return tell(deps, channel, clicker, 'This lease is no longer known to gpuops.');
+  }
+}
