@@ -43,6 +43,22 @@ export {
   resolveRoutes,
   type SlurmUserRef,
 } from './infra-client.js';
+export type {
+  AddSlurmUserInput,
+  AddSshKeyInput,
+  CreateByGpuTypeInput,
+  CreateFilesystemInput,
+  CreateInstanceInput,
+  CreateK8sClusterInput,
+  CreateK8sNodePoolInput,
+  CreateProjectInput,
+  CreateSlurmClusterInput,
+  CreateSlurmNodePoolInput,
+  RegisterK8sClusterInput,
+  UpdateK8sClusterInput,
+  UpdateSlurmUserInput,
+} from './input-schemas.js';
+export { validateInput } from './input-schemas.js';
 export {
   createPlatformClient,
   type PlatformCallOptions,
@@ -73,18 +89,8 @@ export {
 } from './routes.js';
 export type {
   Accelerator,
-  AddSlurmUserInput,
-  AddSshKeyInput,
   CapacityEntry,
   Configuration,
-  CreateByGpuTypeInput,
-  CreateFilesystemInput,
-  CreateInstanceInput,
-  CreateK8sClusterInput,
-  CreateK8sNodePoolInput,
-  CreateProjectInput,
-  CreateSlurmClusterInput,
-  CreateSlurmNodePoolInput,
   Filesystem,
   Instance,
   KubernetesCluster,
@@ -92,14 +98,11 @@ export type {
   KubernetesNodePool,
   PlatformCreateResponse,
   Project,
-  RegisterK8sClusterInput,
   SlurmCluster,
   SlurmNode,
   SlurmNodePool,
   SlurmUser,
   SshKey,
-  UpdateK8sClusterInput,
-  UpdateSlurmUserInput,
 } from './schemas.js';
 export {
   capacityEntrySchema,
@@ -118,7 +121,6 @@ export {
   slurmNodeSchema,
   slurmUserSchema,
   sshKeySchema,
-  validateInput,
 } from './schemas.js';
 export { SHAPES, type Shape } from './shape.js';
 export {

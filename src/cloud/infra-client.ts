@@ -3,13 +3,9 @@ import { z } from 'zod';
 import { AppError, ErrorCode, ValidationError } from '../errors.js';
 import { CloudSchemaError, CloudUnsupportedError } from './cloud-errors.js';
 import { createHttpClient, type HttpCallEvent, type HttpResponse } from './http-client.js';
-import type { RetryOptions } from './retry.js';
-import { OPERATIONS, type Operation, ROUTES, type Route, type RouteTable, withOverrides } from './routes.js';
-import { DEFAULT_IMAGE, UUID } from './rules.js';
 import {
   type AddSlurmUserInput,
   addSlurmUserInput,
-  type CapacityEntry,
   type CreateFilesystemInput,
   type CreateInstanceInput,
   type CreateK8sClusterInput,
@@ -22,24 +18,30 @@ import {
   createProjectInput,
   createSlurmClusterInput,
   createSlurmNodePoolInput,
+  REQUEST_SCHEMAS,
+  type RegisterK8sClusterInput,
+  registerK8sClusterInput,
+  type UpdateK8sClusterInput,
+  type UpdateSlurmUserInput,
+  updateK8sClusterInput,
+  updateSlurmUserInput,
+  validateInput,
+} from './input-schemas.js';
+import type { RetryOptions } from './retry.js';
+import { OPERATIONS, type Operation, ROUTES, type Route, type RouteTable, withOverrides } from './routes.js';
+import { DEFAULT_IMAGE, UUID } from './rules.js';
+import {
+  type CapacityEntry,
   type Filesystem,
   type Instance,
   type KubernetesCluster,
   type KubernetesNodePool,
   type Project,
   parseResponse,
-  REQUEST_SCHEMAS,
   RESPONSE_SCHEMAS,
-  type RegisterK8sClusterInput,
-  registerK8sClusterInput,
   type SlurmCluster,
   type SlurmNodePool,
   type SlurmUser,
-  type UpdateK8sClusterInput,
-  type UpdateSlurmUserInput,
-  updateK8sClusterInput,
-  updateSlurmUserInput,
-  validateInput,
 } from './schemas.js';
 import type { Shape } from './shape.js';
 import type { TokenProvider } from './token-provider.js';

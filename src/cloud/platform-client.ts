@@ -2,20 +2,22 @@ import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { ValidationError } from '../errors.js';
 import { createHttpClient, type HttpCallEvent, type HttpRequest } from './http-client.js';
-import type { RetryOptions } from './retry.js';
 import {
   type AddSshKeyInput,
   addSshKeyInput,
-  type Configuration,
   type CreateByGpuTypeInput,
-  configurationSchema,
   createByGpuTypeInput,
+  validateInput,
+} from './input-schemas.js';
+import type { RetryOptions } from './retry.js';
+import {
+  type Configuration,
+  configurationSchema,
   type PlatformCreateResponse,
   parseResponse,
   platformCreateResponseSchema,
   type SshKey,
   sshKeySchema,
-  validateInput,
 } from './schemas.js';
 
 // The platform API (the legacy "Fluidstack API Service" document): account SSH keys, GPU
