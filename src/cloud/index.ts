@@ -28,21 +28,16 @@ export {
   type HttpRequest,
   type HttpResponse,
 } from './http-client.js';
-export {
-  type CallOptions,
-  type ClusterInput,
-  checkRoutePlaceholders,
-  createInfraClient,
-  decodeKubeconfig,
-  type IdInput,
-  type InfraClient,
-  type InfraClientOptions,
-  NO_PROJECT_RULE,
-  type PoolInput,
-  parseRouteOverrides,
-  resolveRoutes,
-  type SlurmUserRef,
-} from './infra-client.js';
+export { createInfraClient } from './infra-client.js';
+export type {
+  CallOptions,
+  ClusterInput,
+  IdInput,
+  InfraClient,
+  InfraClientOptions,
+  PoolInput,
+  SlurmUserRef,
+} from './infra-client-types.js';
 export type {
   AddSlurmUserInput,
   AddSshKeyInput,
@@ -77,6 +72,13 @@ export {
   shouldRetry,
   withRetry,
 } from './retry.js';
+export {
+  checkRoutePlaceholders,
+  decodeKubeconfig,
+  NO_PROJECT_RULE,
+  parseRouteOverrides,
+  resolveRoutes,
+} from './route-params.js';
 export {
   type HttpMethod,
   OPERATIONS,
