@@ -266,7 +266,8 @@ export async function startBotStack(options: BotStackOptions = {}): Promise<BotS
       guardrails,
     },
   );
-  await scheduleApprovalExpiry(queue, { everyMs: options.approvalExpiryEveryMs ?? 200 });
+  // Only tests of the guardrails get the expiry's scheduler job: the others count the queue's jobs.
+  if (options.policy) await scheduleApprovalExpiry(queue, { everyMs: options.approvalExpiryEveryMs ?? 200 });
   let watch: WatchStack | undefined;
   if (options.watch) {
     const w = options.watch;
