@@ -3,11 +3,11 @@ import { access, mkdir, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { renderView } from './render-form.js';
 import {
   type RenderContext,
   type RenderedButton,
   renderMessage,
-  renderView,
   type TerminalStyle,
 } from './render-terminal.js';
 

@@ -1,14 +1,7 @@
 import type { ChatIo } from './chat-io.js';
 import type { ButtonRef, DirectoryUser, LocalSlackApi, LocalView } from './local-slack-api.js';
-import {
-  answerField,
-  type FormField,
-  fieldPrompt,
-  formFields,
-  type RenderContext,
-  type StateValue,
-  type TerminalStyle,
-} from './render-terminal.js';
+import { answerField, type FormField, fieldPrompt, formFields, type StateValue } from './render-form.js';
+import type { RenderContext, TerminalStyle } from './render-terminal.js';
 import {
   type Actor,
   blockActionsBody,

@@ -1,17 +1,19 @@
 import type { KnownBlock } from '@slack/types';
 import { describe, expect, it } from 'vitest';
 import {
-  ANSI_STYLE,
   answerField,
   type FormField,
   fieldPrompt,
   formFields,
+  renderView,
+} from '../../src/chat/render-form.js';
+import {
+  ANSI_STYLE,
   mrkdwnLines,
   PLAIN_STYLE,
   type RenderContext,
   renderBlocks,
   renderMessage,
-  renderView,
 } from '../../src/chat/render-terminal.js';
 import {
   checkboxesInput,
