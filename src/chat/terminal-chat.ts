@@ -1,13 +1,13 @@
 import type { ChatIo } from './chat-io.js';
-import type { ButtonRef, DirectoryUser, LocalSlackApi, LocalView } from './local-slack-api.js';
-import { answerField, type FormField, fieldPrompt, formFields, type StateValue } from './render-form.js';
+import { ackContent, CHAT_HELP, looksLikeError } from './chat-text.js';
+import type { ButtonRef, DirectoryUser, LocalSlackApi } from './local-slack-api.js';
 import type { RenderContext, TerminalStyle } from './render-terminal.js';
+import { fillForm } from './terminal-form.js';
 import {
   type Actor,
   blockActionsBody,
   slashCommandBody,
   type TerminalReceiver,
-  viewSubmissionBody,
 } from './terminal-receiver.js';
 
 // The chat loop of `gpuops demo`: reads lines (a person at a prompt, or a script), sends `/gpu …` to
@@ -49,49 +49,6 @@ export interface ChatResult {
   /** How it ended: end of input, /quit, or Ctrl-C. */
   readonly ended: 'end' | 'quit' | 'interrupted';
 }
-
-export const CHAT_HELP = [
-  'Chat commands (everything else starting with /gpu goes to the bot):',
-  '  /gpu <command>        talk to gpuops as the current user in the current channel (/gpu help lists them)',
-  '  2  or  /press 2       press button [2]; /press Approve presses the latest button labelled Approve',
-  '  /as <user>            act as someone else: a name (ada, bob) or a user id (U0BOB); /user does the same',
-  '  /channel <channel>    switch channel: a name (gpu-ops, #ops) or an id (C0OPS)',
-  '  /people               who is who in this demo',
-  '  /cancel               close the form being filled in (at any of its prompts)',
-  '  /help                 this list',
-  '  /quit                 stop everything and leave (Ctrl-C or the end of input does the same)',
-  'In a form: one prompt per field; Enter keeps the value shown; choose options by their number.',
-];
-
-/** Answers that say a request was refused or went wrong, where the bot answers in words alone. */
-const ERROR_TEXT = [
-  /^Failed\b/,
-  /^:x:/,
-  /^:no_entry/,
-  /^:warning:/,
-  /cannot reach its queue/,
-  /^I could not /,
-  /needs the \*?[a-z]+\*? role/,
-  /is not available in shape/,
-  /^That form is not available/,
-];
-
-/** True when an answer shown to the requester reports a failure. */
-export function looksLikeError(text: string | undefined): boolean {
-  return text !== undefined && ERROR_TEXT.some((re) => re.test(text.trim()));
-}
-
-function ackContent(response: unknown): { text?: string; blocks?: readonly unknown[] } | undefined {
-  if (typeof response === 'string') return response === '' ? undefined : { text: response };
-  if (typeof response !== 'object' || response === null) return undefined;
-  const r = response as { text?: unknown; blocks?: unknown };
-  const text = typeof r.text === 'string' && r.text !== '' ? r.text : undefined;
-  const blocks = Array.isArray(r.blocks) && r.blocks.length > 0 ? r.blocks : undefined;
-  if (text === undefined && blocks === undefined) return undefined;
-  return { ...(text !== undefined ? { text } : {}), ...(blocks ? { blocks } : {}) };
-}
-
-type Values = Record<string, Record<string, StateValue>>;
 
 export class TerminalChat {
   private userId: string;
@@ -410,102 +367,19 @@ export class TerminalChat {
   }
 
   /** Asks for each field of the form, submits it, and follows what the bot answers. */
-  private async fillForm(viewId: string): Promise<string | undefined> {
-    const { slack, receiver, io, style } = this.options;
-    let id = viewId;
-    let values: Values = {};
-    let only: Set<string> | undefined;
-    for (;;) {
-      const view: LocalView | undefined = slack.view(id);
-      if (!view || view.closed) return undefined;
-      const fields = formFields(view.view, this.renderContext());
-      if (fields.length === 0) {
-        this.say(
-          style.dim(
-            '(This form has nothing to fill in; it is closed. Press its buttons by number before, if any.)',
-          ),
-          '',
-        );
-        slack.closeView(id);
-        return undefined;
-      }
-      for (const field of fields) {
-        if (only && !only.has(field.blockId)) continue;
-        const answer = await this.askField(field);
-        if (answer === 'cancel') {
-          slack.closeView(id, true);
-          this.say(style.dim('Form cancelled.'), '');
-          return io.interactive ? undefined : 'the form was cancelled';
-        }
-        if (typeof answer === 'string') {
-          slack.closeView(id, true);
-          return answer;
-        }
-        values = { ...values, [field.blockId]: { [field.actionId]: answer } };
-      }
-      const actor = this.actor;
-      const { response } = await receiver.deliver(
-        viewSubmissionBody(actor, view, values, slack.issueTrigger(actor.userId)),
-      );
-      const action = (response ?? {}) as {
-        response_action?: string;
-        errors?: Record<string, string>;
-        view?: Record<string, unknown>;
-      };
-      switch (action.response_action) {
-        case 'errors': {
-          const errors = action.errors ?? {};
-          const labelOf = (blockId: string) => fields.find((f) => f.blockId === blockId)?.label ?? blockId;
-          this.say(...Object.entries(errors).map(([block, message]) => `✗ ${labelOf(block)}: ${message}`));
-          if (!io.interactive) {
-            slack.closeView(id, true);
-            this.say(style.dim('Form closed.'), '');
-            return `the form was refused: ${Object.values(errors).join(' ')}`;
-          }
-          this.say(style.dim('Fix the fields above (or /cancel):'));
-          only = new Set(Object.keys(errors));
-          continue;
-        }
-        case 'update':
-        case 'push': {
-          if (!action.view) return undefined;
-          const next = slack.replaceView(id, action.view, action.response_action === 'push');
-          if (!next) return undefined;
-          id = next.id;
-          values = {};
-          only = undefined;
-          continue;
-        }
-        case 'clear':
-          slack.closeView(id, true);
-          this.say(style.dim('Form submitted.'), '');
-          return undefined;
-        default:
-          slack.closeView(id);
-          this.say(style.dim('Form submitted.'), '');
-          return undefined;
-      }
-    }
-  }
-
-  /** One field: its prompt, then the answer as Slack's state, 'cancel', or a failure sentence (scripts). */
-  private async askField(field: FormField): Promise<StateValue | 'cancel' | string> {
-    const { io } = this.options;
-    for (;;) {
-      const { lines, prompt } = fieldPrompt(field);
-      this.say(...lines);
-      const typed = await this.read(prompt);
-      if (typed === undefined) return 'the input ended inside a form';
-      if (typed.trim() === '/cancel') return 'cancel';
-      if (!io.interactive && /^\/(gpu|as|user|channel|press|quit|exit|help|people)\b/.test(typed.trim())) {
-        // The script moved on before answering every field: the form is dropped, the line runs next.
-        this.pushedBack = { text: typed, line: this.lineNumber };
-        return `the script gave "${typed.trim().slice(0, 40)}" where "${field.label}" was due, so the form was dropped`;
-      }
-      const answer = answerField(field, typed);
-      if (answer.ok) return answer.state as StateValue;
-      this.say(`✗ ${answer.error}`);
-      if (!io.interactive) return `${field.label}: ${answer.error}`;
-    }
+  private fillForm(viewId: string): Promise<string | undefined> {
+    return fillForm(
+      {
+        ...this.options,
+        actor: this.actor,
+        context: this.renderContext(),
+        say: (...lines) => this.say(...lines),
+        read: (prompt) => this.read(prompt),
+        pushBack: (text) => {
+          this.pushedBack = { text, line: this.lineNumber };
+        },
+      },
+      viewId,
+    );
   }
 }

@@ -1,0 +1,42 @@
+// What the terminal chat says about itself, and how it tells an error from an answer.
+
+export const CHAT_HELP = [
+  'Chat commands (everything else starting with /gpu goes to the bot):',
+  '  /gpu <command>        talk to gpuops as the current user in the current channel (/gpu help lists them)',
+  '  2  or  /press 2       press button [2]; /press Approve presses the latest button labelled Approve',
+  '  /as <user>            act as someone else: a name (ada, bob) or a user id (U0BOB); /user does the same',
+  '  /channel <channel>    switch channel: a name (gpu-ops, #ops) or an id (C0OPS)',
+  '  /people               who is who in this demo',
+  '  /cancel               close the form being filled in (at any of its prompts)',
+  '  /help                 this list',
+  '  /quit                 stop everything and leave (Ctrl-C or the end of input does the same)',
+  'In a form: one prompt per field; Enter keeps the value shown; choose options by their number.',
+];
+
+/** Answers that say a request was refused or went wrong, where the bot answers in words alone. */
+const ERROR_TEXT = [
+  /^Failed\b/,
+  /^:x:/,
+  /^:no_entry/,
+  /^:warning:/,
+  /cannot reach its queue/,
+  /^I could not /,
+  /needs the \*?[a-z]+\*? role/,
+  /is not available in shape/,
+  /^That form is not available/,
+];
+
+/** True when an answer shown to the requester reports a failure. */
+export function looksLikeError(text: string | undefined): boolean {
+  return text !== undefined && ERROR_TEXT.some((re) => re.test(text.trim()));
+}
+
+export function ackContent(response: unknown): { text?: string; blocks?: readonly unknown[] } | undefined {
+  if (typeof response === 'string') return response === '' ? undefined : { text: response };
+  if (typeof response !== 'object' || response === null) return undefined;
+  const r = response as { text?: unknown; blocks?: unknown };
+  const text = typeof r.text === 'string' && r.text !== '' ? r.text : undefined;
+  const blocks = Array.isArray(r.blocks) && r.blocks.length > 0 ? r.blocks : undefined;
+  if (text === undefined && blocks === undefined) return undefined;
+  return { ...(text !== undefined ? { text } : {}), ...(blocks ? { blocks } : {}) };
+}
