@@ -99,10 +99,10 @@ describe('architecture', () => {
     expect(offenders).toEqual([]);
   });
 
-  it('constructs clients and Redis connections only in composition roots (src/app and the tools run-*.ts)', () => {
+  it('constructs clients and Redis connections only in composition roots (src/app, the demo, the tools run-*.ts)', () => {
     const constructs = /new WebClient\(|new Redis\(|\bcreate(Infra|Platform|Metrics)Client\(/;
     const offenders = files
-      .filter((f) => !inFolder(f, 'app') && !/(^|\/)run-[a-z-]+\.ts$/.test(rel(f)))
+      .filter((f) => !inFolder(f, 'app') && !inFolder(f, 'demo') && !/(^|\/)run-[a-z-]+\.ts$/.test(rel(f)))
       .filter((f) =>
         readFileSync(f, 'utf8')
           .split('\n')

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
-import { access, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -16,18 +16,17 @@ import { ANSI_STYLE, PLAIN_STYLE, type TerminalStyle } from '../chat/render-term
 import { TerminalChat } from '../chat/terminal-chat.js';
 import { TerminalReceiver } from '../chat/terminal-receiver.js';
 import { createInfraClient, resolveRoutes, staticToken } from '../cloud/index.js';
-import { SHAPES, type Shape } from '../cloud/shape.js';
 import { unavailableIn } from '../commands/availability.js';
 import { parseCommand } from '../commands/parse-command.js';
 import { ConfigError, parseConfig } from '../config.js';
 import { AppError } from '../errors.js';
 import { createQueue, QUEUE_NAME, QUEUE_PREFIX } from '../jobs/queue.js';
 import { createLogger, type Logger, redactText } from '../log/logger.js';
-import { createMetricsClient } from '../metrics/metrics-client.js';
 import { type RunningSim, startSim } from '../sim/start-sim.js';
 import { createSlackApp } from '../slack/create-slack-app.js';
 import { ensureBinary } from '../sys/ensure-binary.js';
 import { startPrivateRedis } from '../sys/private-redis.js';
+import { DEMO_USAGE, type DemoOptions, DemoUsageError, parseDemoArgs } from './demo-args.js';
 import {
   ADA,
   DEMO_BOT_ID,
@@ -40,94 +39,12 @@ import {
 } from './demo-people.js';
 import { DEMO_POLICY_YAML } from './demo-policy.js';
 import { ensureChartFonts } from './ensure-fonts.js';
+import { canRead, SEED_INSTANCE, waitForFirstSamples } from './first-samples.js';
 import { createSettler } from './settle.js';
-
 // `gpuops demo`: the whole system on one machine with no Slack workspace and no cloud account. The
 // simulator (with its Prometheus), a private Redis, the bot's own listeners and workers composed by
 // startBot exactly as `gpuops start` composes them, and a terminal chat in place of Slack. Ctrl-C,
 // /quit or the end of input stops everything it started and removes its temporary folders.
-
-export const DEMO_USAGE = `Usage: gpuops demo [--script FILE] [--shape A|B|C] [--files DIR] [--log FILE]
-                   [--no-metrics] [--timeout SECONDS] [--transition-ms N]
-
-  --script FILE       read the chat's lines from FILE (- for standard input) instead of a prompt;
-                      standard input that is not a terminal is read the same way
-  --shape A|B|C       shape of the simulated cloud API (default B; Slurm users need A)
-  --files DIR         keep files the bot uploads (metric charts) in DIR; default a temporary folder
-                      removed at exit
-  --log FILE          append the bot's JSON logs to FILE (level LOG_LEVEL, default info); without it,
-                      errors go to standard error (LOG_LEVEL=warn for warnings too)
-  --no-metrics        do not start Prometheus (/gpu metrics then says metrics are not configured)
-  --timeout SECONDS   how long a script line may take to settle before it counts as failed (default 120)
-  --transition-ms N   how long the simulated machines take to start, stop, create (default 2000)
-
-Environment: REDIS_URL (a Redis of the demo's own; default a private redis-server), LOG_LEVEL, NO_COLOR.
-See docs/demo.md.
-`;
-
-export interface DemoOptions {
-  readonly script?: string;
-  readonly shape: Shape;
-  readonly filesDir?: string;
-  readonly logFile?: string;
-  readonly metrics: boolean;
-  readonly timeoutMs: number;
-  readonly transitionMs: number;
-}
-
-export class DemoUsageError extends Error {}
-
-export function parseDemoArgs(args: readonly string[]): DemoOptions {
-  let options: DemoOptions = { shape: 'B', metrics: true, timeoutMs: 120_000, transitionMs: 2_000 };
-  for (let i = 0; i < args.length; i++) {
-    const raw = args[i]!;
-    const eq = raw.startsWith('--') ? raw.indexOf('=') : -1;
-    const flag = eq > 0 ? raw.slice(0, eq) : raw;
-    const value = (): string => {
-      const v = eq > 0 ? raw.slice(eq + 1) : args[++i];
-      if (v === undefined || v === '') throw new DemoUsageError(`${flag} needs a value.`);
-      return v;
-    };
-    const whole = (min: number, max: number): number => {
-      const v = value();
-      if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) {
-        throw new DemoUsageError(`${flag} must be a whole number from ${min} to ${max}; got "${v}".`);
-      }
-      return Number(v);
-    };
-    switch (flag) {
-      case '--script':
-        options = { ...options, script: value() };
-        break;
-      case '--shape': {
-        const shape = value().toUpperCase();
-        if (!(SHAPES as readonly string[]).includes(shape)) {
-          throw new DemoUsageError(`--shape must be one of ${SHAPES.join(', ')}.`);
-        }
-        options = { ...options, shape: shape as Shape };
-        break;
-      }
-      case '--files':
-        options = { ...options, filesDir: resolve(value()) };
-        break;
-      case '--log':
-        options = { ...options, logFile: resolve(value()) };
-        break;
-      case '--no-metrics':
-        options = { ...options, metrics: false };
-        break;
-      case '--timeout':
-        options = { ...options, timeoutMs: whole(1, 3600) * 1000 };
-        break;
-      case '--transition-ms':
-        options = { ...options, transitionMs: whole(0, 600_000) };
-        break;
-      default:
-        throw new DemoUsageError(`unknown option "${raw}".`);
-    }
-  }
-  return options;
-}
 
 export interface DemoStdio {
   readonly stdin: Readable & { isTTY?: boolean };
@@ -139,38 +56,6 @@ export interface DemoStdio {
 interface Started {
   readonly what: string;
   close(): Promise<unknown>;
-}
-
-const SEED_INSTANCE = { name: 'demo-1', type: 'h100-hgx-80gb.1x' } as const;
-const METRICS_WAIT_MS = 30_000;
-
-async function canRead(path: string): Promise<boolean> {
-  try {
-    await access(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Resolves once the simulator's Prometheus has a sample of the seeded machine, or after the limit. */
-async function waitForFirstSamples(
-  metricsUrl: string,
-  apiKey: string,
-  signal: AbortSignal,
-): Promise<boolean> {
-  const client = createMetricsClient({ baseUrl: metricsUrl, tokens: staticToken(apiKey), timeoutMs: 2_000 });
-  const deadline = Date.now() + METRICS_WAIT_MS;
-  while (Date.now() < deadline && !signal.aborted) {
-    try {
-      const answer = await client.query(`count(DCGM_FI_DEV_GPU_UTIL{instance_name="${SEED_INSTANCE.name}"})`);
-      if (answer.data.resultType === 'vector' && answer.data.result.length > 0) return true;
-    } catch {
-      // Prometheus is still starting: ask again.
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  return false;
 }
 
 /** `gpuops demo [options]`: returns the exit code (0, 1 when a script line failed or start-up failed, 2 for usage). */
