@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import { QUEUE_NAME, QUEUE_PREFIX } from '../src/jobs/queue.js';
 import { startSim } from '../src/sim/start-sim.js';
 import { startPrivateRedis } from '../src/sys/private-redis.js';
-import { FakeSlackApi } from '../test/fakes/slack-api.js';
+import { FakeSlackApi } from '../src/devkit/fake-slack-api.js';
 import { type GpuopsProcess, spawnGpuops, spawnScript } from '../test/support/gpuops-process.js';
 import type { BenchResult } from './run.js';
 import type { LoadReport } from './support/load-generator.js';

@@ -7,7 +7,7 @@ import { estimateMachines } from '../../src/pricing/cost.js';
 import { SIM_CONFIGURATIONS } from '../../src/sim/catalog.js';
 import type { ApprovalRequest } from '../../src/store/approvals.js';
 import type { AuditEntry } from '../../src/store/audit.js';
-import { checkBlocks } from '../fakes/block-kit-limits.js';
+import { checkBlocks } from '../../src/devkit/block-kit-limits.js';
 
 // The approval card, the lists and the audit lines stay within Slack's limits whatever they hold.
 

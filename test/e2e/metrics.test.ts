@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Instance } from '../../src/cloud/index.js';
-import type { StoredFile } from '../fakes/slack-api.js';
+import type { StoredFile } from '../../src/devkit/fake-slack-api.js';
 import { type BotStack, startBotStack } from '../support/bot-stack.js';
 import { pngHeader } from '../support/png.js';
 import { until as waitUntil } from '../support/until.js';

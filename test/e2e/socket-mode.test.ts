@@ -6,7 +6,7 @@ import { type RunningBot, startBot } from '../../src/app/start-bot.js';
 import { parseConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log/logger.js';
 import { type RunningSim, startSim } from '../../src/sim/start-sim.js';
-import { FakeSlackApi } from '../fakes/slack-api.js';
+import { FakeSlackApi } from '../../src/devkit/fake-slack-api.js';
 import { FakeSocketModeServer } from '../fakes/socket-mode-server.js';
 import { redisDb } from '../support/gpuops-process.js';
 import { ResponseUrlServer, slashCommandBody } from '../support/slack-driver.js';

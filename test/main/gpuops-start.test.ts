@@ -5,7 +5,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { QUEUE_NAME, QUEUE_PREFIX } from '../../src/jobs/queue.js';
 import { type RunningSim, startSim } from '../../src/sim/start-sim.js';
-import { FakeSlackApi } from '../fakes/slack-api.js';
+import { FakeSlackApi } from '../../src/devkit/fake-slack-api.js';
 import { type GpuopsProcess, redisDb, spawnGpuops, until } from '../support/gpuops-process.js';
 import { postSigned, ResponseUrlServer, slashCommandBody } from '../support/slack-driver.js';
 

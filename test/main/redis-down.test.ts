@@ -12,7 +12,7 @@ import { createSlackWeb, type SlackWeb } from '../../src/slack/create-slack-app.
 import { REDIS_DOWN } from '../../src/slack/listeners/gpu-command.js';
 import { createStore, type Store } from '../../src/store/store.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/sys/private-redis.js';
-import { FakeSlackApi } from '../fakes/slack-api.js';
+import { FakeSlackApi } from '../../src/devkit/fake-slack-api.js';
 import { until } from '../support/gpuops-process.js';
 import { testGuardrails } from '../support/guardrails.js';
 import { postSigned, slashCommandBody } from '../support/slack-driver.js';

@@ -3,7 +3,7 @@ import { request as httpRequest } from 'node:http';
 import fc from 'fast-check';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { StoredView } from '../fakes/slack-api.js';
+import type { StoredView } from '../../src/devkit/fake-slack-api.js';
 import {
   interactionBody,
   postSigned,

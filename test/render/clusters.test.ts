@@ -9,7 +9,7 @@ import {
   slurmNodeUp,
   slurmPoolReadiness,
 } from '../../src/render/clusters.js';
-import { checkBlocks } from '../fakes/block-kit-limits.js';
+import { checkBlocks } from '../../src/devkit/block-kit-limits.js';
 
 const node = (state: string, ready: boolean) => ({
   name: 'n',

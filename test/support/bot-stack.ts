@@ -39,7 +39,7 @@ import type { WatchDeps } from '../../src/watch/watch-deps.js';
 import { createWatchQueue, scheduleWatchers, type WatchQueue } from '../../src/watch/watch-queue.js';
 import { createWorker } from '../../src/workers/create-worker.js';
 import type { WorkerDeps } from '../../src/workers/worker-deps.js';
-import { FakeSlackApi, type FakeSlackOptions } from '../fakes/slack-api.js';
+import { FakeSlackApi, type FakeSlackOptions } from '../../src/devkit/fake-slack-api.js';
 import { OPEN_TEST_POLICY } from './guardrails.js';
 import {
   interactionBody,

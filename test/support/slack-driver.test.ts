@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { App, LogLevel, verifySlackRequest } from '@slack/bolt';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FakeSlackApi } from '../fakes/slack-api.js';
+import { FakeSlackApi } from '../../src/devkit/fake-slack-api.js';
 import {
   blockActionsPayload,
   interactionBody,

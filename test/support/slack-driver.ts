@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
-import { checkBlocks } from '../fakes/block-kit-limits.js';
+import { checkBlocks } from '../../src/devkit/block-kit-limits.js';
 
 // Plays Slack toward the bot: builds slash command and interaction payloads as Slack sends them, signs
 // them exactly as Slack does (v0 HMAC-SHA256 over `v0:{timestamp}:{raw body}`), and serves the

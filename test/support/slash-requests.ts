@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import type { StoredMessage } from '../fakes/slack-api.js';
+import type { StoredMessage } from '../../src/devkit/fake-slack-api.js';
 import type { BotStack } from './bot-stack.js';
 import type { ResponseUrlPost } from './slack-driver.js';
 

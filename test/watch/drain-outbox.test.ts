@@ -13,7 +13,7 @@ import { createWatchWorker } from '../../src/watch/create-watch-worker.js';
 import { startDrains } from '../../src/watch/drain-outbox.js';
 import type { WatchDeps } from '../../src/watch/watch-deps.js';
 import { createWatchQueue, type WatchQueue } from '../../src/watch/watch-queue.js';
-import { FakeSlackApi } from '../fakes/slack-api.js';
+import { FakeSlackApi } from '../../src/devkit/fake-slack-api.js';
 
 // The per-channel outbox against a real Redis, real BullMQ workers and the real Slack SDK talking to
 // the fake Slack API: bursts arrive whole and in order, a 429's Retry-After is waited out by a

@@ -9,7 +9,7 @@ import { type RunningSim, type SimOptions, startSim } from '../../../src/sim/sta
 import { readCatalog } from '../../../src/store/catalog-cache.js';
 import { createStore } from '../../../src/store/store.js';
 import { type PrivateRedis, startPrivateRedis } from '../../../src/sys/private-redis.js';
-import { FakeSlackApi, type RecordedCall, type StoredMessage } from '../../fakes/slack-api.js';
+import { FakeSlackApi, type RecordedCall, type StoredMessage } from '../../../src/devkit/fake-slack-api.js';
 import { type GpuopsProcess, spawnScript } from '../../support/gpuops-process.js';
 import {
   postSigned,

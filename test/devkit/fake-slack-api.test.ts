@@ -1,7 +1,7 @@
 import { LogLevel, type WebAPIPlatformError, WebAPIRateLimitedError, WebClient } from '@slack/web-api';
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FakeSlackApi } from './slack-api.js';
+import { FakeSlackApi } from '../../src/devkit/fake-slack-api.js';
 
 const TOKEN = 'xoxb-test';
 let fake: FakeSlackApi;
