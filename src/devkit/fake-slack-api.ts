@@ -1,204 +1,41 @@
-import { EventEmitter } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { checkBlocks, checkView, LIMITS } from './block-kit-limits.js';
+import { slackMethods } from './slack/methods.js';
+import { SlackState } from './slack/slack-state.js';
+import {
+  closeServer,
+  decodeField,
+  decodeForm,
+  type FakeSlackOptions,
+  type Handler,
+  type Injection,
+  type RecordedCall,
+  readBody,
+  readForm,
+} from './slack/types.js';
 
-// A local Slack Web API that the real @slack/web-api and @slack/bolt clients talk to
-// (slackApiUrl = fake.apiUrl). It answers the methods the bot uses, keeps what each channel shows,
-// checks Block Kit limits, and records every call; anything it does not know is a recorded failure.
+// The one fake of Slack's Web API, for the tests, the benchmarks and `gpuops demo`: a real HTTP server
+// on loopback that the bot's WebClient and Bolt talk to (SLACK_API_URL). It answers the methods gpuops
+// uses as Slack documents them (src/devkit/slack/methods.ts), keeps what a person would see
+// (src/devkit/slack/slack-state.ts), records every call, checks Block Kit limits, serves response_urls
+// and file uploads, and can answer a method with a rate limit or an error on demand. It fails a test
+// on a request it did not expect (`unexpected`), and lists what it got.
 
-export interface FakeUser {
-  readonly id: string;
-  readonly name: string;
-  readonly real_name?: string;
-  readonly display_name?: string;
-  readonly is_bot?: boolean;
-  readonly deleted?: boolean;
-  readonly tz?: string;
-}
+export type * from './slack/types.js';
 
-export interface FakeSlackOptions {
-  /** Tokens accepted for Web API methods (default: xoxb-test). */
-  readonly tokens?: readonly string[];
-  /** Token accepted by apps.connections.open (default: xapp-test). */
-  readonly appToken?: string;
-  /** URL apps.connections.open returns, for Socket Mode tests. Settable later with `socketModeUrl`. */
-  readonly socketModeUrl?: string;
-  readonly users?: readonly FakeUser[];
-  /** Usergroup id → member user ids. */
-  readonly usergroups?: Readonly<Record<string, readonly string[]>>;
-  readonly teamId?: string;
-  readonly botUserId?: string;
-  readonly botId?: string;
-  /** Reject views.open/push trigger ids this fake did not issue (see issueTriggerId). */
-  readonly strictTriggerIds?: boolean;
-}
-
-export interface RecordedCall {
-  /** Position in `calls`. */
-  readonly index: number;
-  readonly method: string;
-  /** Decoded body: JSON, or form fields with blocks/view/attachments/files parsed from their JSON strings. */
-  readonly body: Readonly<Record<string, unknown>>;
-  readonly token: string | undefined;
-  readonly contentType: string;
-  readonly at: number;
-  /** What the fake answered (set once answered). */
-  status: number;
-  response: Record<string, unknown> | undefined;
-}
-
-export interface Violation {
-  readonly method: string;
-  readonly rule: string;
-}
-
-export interface UnexpectedRequest {
-  readonly method: string;
-  readonly path: string;
-  readonly reason: string;
-}
-
-export interface MessageVersion {
-  readonly text: string | undefined;
-  readonly blocks: readonly unknown[] | undefined;
-  readonly attachments: readonly unknown[] | undefined;
-}
-
-export interface StoredMessage {
-  readonly channel: string;
-  readonly ts: string;
-  readonly threadTs: string | undefined;
-  /** Current content. */
-  text: string | undefined;
-  blocks: readonly unknown[] | undefined;
-  attachments: readonly unknown[] | undefined;
-  /** Files shared with the message (files.completeUploadExternal). */
-  readonly files: StoredFile[];
-  /** Every version, first the posted one, then one per chat.update. */
-  readonly history: MessageVersion[];
-  deleted: boolean;
-  replyCount: number;
-}
-
-export interface EphemeralMessage {
-  readonly channel: string;
-  readonly user: string;
-  readonly messageTs: string;
-  readonly threadTs: string | undefined;
-  readonly text: string | undefined;
-  readonly blocks: readonly unknown[] | undefined;
-}
-
-export interface StoredView {
-  readonly id: string;
-  readonly triggerId: string | undefined;
-  view: Record<string, unknown>;
-  hash: string;
-  readonly history: Record<string, unknown>[];
-  /** Set for views.push: the view it was pushed on. */
-  readonly parentId: string | undefined;
-}
-
-export interface StoredFile {
-  readonly id: string;
-  readonly filename: string;
-  readonly length: number;
-  readonly altText: string | undefined;
-  bytes: Buffer | undefined;
-  completed: boolean;
-  title: string | undefined;
-  channel: string | undefined;
-  initialComment: string | undefined;
-  threadTs: string | undefined;
-}
-
-interface Injection {
-  remaining: number;
-  readonly status: number;
-  readonly body: Record<string, unknown>;
-  readonly headers: Record<string, string>;
-}
-
-type Handler = (call: RecordedCall) => Record<string, unknown>;
-
-const JSON_FIELDS = new Set(['blocks', 'view', 'attachments', 'files', 'metadata']);
-const TRIGGER_LIFETIME_MS = 3000;
-
-/** Waits for a server to close after dropping its keep-alive sockets. */
-function closeServer(server: Server): Promise<void> {
-  return new Promise((resolve, reject) => {
-    server.close((err) => (err ? reject(err) : resolve()));
-    server.closeAllConnections();
-  });
-}
-
-async function readBody(req: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
-}
-
-/** Form values are strings; blocks, view, attachments and files carry JSON inside them. */
-function decodeField(key: string, value: string): unknown {
-  if (!JSON_FIELDS.has(key) || !/^\s*[[{]/.test(value)) return value;
-  try {
-    return JSON.parse(value);
-  } catch {
-    return value; // left as the string: the method's checks report it
-  }
-}
-
-function decodeForm(text: string): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of new URLSearchParams(text)) out[key] = decodeField(key, value);
-  return out;
-}
-
-async function readForm(raw: Buffer, contentType: string): Promise<FormData> {
-  return new Request('http://fake.invalid/', {
-    method: 'POST',
-    headers: { 'content-type': contentType },
-    body: raw,
-  }).formData();
-}
-
-export class FakeSlackApi {
+export class FakeSlackApi extends SlackState {
   readonly calls: RecordedCall[] = [];
-  readonly unexpected: UnexpectedRequest[] = [];
-  readonly violations: Violation[] = [];
-  readonly ephemerals: EphemeralMessage[] = [];
-  readonly views = new Map<string, StoredView>();
-  readonly files = new Map<string, StoredFile>();
-  readonly users = new Map<string, FakeUser>();
-  readonly usergroups = new Map<string, readonly string[]>();
-  socketModeUrl: string | undefined;
 
   private readonly server: Server;
-  private readonly events = new EventEmitter();
-  private readonly channels = new Map<string, StoredMessage[]>();
   private readonly tokens: ReadonlySet<string>;
   private readonly appToken: string;
-  private readonly teamId: string;
-  private readonly botUserId: string;
-  private readonly botId: string;
-  private readonly strictTriggerIds: boolean;
-  private readonly triggers = new Map<string, { issuedAt: number; used: boolean }>();
+  private readonly handlers: Readonly<Record<string, Handler>> = slackMethods(this);
   private readonly injections = new Map<string, Injection[]>();
-  private seq = 0;
-  private baseUrl = '';
 
   private constructor(options: FakeSlackOptions) {
+    super(options);
     this.tokens = new Set(options.tokens ?? ['xoxb-test']);
     this.appToken = options.appToken ?? 'xapp-test';
-    this.socketModeUrl = options.socketModeUrl;
-    this.teamId = options.teamId ?? 'T0FAKE';
-    this.botUserId = options.botUserId ?? 'U0BOT';
-    this.botId = options.botId ?? 'B0BOT';
-    this.strictTriggerIds = options.strictTriggerIds ?? false;
-    for (const user of options.users ?? []) this.users.set(user.id, user);
-    for (const [id, members] of Object.entries(options.usergroups ?? {})) this.usergroups.set(id, members);
-    this.events.setMaxListeners(0);
     this.server = createServer((req, res) => {
       this.handle(req, res).catch((err: unknown) => {
         this.unexpected.push({
@@ -284,48 +121,6 @@ export class FakeSlackApi {
     });
   }
 
-  /** Messages of a channel in posting order (thread replies included), deleted ones left out. */
-  messages(channel: string): StoredMessage[] {
-    return (this.channels.get(channel) ?? []).filter((m) => !m.deleted);
-  }
-
-  /** Top-level messages only: what the channel shows now. */
-  channelView(channel: string): StoredMessage[] {
-    return this.messages(channel).filter((m) => m.threadTs === undefined || m.threadTs === m.ts);
-  }
-
-  /** Replies in a thread, oldest first. */
-  thread(channel: string, threadTs: string): StoredMessage[] {
-    return this.messages(channel).filter((m) => m.threadTs === threadTs && m.ts !== threadTs);
-  }
-
-  message(channel: string, ts: string): StoredMessage | undefined {
-    return this.channels.get(channel)?.find((m) => m.ts === ts);
-  }
-
-  /** The DM channel id conversations.open gives for a user. */
-  dmChannelFor(userId: string): string {
-    return `D${userId.replace(/^[UW]/, '')}`;
-  }
-
-  setUser(user: FakeUser): void {
-    this.users.set(user.id, user);
-  }
-
-  setUsergroup(id: string, members: readonly string[]): void {
-    this.usergroups.set(id, members);
-  }
-
-  /**
-   * A trigger id as Slack would send with an interaction: views.open accepts it once, within 3 s.
-   * `ageMs` backdates it, to test an expired trigger without waiting.
-   */
-  issueTriggerId(ageMs = 0): string {
-    const id = `${Date.now()}.${++this.seq}.${Math.random().toString(16).slice(2, 10)}`;
-    this.triggers.set(id, { issuedAt: Date.now() - ageMs, used: false });
-    return id;
-  }
-
   /** The next `times` calls to `method` get HTTP 429 with Retry-After. */
   rateLimit(method: string, retryAfterSeconds = 1, times = 1): void {
     this.inject(method, {
@@ -369,14 +164,20 @@ export class FakeSlackApi {
     return first;
   }
 
-  private nextTs(): string {
-    return `${Math.floor(Date.now() / 1000)}.${String(++this.seq).padStart(6, '0')}`;
-  }
-
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', this.baseUrl);
     const raw = await readBody(req);
     const contentType = String(req.headers['content-type'] ?? '');
+    if (req.method === 'POST' && url.pathname.startsWith('/response/')) {
+      const [status, answer] = this.respond(
+        url.pathname.slice('/response/'.length),
+        await this.decode(raw, contentType),
+      );
+      res
+        .writeHead(status, { 'content-type': 'application/json; charset=utf-8' })
+        .end(JSON.stringify(answer));
+      return;
+    }
     if (req.method === 'POST' && url.pathname.startsWith('/upload/')) {
       await this.handleUpload(url.pathname.slice('/upload/'.length), raw, contentType, res);
       return;
@@ -415,7 +216,7 @@ export class FakeSlackApi {
       call.response = injected.body;
       headers = injected.headers;
     } else {
-      call.response = this.answer(method, call);
+      call.response = await this.answer(method, call);
     }
     res.writeHead(call.status, { 'content-type': 'application/json; charset=utf-8', ...headers });
     res.end(JSON.stringify(call.response));
@@ -448,348 +249,16 @@ export class FakeSlackApi {
     return this.tokens.has(token) ? null : 'invalid_auth';
   }
 
-  private answer(method: string, call: RecordedCall): Record<string, unknown> {
+  private async answer(method: string, call: RecordedCall): Promise<Record<string, unknown>> {
     const handler = this.handlers[method];
     if (!handler) {
       this.unexpected.push({ method: 'POST', path: `/api/${method}`, reason: 'unknown method' });
+      this.options.onUnknownMethod?.(method);
       return { ok: false, error: 'unknown_method' };
     }
     const authError = this.authorize(method, call.token);
     if (authError) return { ok: false, error: authError };
     return handler(call);
-  }
-
-  private violation(method: string, rule: string): void {
-    this.violations.push({ method, rule });
-  }
-
-  /** Checks a message's blocks and text; returns an error Slack would answer with, if any. */
-  private checkMessage(
-    method: string,
-    body: Readonly<Record<string, unknown>>,
-  ): Record<string, unknown> | null {
-    const { blocks, text, attachments } = body;
-    if (blocks !== undefined) {
-      const problems = checkBlocks(blocks, 'message');
-      for (const p of problems) this.violation(method, p);
-      if (problems.length > 0) return { ok: false, error: 'invalid_blocks', errors: problems };
-      if (typeof text !== 'string' || text.trim() === '') {
-        // Slack accepts this, but notifications and screen readers then show nothing useful.
-        this.violation(method, 'blocks sent without a text fallback');
-      }
-    } else if ((typeof text !== 'string' || text === '') && attachments === undefined) {
-      return { ok: false, error: 'no_text' };
-    }
-    if (typeof text === 'string' && text.length > LIMITS.messageText) {
-      this.violation(method, `text has ${text.length} characters (max ${LIMITS.messageText})`);
-    }
-    return null;
-  }
-
-  private readonly handlers: Readonly<Record<string, Handler>> = {
-    'auth.test': () => ({
-      ok: true,
-      url: 'https://fake.slack.test/',
-      team: 'Fake Team',
-      user: 'gpuops',
-      team_id: this.teamId,
-      user_id: this.botUserId,
-      bot_id: this.botId,
-      is_enterprise_install: false,
-    }),
-
-    'chat.postMessage': (call) => {
-      const { body } = call;
-      const channelArg = typeof body.channel === 'string' ? body.channel : '';
-      if (channelArg === '') return { ok: false, error: 'channel_not_found' };
-      const invalid = this.checkMessage(call.method, body);
-      if (invalid) return invalid;
-      // Posting to a user id lands in the DM with that user, as in Slack.
-      const channel = /^[UW]/.test(channelArg) ? this.dmChannelFor(channelArg) : channelArg;
-      const threadTs =
-        typeof body.thread_ts === 'string' && body.thread_ts !== '' ? body.thread_ts : undefined;
-      if (threadTs !== undefined) {
-        const parent = this.message(channel, threadTs);
-        if (!parent) return { ok: false, error: 'thread_not_found' };
-        parent.replyCount++;
-      }
-      const stored = this.store(channel, body, threadTs);
-      return { ok: true, channel, ts: stored.ts, message: this.messageJson(stored) };
-    },
-
-    'chat.update': (call) => {
-      const { body } = call;
-      const channel = String(body.channel ?? '');
-      const ts = String(body.ts ?? '');
-      const stored = this.message(channel, ts);
-      if (!stored || stored.deleted) return { ok: false, error: 'message_not_found' };
-      const invalid = this.checkMessage(call.method, body);
-      if (invalid) return invalid;
-      if (body.text !== undefined) stored.text = String(body.text);
-      if (body.blocks !== undefined) stored.blocks = body.blocks as unknown[];
-      if (body.attachments !== undefined) stored.attachments = body.attachments as unknown[];
-      stored.history.push({ text: stored.text, blocks: stored.blocks, attachments: stored.attachments });
-      return { ok: true, channel, ts, text: stored.text ?? '', message: this.messageJson(stored) };
-    },
-
-    'chat.postEphemeral': (call) => {
-      const { body } = call;
-      const channel = String(body.channel ?? '');
-      const user = String(body.user ?? '');
-      if (channel === '') return { ok: false, error: 'channel_not_found' };
-      if (user === '') return { ok: false, error: 'user_not_in_channel' };
-      const invalid = this.checkMessage(call.method, body);
-      if (invalid) return invalid;
-      const messageTs = this.nextTs();
-      this.ephemerals.push({
-        channel,
-        user,
-        messageTs,
-        threadTs: typeof body.thread_ts === 'string' ? body.thread_ts : undefined,
-        text: typeof body.text === 'string' ? body.text : undefined,
-        blocks: Array.isArray(body.blocks) ? body.blocks : undefined,
-      });
-      return { ok: true, message_ts: messageTs };
-    },
-
-    'chat.delete': (call) => {
-      const channel = String(call.body.channel ?? '');
-      const ts = String(call.body.ts ?? '');
-      const stored = this.message(channel, ts);
-      if (!stored || stored.deleted) return { ok: false, error: 'message_not_found' };
-      stored.deleted = true;
-      return { ok: true, channel, ts };
-    },
-
-    'views.open': (call) => this.openView(call, undefined),
-
-    'views.push': (call) => {
-      // A pushed view sits on top of the one the interaction came from.
-      const top = [...this.views.values()].at(-1);
-      return this.openView(call, top?.id);
-    },
-
-    'views.update': (call) => {
-      const { body } = call;
-      const id = typeof body.view_id === 'string' ? body.view_id : undefined;
-      const externalId = typeof body.external_id === 'string' ? body.external_id : undefined;
-      const stored =
-        (id !== undefined ? this.views.get(id) : undefined) ??
-        [...this.views.values()].find((v) => externalId !== undefined && v.view.external_id === externalId);
-      if (!stored) return { ok: false, error: 'not_found' };
-      if (typeof body.hash === 'string' && body.hash !== stored.hash) {
-        return { ok: false, error: 'hash_conflict' };
-      }
-      const invalid = this.checkViewBody(call.method, body.view);
-      if (invalid) return invalid;
-      stored.view = body.view as Record<string, unknown>;
-      stored.hash = `h${++this.seq}`;
-      stored.history.push(stored.view);
-      return { ok: true, view: this.viewJson(stored) };
-    },
-
-    'users.info': (call) => {
-      const user = this.users.get(String(call.body.user ?? ''));
-      if (!user) return { ok: false, error: 'user_not_found' };
-      return {
-        ok: true,
-        user: {
-          id: user.id,
-          team_id: this.teamId,
-          name: user.name,
-          real_name: user.real_name ?? '',
-          deleted: user.deleted ?? false,
-          is_bot: user.is_bot ?? false,
-          tz: user.tz ?? 'Europe/London',
-          profile: {
-            display_name: user.display_name ?? '',
-            display_name_normalized: user.display_name ?? '',
-            real_name: user.real_name ?? '',
-            real_name_normalized: user.real_name ?? '',
-          },
-        },
-      };
-    },
-
-    'usergroups.users.list': (call) => {
-      const members = this.usergroups.get(String(call.body.usergroup ?? ''));
-      if (!members) return { ok: false, error: 'no_such_subteam' };
-      return { ok: true, users: [...members] };
-    },
-
-    'conversations.open': (call) => {
-      const { body } = call;
-      if (typeof body.channel === 'string' && body.channel !== '') {
-        return { ok: true, channel: { id: body.channel } };
-      }
-      const users = String(body.users ?? '')
-        .split(',')
-        .map((u) => u.trim())
-        .filter((u) => u !== '');
-      if (users.length === 0) return { ok: false, error: 'users_list_not_supplied' };
-      const unknown = users.find((u) => !this.users.has(u));
-      if (unknown !== undefined) return { ok: false, error: 'user_not_found' };
-      const id =
-        users.length === 1 ? this.dmChannelFor(users[0]!) : `G${users.map((u) => u.slice(1)).join('')}`;
-      return { ok: true, no_op: true, already_open: true, channel: { id } };
-    },
-
-    'files.getUploadURLExternal': (call) => {
-      const { body } = call;
-      const filename = typeof body.filename === 'string' ? body.filename : '';
-      const length = Number(body.length);
-      if (filename === '') return { ok: false, error: 'invalid_arguments' };
-      if (!Number.isInteger(length) || length <= 0) return { ok: false, error: 'invalid_arguments' };
-      const id = `F${String(++this.seq).padStart(8, '0')}`;
-      this.files.set(id, {
-        id,
-        filename,
-        length,
-        altText: typeof body.alt_text === 'string' ? body.alt_text : undefined,
-        bytes: undefined,
-        completed: false,
-        title: undefined,
-        channel: undefined,
-        initialComment: undefined,
-        threadTs: undefined,
-      });
-      return { ok: true, upload_url: `${this.baseUrl}/upload/${id}`, file_id: id };
-    },
-
-    'files.completeUploadExternal': (call) => {
-      const { body } = call;
-      const list = Array.isArray(body.files) ? (body.files as Array<Record<string, unknown>>) : undefined;
-      if (!list || list.length === 0) return { ok: false, error: 'invalid_arguments' };
-      const files: StoredFile[] = [];
-      for (const entry of list) {
-        const file = this.files.get(String(entry.id ?? ''));
-        if (!file) return { ok: false, error: 'file_not_found' };
-        if (file.bytes === undefined) return { ok: false, error: 'file_not_uploaded' };
-        files.push(file);
-      }
-      const channel =
-        typeof body.channel_id === 'string' && body.channel_id !== '' ? body.channel_id : undefined;
-      const threadTs =
-        typeof body.thread_ts === 'string' && body.thread_ts !== '' ? body.thread_ts : undefined;
-      const comment = typeof body.initial_comment === 'string' ? body.initial_comment : undefined;
-      list.forEach((entry, i) => {
-        const file = files[i]!;
-        file.completed = true;
-        file.title = typeof entry.title === 'string' ? entry.title : file.filename;
-        file.channel = channel;
-        file.initialComment = comment;
-        file.threadTs = threadTs;
-      });
-      if (channel !== undefined) {
-        // Sharing a file posts a message carrying it, in the channel or the thread.
-        const stored = this.store(channel, { text: comment }, threadTs);
-        stored.files.push(...files);
-        if (threadTs !== undefined) {
-          const parent = this.message(channel, threadTs);
-          if (parent) parent.replyCount++;
-        }
-      }
-      return { ok: true, files: files.map((f) => ({ id: f.id, title: f.title, name: f.filename })) };
-    },
-
-    'apps.connections.open': () => {
-      if (this.socketModeUrl === undefined) return { ok: false, error: 'socket_mode_not_configured' };
-      return { ok: true, url: this.socketModeUrl };
-    },
-  };
-
-  private store(
-    channel: string,
-    body: Readonly<Record<string, unknown>>,
-    threadTs: string | undefined,
-  ): StoredMessage {
-    const version: MessageVersion = {
-      text: typeof body.text === 'string' ? body.text : undefined,
-      blocks: Array.isArray(body.blocks) ? body.blocks : undefined,
-      attachments: Array.isArray(body.attachments) ? body.attachments : undefined,
-    };
-    const stored: StoredMessage = {
-      channel,
-      ts: this.nextTs(),
-      threadTs,
-      ...version,
-      files: [],
-      history: [version],
-      deleted: false,
-      replyCount: 0,
-    };
-    const list = this.channels.get(channel) ?? [];
-    list.push(stored);
-    this.channels.set(channel, list);
-    return stored;
-  }
-
-  private messageJson(m: StoredMessage): Record<string, unknown> {
-    return {
-      type: 'message',
-      user: this.botUserId,
-      bot_id: this.botId,
-      ts: m.ts,
-      text: m.text ?? '',
-      ...(m.blocks ? { blocks: m.blocks } : {}),
-      ...(m.threadTs ? { thread_ts: m.threadTs } : {}),
-    };
-  }
-
-  private checkViewBody(method: string, view: unknown): Record<string, unknown> | null {
-    if (typeof view !== 'object' || view === null) return { ok: false, error: 'invalid_arguments' };
-    const problems = checkView(view);
-    for (const p of problems) this.violation(method, p);
-    return problems.length > 0
-      ? {
-          ok: false,
-          error: 'invalid_arguments',
-          response_metadata: { messages: problems.map((p) => `[ERROR] ${p}`) },
-        }
-      : null;
-  }
-
-  private openView(call: RecordedCall, parentId: string | undefined): Record<string, unknown> {
-    const { body } = call;
-    const triggerId = typeof body.trigger_id === 'string' ? body.trigger_id : undefined;
-    if (triggerId === undefined || triggerId === '') return { ok: false, error: 'invalid_trigger_id' };
-    const issued = this.triggers.get(triggerId);
-    if (issued) {
-      if (issued.used) return { ok: false, error: 'exchanged_trigger_id' };
-      if (Date.now() - issued.issuedAt > TRIGGER_LIFETIME_MS) {
-        return { ok: false, error: 'expired_trigger_id' };
-      }
-      issued.used = true;
-    } else if (this.strictTriggerIds) {
-      return { ok: false, error: 'invalid_trigger_id' };
-    }
-    const invalid = this.checkViewBody(call.method, body.view);
-    if (invalid) return invalid;
-    const view = body.view as Record<string, unknown>;
-    const stored: StoredView = {
-      id: `V${String(++this.seq).padStart(8, '0')}`,
-      triggerId,
-      view,
-      hash: `h${++this.seq}`,
-      history: [view],
-      parentId,
-    };
-    this.views.set(stored.id, stored);
-    return { ok: true, view: this.viewJson(stored) };
-  }
-
-  private viewJson(v: StoredView): Record<string, unknown> {
-    return {
-      ...v.view,
-      id: v.id,
-      team_id: this.teamId,
-      hash: v.hash,
-      state: { values: {} },
-      root_view_id: v.parentId ?? v.id,
-      previous_view_id: v.parentId ?? null,
-      app_id: 'A0FAKE',
-      bot_id: this.botId,
-    };
   }
 
   private async handleUpload(
