@@ -265,7 +265,7 @@ export class SlackState {
     const issued = this.triggers.get(triggerId);
     if (issued) {
       if (issued.used) return { ok: false, error: 'exchanged_trigger_id' };
-      if (Date.now() - issued.issuedAt > TRIGGER_LIFETIME_MS)
+      if (Date.now() - issued.issuedAt > (this.options.triggerLifetimeMs ?? TRIGGER_LIFETIME_MS))
         return { ok: false, error: 'expired_trigger_id' };
       issued.used = true;
     } else if (this.options.strictTriggerIds) {

@@ -28,6 +28,8 @@ export interface FakeSlackOptions {
   readonly botId?: string;
   /** Reject views.open/push trigger ids this fake did not issue (see issueTriggerId). */
   readonly strictTriggerIds?: boolean;
+  /** How long an issued trigger id opens a view; Slack's is 3 s (the demo allows more for slow typing). */
+  readonly triggerLifetimeMs?: number;
   /** Save uploaded files in this folder (the demo shows their paths). */
   readonly filesDir?: string;
   /** Told about each Web API method the fake does not know (the demo prints it). */
