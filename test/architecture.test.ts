@@ -112,6 +112,30 @@ describe('architecture', () => {
     expect(offenders).toEqual([]);
   });
 
+  it('has no import cycles between the top-level folders of src/, type imports included', () => {
+    const unit = (path: string) => (path.includes('/') ? path.split('/')[0]! : path.replace(/\.ts$/, ''));
+    const edges = new Map<string, Set<string>>();
+    for (const f of files) {
+      for (const target of localImports(f)) {
+        const [a, b] = [unit(rel(f)), unit(target)];
+        if (a === b || target.startsWith('..')) continue;
+        if (!edges.has(a)) edges.set(a, new Set());
+        edges.get(a)!.add(b);
+      }
+    }
+    // Every edge a → b with a path back b → … → a is part of a cycle.
+    const reaches = (from: string, to: string, seen = new Set<string>()): boolean => {
+      if (from === to) return true;
+      if (seen.has(from)) return false;
+      seen.add(from);
+      return [...(edges.get(from) ?? [])].some((next) => reaches(next, to, seen));
+    };
+    const cyclic = [...edges].flatMap(([a, targets]) =>
+      [...targets].filter((b) => reaches(b, a)).map((b) => `${a} → ${b}`),
+    );
+    expect(cyclic).toEqual([]);
+  });
+
   it('has no import cycles', () => {
     const graph = new Map(files.map((f) => [rel(f), localImports(f)]));
     const cycles: string[] = [];

@@ -58,7 +58,7 @@ export class FakeSlackApi extends SlackState {
     return fake;
   }
 
-  /** Base of the Web API, for `new WebClient(token, { slackApiUrl })` and SLACK_API_URL. */
+  /** Base of the Web API: a WebClient's slackApiUrl, and SLACK_API_URL. */
   get apiUrl(): string {
     return `${this.baseUrl}/api/`;
   }
