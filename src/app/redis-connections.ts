@@ -11,12 +11,16 @@ export interface ConnectionBehaviour {
   readonly maxRetriesPerRequest: number | null;
   readonly enableOfflineQueue?: boolean;
   readonly commandTimeout?: number;
+  readonly autoResendUnfulfilledCommands?: boolean;
 }
 
 export const FAIL_FAST: ConnectionBehaviour = {
   maxRetriesPerRequest: 1,
   enableOfflineQueue: false,
   commandTimeout: 2_000,
+  // A command cut off by a dropped connection is failed, not sent again after the reconnect: the
+  // person was already told it did not happen, so it must not happen seconds later.
+  autoResendUnfulfilledCommands: false,
 };
 export const BLOCKING: ConnectionBehaviour = { maxRetriesPerRequest: null };
 
