@@ -1,7 +1,7 @@
 import type { Shape } from '../cloud/shape.js';
 import { kindsMissingIn } from './availability.js';
-import { commandPath, FORM_KINDS, GPU_COMMAND_KINDS, specsOfGroup } from './registry.js';
-import { GROUPS } from './spec.js';
+import { commandPath, FORM_KINDS, GPU_COMMAND_KINDS, kindsOfClass, specsOfGroup } from './registry.js';
+import { GROUPS, OPERATION_CLASSES } from './spec.js';
 
 // docs/commands.md, written from the registry (`npm run docs:commands`; a test fails when the file in
 // the repository differs). The prose that is not about one subcommand lives here with it.
@@ -77,11 +77,26 @@ Defaults are filled in by the parser: \`rangeSeconds\` 3600, waitlist \`count\` 
 always passes \`gpuCommandSchema\`, so a job payload built from it re-validates unchanged.`;
 }
 
+/** The policy's operation classes and their kinds (docs/policy.md sets a minimum role per class). */
+function classes(): string {
+  const rows = OPERATION_CLASSES.map(
+    (cls) =>
+      `| \`${cls}\` | ${kindsOfClass(cls)
+        .map((k) => `\`${k}\``)
+        .join(', ')} |`,
+  );
+  return [
+    '## Operation classes',
+    'Every kind belongs to one class; the policy sets the least role per class and may override it per kind ([policy.md](policy.md)).',
+    ['| Class | Kinds |', '|---|---|', ...rows].join('\n'),
+  ].join('\n\n');
+}
+
 export function renderCommandsDoc(): string {
   const shapeTable = [
     '| Shape | Subcommands not available |',
     '|---|---|',
     ...SHAPES.map((shape) => `| ${shape} | ${missingIn(shape)} |`),
   ].join('\n');
-  return `${[INTRO, ...grammar(), VALUE_RULES, WORDS, ERRORS, SHAPE_INTRO, shapeTable, SHAPE_NOTES, typedCommand()].join('\n\n')}\n`;
+  return `${[INTRO, ...grammar(), VALUE_RULES, WORDS, ERRORS, SHAPE_INTRO, shapeTable, SHAPE_NOTES, classes(), typedCommand()].join('\n\n')}\n`;
 }

@@ -3,11 +3,11 @@ import { approvalCard, closedCard, humanDuration, pendingList } from '../../src/
 import { auditList } from '../../src/commands/audit/render.js';
 import { parseCommand } from '../../src/commands/parse-command.js';
 import type { GpuCommand } from '../../src/commands/registry.js';
+import { checkBlocks } from '../../src/devkit/block-kit-limits.js';
 import { estimateMachines } from '../../src/pricing/cost.js';
 import { SIM_CONFIGURATIONS } from '../../src/sim/catalog.js';
 import type { ApprovalRequest } from '../../src/store/approvals.js';
 import type { AuditEntry } from '../../src/store/audit.js';
-import { checkBlocks } from '../../src/devkit/block-kit-limits.js';
 
 // The approval card, the lists and the audit lines stay within Slack's limits whatever they hold.
 

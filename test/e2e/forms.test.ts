@@ -3,9 +3,9 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REFRESH_ACTION } from '../../src/commands/forms/catalog-blocks.js';
 import { OPEN_FORM_ACTION, openFormButton } from '../../src/commands/forms/open-form-button.js';
+import type { StoredView } from '../../src/devkit/fake-slack-api.js';
 import { CATALOG_SCHEDULER_ID, scheduleCatalogRefresh } from '../../src/jobs/system-jobs.js';
 import { readCatalog } from '../../src/store/catalog-cache.js';
-import type { StoredView } from '../../src/devkit/fake-slack-api.js';
 import { type BotStack, startBotStack } from '../support/bot-stack.js';
 import { blockActionsPayload, viewSubmissionPayload } from '../support/slack-driver.js';
 

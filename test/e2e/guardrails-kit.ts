@@ -1,9 +1,9 @@
 import { expect } from 'vitest';
 import { APPROVE_ACTION, DENY_ACTION, DENY_CALLBACK } from '../../src/commands/approvals/render.js';
+import type { StoredMessage } from '../../src/devkit/fake-slack-api.js';
 import { addSystemJob } from '../../src/jobs/system-jobs.js';
 import type { ApprovalRequest } from '../../src/store/approvals.js';
 import { readCatalog } from '../../src/store/catalog-cache.js';
-import type { StoredMessage } from '../../src/devkit/fake-slack-api.js';
 import type { BotStack } from '../support/bot-stack.js';
 import { until } from '../support/gpuops-process.js';
 import { blockActionsPayload, type SignedResponse, viewSubmissionPayload } from '../support/slack-driver.js';

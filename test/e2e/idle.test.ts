@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { StoredMessage } from '../../src/devkit/fake-slack-api.js';
 import { addSystemJob } from '../../src/jobs/system-jobs.js';
 import { type Policy, policyFileSchema, toPolicy } from '../../src/policy/policy-schema.js';
 import { IDLE_ACTIONS } from '../../src/render/idle-alert.js';
 import { readCatalog } from '../../src/store/catalog-cache.js';
 import { createIdleState } from '../../src/store/idle-state.js';
 import { checkIdle } from '../../src/watch/idle-check.js';
-import type { StoredMessage } from '../../src/devkit/fake-slack-api.js';
 import { type BotStack, startBotStack } from '../support/bot-stack.js';
 import { pngHeader } from '../support/png.js';
 import { blockActionsPayload } from '../support/slack-driver.js';

@@ -1,10 +1,10 @@
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WAITLIST_CREATE_ACTION } from '../../src/commands/waitlist/render.js';
+import type { StoredMessage } from '../../src/devkit/fake-slack-api.js';
 import { addSystemJob } from '../../src/jobs/system-jobs.js';
 import { readCatalog } from '../../src/store/catalog-cache.js';
 import { checkWaitlist } from '../../src/watch/waitlist-check.js';
-import type { StoredMessage } from '../../src/devkit/fake-slack-api.js';
 import { type BotStack, startBotStack } from '../support/bot-stack.js';
 import { blockActionsPayload } from '../support/slack-driver.js';
 import { until } from '../support/until.js';

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { StoredMessage } from '../../src/devkit/fake-slack-api.js';
 import { createOutbox } from '../../src/store/watch-outbox.js';
 import { createSnapshotStore } from '../../src/store/watch-snapshots.js';
 import { type PollOutcome, pollProject } from '../../src/watch/poll-project.js';
 import { addWatchJob } from '../../src/watch/watch-queue.js';
 import { fanOutPolls } from '../../src/watch/watch-tick.js';
-import type { StoredMessage } from '../../src/devkit/fake-slack-api.js';
 import type { BotStack } from '../support/bot-stack.js';
 import { startBotStack } from '../support/bot-stack.js';
 import { until } from '../support/until.js';

@@ -3,9 +3,9 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { FakeSlackApi } from '../../src/devkit/fake-slack-api.js';
 import { QUEUE_NAME, QUEUE_PREFIX } from '../../src/jobs/queue.js';
 import { type RunningSim, startSim } from '../../src/sim/start-sim.js';
-import { FakeSlackApi } from '../../src/devkit/fake-slack-api.js';
 import { type GpuopsProcess, redisDb, spawnGpuops, until } from '../support/gpuops-process.js';
 import { postSigned, ResponseUrlServer, slashCommandBody } from '../support/slack-driver.js';
 

@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vi
 import { type RunningBot, startBot } from '../../src/app/start-bot.js';
 import { ROUTES } from '../../src/cloud/routes.js';
 import { parseConfig } from '../../src/config.js';
+import { FakeSlackApi } from '../../src/devkit/fake-slack-api.js';
 import { createQueue, type GpuQueue } from '../../src/jobs/queue.js';
 import { createLogger } from '../../src/log/logger.js';
 import { type RunningSim, startSim } from '../../src/sim/start-sim.js';
@@ -12,7 +13,6 @@ import { createSlackWeb, type SlackWeb } from '../../src/slack/create-slack-app.
 import { REDIS_DOWN } from '../../src/slack/listeners/gpu-command.js';
 import { createStore, type Store } from '../../src/store/store.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/sys/private-redis.js';
-import { FakeSlackApi } from '../../src/devkit/fake-slack-api.js';
 import { until } from '../support/gpuops-process.js';
 import { testGuardrails } from '../support/guardrails.js';
 import { postSigned, slashCommandBody } from '../support/slack-driver.js';

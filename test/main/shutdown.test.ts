@@ -4,10 +4,10 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type RunningBot, startBot } from '../../src/app/start-bot.js';
 import { type Config, parseConfig } from '../../src/config.js';
+import { FakeSlackApi } from '../../src/devkit/fake-slack-api.js';
 import { QUEUE_NAME, QUEUE_PREFIX } from '../../src/jobs/queue.js';
 import { createLogger } from '../../src/log/logger.js';
 import { type RunningSim, startSim } from '../../src/sim/start-sim.js';
-import { FakeSlackApi } from '../../src/devkit/fake-slack-api.js';
 import { redisDb } from '../support/gpuops-process.js';
 import { postSigned, slashCommandBody } from '../support/slack-driver.js';
 

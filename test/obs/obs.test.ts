@@ -1,11 +1,11 @@
 import { WebClient } from '@slack/web-api';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FakeSlackApi } from '../../src/devkit/fake-slack-api.js';
 import { createBotMetrics, METRIC_NAMES } from '../../src/obs/bot-metrics.js';
 import { countSlackErrors, slackMethodOf } from '../../src/obs/count-slack-errors.js';
 import { healthRoutes } from '../../src/obs/health-routes.js';
 import { startRouteServer } from '../../src/obs/route-server.js';
-import { FakeSlackApi } from '../../src/devkit/fake-slack-api.js';
 
 // The observability pieces on their own: Slack API errors counted through the real WebClient, and
 // the probes' answers when Redis or the queue misbehave, over real HTTP.

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { KubernetesNodePool, SlurmNodePool } from '../../src/cloud/index.js';
+import { checkBlocks } from '../../src/devkit/block-kit-limits.js';
 import {
   k8sClusterBlocks,
   k8sClusterLine,
@@ -9,7 +10,6 @@ import {
   slurmNodeUp,
   slurmPoolReadiness,
 } from '../../src/render/clusters.js';
-import { checkBlocks } from '../../src/devkit/block-kit-limits.js';
 
 const node = (state: string, ready: boolean) => ({
   name: 'n',

@@ -15,6 +15,7 @@ import type { Shape } from '../../src/cloud/shape.js';
 import { staticToken } from '../../src/cloud/token-provider.js';
 import { auditLine } from '../../src/commands/audit/render.js';
 import { gpuCommandSchema } from '../../src/commands/registry.js';
+import { FakeSlackApi, type FakeSlackOptions } from '../../src/devkit/fake-slack-api.js';
 import { scheduleApprovalExpiry } from '../../src/jobs/guardrail-jobs.js';
 import { createQueue, type GpuQueue } from '../../src/jobs/queue.js';
 import { createLogger, type Logger } from '../../src/log/logger.js';
@@ -39,7 +40,6 @@ import type { WatchDeps } from '../../src/watch/watch-deps.js';
 import { createWatchQueue, scheduleWatchers, type WatchQueue } from '../../src/watch/watch-queue.js';
 import { createWorker } from '../../src/workers/create-worker.js';
 import type { WorkerDeps } from '../../src/workers/worker-deps.js';
-import { FakeSlackApi, type FakeSlackOptions } from '../../src/devkit/fake-slack-api.js';
 import { OPEN_TEST_POLICY } from './guardrails.js';
 import {
   interactionBody,

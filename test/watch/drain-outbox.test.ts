@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { InfraClient } from '../../src/cloud/index.js';
 import { classifySlackFailure } from '../../src/commands/kit/slack-failure.js';
+import { FakeSlackApi } from '../../src/devkit/fake-slack-api.js';
 import { createLogger } from '../../src/log/logger.js';
 import { DEFAULT_POLICY } from '../../src/policy/policy-schema.js';
 import { createStore, type Store } from '../../src/store/store.js';
@@ -13,7 +14,6 @@ import { createWatchWorker } from '../../src/watch/create-watch-worker.js';
 import { startDrains } from '../../src/watch/drain-outbox.js';
 import type { WatchDeps } from '../../src/watch/watch-deps.js';
 import { createWatchQueue, type WatchQueue } from '../../src/watch/watch-queue.js';
-import { FakeSlackApi } from '../../src/devkit/fake-slack-api.js';
 
 // The per-channel outbox against a real Redis, real BullMQ workers and the real Slack SDK talking to
 // the fake Slack API: bursts arrive whole and in order, a 429's Retry-After is waited out by a

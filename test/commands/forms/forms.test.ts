@@ -5,9 +5,8 @@ import type { FormContext, FormValues } from '../../../src/commands/forms/form-k
 import { readForm } from '../../../src/commands/read-form.js';
 import { FORM_KINDS, type FormKind, formSpecOf } from '../../../src/commands/registry.js';
 import { NAME_RULE } from '../../../src/commands/value-rules.js';
-
-import type { Catalog } from '../../../src/store/catalog-cache.js';
 import { checkView } from '../../../src/devkit/block-kit-limits.js';
+import type { Catalog } from '../../../src/store/catalog-cache.js';
 
 const NOW = Date.UTC(2025, 0, 1, 12);
 const PROJECT = '3f1c2a9e-8b7d-4c1e-9f2a-1b2c3d4e5f60';

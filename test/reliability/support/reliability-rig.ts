@@ -3,13 +3,13 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { type BotOptions, type RunningBot, startBot } from '../../../src/app/start-bot.js';
 import { type Config, parseConfig, type Role } from '../../../src/config.js';
+import { FakeSlackApi, type RecordedCall, type StoredMessage } from '../../../src/devkit/fake-slack-api.js';
 import { QUEUE_NAME, QUEUE_PREFIX } from '../../../src/jobs/queue.js';
 import { createLogger, type Logger } from '../../../src/log/logger.js';
 import { type RunningSim, type SimOptions, startSim } from '../../../src/sim/start-sim.js';
 import { readCatalog } from '../../../src/store/catalog-cache.js';
 import { createStore } from '../../../src/store/store.js';
 import { type PrivateRedis, startPrivateRedis } from '../../../src/sys/private-redis.js';
-import { FakeSlackApi, type RecordedCall, type StoredMessage } from '../../../src/devkit/fake-slack-api.js';
 import { type GpuopsProcess, spawnScript } from '../../support/gpuops-process.js';
 import {
   postSigned,
