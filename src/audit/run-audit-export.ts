@@ -5,6 +5,7 @@ import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
+import { safeRedisUrl } from '../app/redis-connections.js';
 import { ConfigError, parseConfig } from '../config.js';
 import { AppError, ErrorCode } from '../errors.js';
 import { createLogger, redactText } from '../log/logger.js';
@@ -28,18 +29,6 @@ Reads REDIS_URL (default redis://127.0.0.1:6379) and GPUOPS_POLICY.
 export interface AuditExportIo {
   readonly stdout: Writable;
   readonly stderr: { write(text: string): unknown };
-}
-
-/** The Redis URL without user or password, for messages. */
-function safeUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    u.username = '';
-    u.password = '';
-    return u.toString();
-  } catch {
-    return 'REDIS_URL';
-  }
 }
 
 function parse(args: readonly string[]): { out?: string } | 'help' {
@@ -92,7 +81,7 @@ export async function runAuditExport(
     } catch (err) {
       throw new AppError(
         ErrorCode.Config,
-        `Could not reach Redis at ${safeUrl(config.REDIS_URL)} (${redactText((err as Error).message)}): check REDIS_URL and that Redis is running.`,
+        `Could not reach Redis at ${safeRedisUrl(config.REDIS_URL)} (${redactText((err as Error).message)}): check REDIS_URL and that Redis is running.`,
       );
     }
     const audit = createAudit(redis, {
