@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
+import { FakeSlackApi } from '../src/devkit/fake-slack-api.js';
 import { QUEUE_NAME, QUEUE_PREFIX } from '../src/jobs/queue.js';
 import { startSim } from '../src/sim/start-sim.js';
 import { startPrivateRedis } from '../src/sys/private-redis.js';
-import { FakeSlackApi } from '../src/devkit/fake-slack-api.js';
 import { type GpuopsProcess, spawnGpuops, spawnScript } from '../test/support/gpuops-process.js';
 import type { BenchResult } from './run.js';
 import type { LoadReport } from './support/load-generator.js';

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
-import { startPrivateRedis } from '../src/sys/private-redis.js';
 import { FakeSlackApi } from '../src/devkit/fake-slack-api.js';
+import { startPrivateRedis } from '../src/sys/private-redis.js';
 import { type GpuopsProcess, spawnGpuops, spawnScript } from '../test/support/gpuops-process.js';
 import { postSigned, slashCommandBody } from '../test/support/slack-driver.js';
 import type { BenchResult } from './run.js';

@@ -292,20 +292,24 @@ export class LocalSlackApi {
           this.messages.set(key, message);
         }
         this.printMessage(message, activity.edit);
-        return this.record({ kind: 'message', edit: activity.edit, message });
+        this.record({ kind: 'message', edit: activity.edit, message });
+        return;
       }
       case 'deleted': {
         const message = this.messages.get(`${activity.message.channel}:${activity.message.ts}`);
         if (!message) return;
         this.options.print([this.options.style.dim(`#${message.number} deleted`), '']);
-        return this.record({ kind: 'deleted', message });
+        this.record({ kind: 'deleted', message });
+        return;
       }
       case 'ephemeral':
         this.printEphemeral(activity.ephemeral, activity.replaced);
-        return this.record({ kind: 'ephemeral', ephemeral: activity.ephemeral });
+        this.record({ kind: 'ephemeral', ephemeral: activity.ephemeral });
+        return;
       case 'view':
         this.showView(activity.view, activity.updated);
-        return this.record({ kind: 'view', view: activity.view });
+        this.record({ kind: 'view', view: activity.view });
+        return;
     }
   }
 
