@@ -109,6 +109,7 @@ export async function startWorkers(input: {
   lifecycle.opened('watch queue', () => watchQueue.close());
   const watchWorker = createWatchWorker(input.workerRedis, {
     cloud: clients.cloud,
+    platform: clients.platform,
     // A 429 reaches the outbox drain, which waits out Retry-After without holding a worker.
     slack: new WebClient(config.SLACK_BOT_TOKEN, { ...slackOptions, rejectRateLimitedCalls: true }),
     store,

@@ -26,13 +26,30 @@ function satisfied(requirement: Requirement, table: RouteTable): boolean {
   return any.some((op) => table[op] !== undefined);
 }
 
-function firstOperation(requirement: Requirement): Operation {
-  return typeof requirement === 'string' ? requirement : requirement[0]!;
+function firstMissing(requirement: Requirement, table: RouteTable): Operation {
+  const any: readonly Operation[] = typeof requirement === 'string' ? [requirement] : requirement;
+  return any.find((op) => table[op] === undefined) ?? any[0]!;
 }
 
+const PROPER: Readonly<Record<string, string>> = { k8s: 'Kubernetes', slurm: 'Slurm' };
+
 /**
- * Null when the shape can serve the command, else one sentence saying which operation is missing,
- * e.g. "`/gpu fs rm` is not available in shape B: this cloud has no 'deleteFilesystem' operation."
+ * An operation in words, for people: 'deleteFilesystem' → "delete filesystems", 'listK8sClusters' →
+ * "list Kubernetes clusters". Users never see an operation id.
+ */
+export function operationInWords(op: Operation): string {
+  const [verb, ...rest] = op.split(/(?=[A-Z])/).map((w) => PROPER[w.toLowerCase()] ?? w.toLowerCase());
+  const object = rest.join(' ');
+  const plural = verb === 'list' || object.endsWith('s') || object === 'capacity' ? object : `${object}s`;
+  return `${verb === 'get' ? 'look up' : verb} ${plural}`;
+}
+
+/** What anyone can do when the cloud's API lacks an operation. */
+const INSTEAD = "Use the cloud's own console or CLI for it; `/gpu help` lists what works here.";
+
+/**
+ * Null when the cloud can serve the command, else what is missing in words and what to do instead,
+ * e.g. "`/gpu fs rm` does not work with this cloud: its API cannot delete filesystems. Use …".
  * `table` defaults to the shape's built-in routes; pass the effective table when CLOUD_ROUTES adds some.
  */
 export function unavailableIn(
@@ -43,8 +60,8 @@ export function unavailableIn(
   for (const need of needsOf(command)) {
     if (satisfied(need.requirement, table)) continue;
     const path = need.path ?? commandPath(command.kind);
-    const base = `\`/gpu ${path}\` is not available in shape ${shape}: this cloud has no '${firstOperation(need.requirement)}' operation.`;
-    return need.hint ? `${base} ${need.hint}` : base;
+    const base = `\`/gpu ${path}\` does not work with this cloud: its API cannot ${operationInWords(firstMissing(need.requirement, table))}.`;
+    return `${base} ${need.hint ?? INSTEAD}`;
   }
   return null;
 }
@@ -54,4 +71,25 @@ export function kindsMissingIn(shape: Shape, table: RouteTable = ROUTES[shape]):
   return GPU_COMMAND_KINDS.filter(
     (kind) => !specFor(kind).needs.every((requirement) => satisfied(requirement, table)),
   );
+}
+
+/** Why a kind is missing, in words ("list filesystems"), or undefined when the cloud serves it. */
+export function missingAbility(kind: GpuCommandKind, table: RouteTable): string | undefined {
+  const need = specFor(kind).needs.find((requirement) => !satisfied(requirement, table));
+  return need === undefined ? undefined : operationInWords(firstMissing(need, table));
+}
+
+/**
+ * For a command that creates something the cloud cannot list or delete: one sentence saying so and
+ * what the person will need instead, shown before the request runs. Undefined otherwise.
+ */
+export function orphanWarning(kind: GpuCommandKind, table: RouteTable): string | undefined {
+  const creates = specFor(kind).creates;
+  if (!creates) return undefined;
+  const cannot = [
+    table[creates.list] === undefined ? 'list' : undefined,
+    table[creates.remove] === undefined ? 'delete' : undefined,
+  ].filter((w) => w !== undefined);
+  if (cannot.length === 0) return undefined;
+  return `:warning: This cloud's API can create ${creates.what} but cannot ${cannot.join(' or ')} them: gpuops will tell you the new id, and you will need the cloud's own console to ${cannot.length === 2 ? 'see or delete' : cannot[0] === 'list' ? 'see' : 'delete'} it later.`;
 }

@@ -102,6 +102,15 @@ export interface CommandSpec<
   readonly needs: readonly Requirement[];
   /** Further operations its arguments call for (a name to resolve, an option). */
   readonly needsFor?: (command: C) => readonly Need[];
+  /**
+   * For commands that create something: what it is and the operations that list and delete it, so
+   * that a cloud which can create but not list or delete it is named before the request runs.
+   */
+  readonly creates?: {
+    readonly what: string;
+    readonly list: Operation;
+    readonly remove: Operation;
+  };
   /** What it costs, for commands that change spending on machines. */
   readonly cost?: (command: C, input: CostInput) => CommandCost | undefined;
   /**

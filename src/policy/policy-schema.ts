@@ -139,6 +139,13 @@ const pricingSchema = z.strictObject({
       z.strictObject({
         prefix: z.string().min(1),
         gpu_type: z.string().min(1),
+        /** The type names' stem (`b200-hgx-180gb`), so the price list's types can be named. */
+        stem: z
+          .string()
+          .regex(/^[a-z0-9][a-z0-9-]*$/, {
+            error: 'stem is the start of the type names, lowercase, such as b200-hgx-180gb',
+          })
+          .optional(),
       }),
     )
     .default([]),
@@ -335,7 +342,11 @@ export function toPolicy(file: PolicyFile, source: string): Policy {
           { gpuType: t.gpu_type, gpuCount: t.gpu_count },
         ]),
       ),
-      models: file.pricing.models.map((m) => ({ prefix: m.prefix, gpuType: m.gpu_type })),
+      models: file.pricing.models.map((m) => ({
+        prefix: m.prefix,
+        gpuType: m.gpu_type,
+        ...(m.stem ? { stem: m.stem } : {}),
+      })),
       stoppedPrice: file.pricing.stopped_price,
     },
     watch: {

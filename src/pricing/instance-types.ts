@@ -7,6 +7,11 @@ export interface GpuModel {
   /** Lowercase start of the type name, up to a `-` or `.`: `h100` matches `h100-hgx-80gb.8x`. */
   readonly prefix: string;
   readonly gpuType: string;
+  /**
+   * The name of this model's instance types without the count (`h100-hgx-80gb`): with it, the types a
+   * price list offers can be named (`h100-hgx-80gb.8x` for 8 GPUs) where the cloud lists no types.
+   */
+  readonly stem?: string;
 }
 
 /**
@@ -14,10 +19,10 @@ export interface GpuModel {
  * added in front of a general one (`a100`) without reordering.
  */
 export const GPU_MODELS: readonly GpuModel[] = [
-  { prefix: 'h100', gpuType: 'H100_SXM5_80GB' },
-  { prefix: 'a100', gpuType: 'A100_SXM4_80GB' },
-  { prefix: 'l40s', gpuType: 'L40S_48GB' },
-  { prefix: 'rtx-a5000', gpuType: 'RTX_A5000_24GB' },
+  { prefix: 'h100', gpuType: 'H100_SXM5_80GB', stem: 'h100-hgx-80gb' },
+  { prefix: 'a100', gpuType: 'A100_SXM4_80GB', stem: 'a100-sxm4-80gb' },
+  { prefix: 'l40s', gpuType: 'L40S_48GB', stem: 'l40s-48gb' },
+  { prefix: 'rtx-a5000', gpuType: 'RTX_A5000_24GB', stem: 'rtx-a5000-24gb' },
 ];
 
 export interface InstanceTypeGpus {
@@ -60,4 +65,21 @@ export function gpusOfInstanceType(
   const gpuCount = gpuCountOf(type);
   if (!model || gpuCount === undefined) return undefined;
   return { gpuType: model.gpuType, gpuCount };
+}
+
+/**
+ * The instance type names sold as `gpuType` with these GPU counts (`H100_SXM5_80GB`, [1, 8] →
+ * h100-hgx-80gb.1x, h100-hgx-80gb.8x), from the first model with a stem; none when no model names it.
+ */
+export function typeNamesFor(
+  gpuType: string,
+  gpuCounts: readonly number[],
+  models: readonly GpuModel[] = GPU_MODELS,
+): string[] {
+  const stem = models.find((m) => m.gpuType === gpuType && m.stem)?.stem;
+  if (!stem) return [];
+  return [...new Set(gpuCounts)]
+    .filter((n) => Number.isInteger(n) && n > 0)
+    .sort((a, b) => a - b)
+    .map((n) => `${stem}.${n}x`);
 }

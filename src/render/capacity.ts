@@ -1,4 +1,5 @@
 import type { Configuration } from '../cloud/index.js';
+import { isOffered, type OfferedType } from '../pricing/offered-types.js';
 import type { TypePrice } from '../pricing/price-for-type.js';
 import { escapeText } from './job-message.js';
 
@@ -25,29 +26,27 @@ export function formatCounts(counts: readonly number[]): string {
   return `${list} GPU${last === '1' && sorted.length === 0 ? '' : 's'}`;
 }
 
-export interface CapacityRow {
-  readonly type: string;
-  readonly capacity: number;
-  /** Present when prices are known for the type. */
-  readonly price?: TypePrice | undefined;
-  /** False when prices could not be read at all (platform API off or failing): no "unknown" per line. */
-  readonly pricesKnown: boolean;
+/** One line per instance type: whether it can be had (and how many, where known) and what it costs. */
+export function capacityLine(type: OfferedType, pricesKnown: boolean): string {
+  const icon = isOffered(type) ? ':large_green_circle:' : ':red_circle:';
+  const regions = type.price?.regions ?? [];
+  const availability =
+    type.capacity !== undefined
+      ? type.capacity > 0
+        ? `${type.capacity} available`
+        : 'none available'
+      : regions.length > 0
+        ? `offered in ${escapeText(regions.join(', '))}`
+        : 'not offered in any region now';
+  const parts = [`${icon} *${escapeText(type.name)}* · ${availability}`];
+  if (type.price) parts.push(typePriceText(type.price));
+  else if (pricesKnown) parts.push('price unknown');
+  return parts.join(' · ');
 }
 
-/** One line per instance type: how many machines can still be had, and what one costs. */
-export function capacityLine(row: CapacityRow): string {
-  const icon = row.capacity > 0 ? ':large_green_circle:' : ':red_circle:';
-  const left = row.capacity > 0 ? `${row.capacity} available` : 'none available';
-  const parts = [`${icon} *${escapeText(row.type)}* · ${left}`];
-  if (row.price) {
-    const p = row.price;
-    parts.push(
-      `${p.gpuCount}× ${escapeText(p.gpuType)} · ${formatMoney(p.pricePerGpuHour)}/GPU-h (${formatMoney(p.pricePerHour)}/h) · ready in ${formatMinutes(p.provisioningMinutes)}`,
-    );
-  } else if (row.pricesKnown) {
-    parts.push('price unknown');
-  }
-  return parts.join(' · ');
+/** `8× H100_SXM5_80GB · $2.89/GPU-h ($23.12/h) · ready in ~12 min`. */
+export function typePriceText(p: TypePrice): string {
+  return `${p.gpuCount}× ${escapeText(p.gpuType)} · ${formatMoney(p.pricePerGpuHour)}/GPU-h (${formatMoney(p.pricePerHour)}/h) · ready in ${formatMinutes(p.provisioningMinutes)}`;
 }
 
 /** One line per configuration: GPU counts, prices, regions and provisioning estimate. */

@@ -1,5 +1,6 @@
 import type { KnownBlock } from '@slack/types';
 import { formatUsd } from '../pricing/cost.js';
+import { PRICE_LIST_NOTE } from '../pricing/offered-types.js';
 import { idleFor } from './idle-alert.js';
 import { clip, escapeText } from './job-message.js';
 
@@ -28,8 +29,10 @@ export interface DigestInput {
     readonly requester: string;
     readonly expiresAt: number;
   }>;
-  /** Undefined where the cloud lists no capacity (shapes A and B). */
-  readonly capacity?: ReadonlyArray<{ readonly type: string; readonly available: number }>;
+  /** Per type the channel uses: `3 available`, or from the price list `offered in NORWAY`. */
+  readonly capacity?: ReadonlyArray<{ readonly type: string; readonly available: string }>;
+  /** Where the capacity figures come from; the price list cannot count free machines. */
+  readonly capacitySource?: 'capacity' | 'price-list';
   readonly now: number;
 }
 
@@ -93,8 +96,8 @@ export function digestMessage(input: DigestInput): { text: string; blocks: Known
         input.capacity.length === 0
           ? '*Capacity*: this channel uses no instance type yet.'
           : `*Capacity* of the types this channel uses\n${input.capacity
-              .map((c) => `• ${escapeText(c.type)}: ${c.available} available`)
-              .join('\n')}`,
+              .map((c) => `• ${escapeText(c.type)}: ${escapeText(c.available)}`)
+              .join('\n')}${input.capacitySource === 'price-list' ? `\n_${PRICE_LIST_NOTE}_` : ''}`,
       ),
     );
   }

@@ -30,6 +30,7 @@ import { approvalIdFor } from '../store/approvals.js';
 import { type AuditInput, auditFieldsOf } from '../store/audit.js';
 import { type Catalog, readCatalog } from '../store/catalog-cache.js';
 import { instanceTypeOf } from '../store/instance-types-seen.js';
+import { type TargetProblem, targetInstance, targetProblem } from './check-target.js';
 import {
   dedupeSeconds,
   type EnqueueDeps,
@@ -71,8 +72,22 @@ export interface PendingApproval {
   readonly notice: string;
 }
 
+/** A request that would not run (no such instance, a type the cloud does not sell): nothing queued. */
+export interface Rejected {
+  readonly status: 'rejected';
+  /** Slack mrkdwn: what is wrong and how to fix it. */
+  readonly message: string;
+  /** The same in plain text, for a form field. */
+  readonly plain: string;
+  readonly field: TargetProblem['field'];
+}
+
 /** What became of a request a person made, from any entry point (command, form, button). */
-export type AcceptResult = EnqueueResult | Refused | PendingApproval;
+export type AcceptResult = EnqueueResult | Refused | PendingApproval | Rejected;
+
+/** How long the listener waits for a fresh catalogue before sending a request on unchecked. */
+const FRESH_CATALOG_WAIT_MS = 1_500;
+const FRESH_CATALOG_POLL_MS = 100;
 
 const REDIS_MS = 1_500;
 
@@ -216,18 +231,63 @@ async function assess(
   };
 }
 
-/** No prices cached: ask for them in the background, so the next request is priced. */
-async function askForCatalog(deps: AcceptDeps, projectId: string | undefined): Promise<void> {
-  const minute = Math.floor(Date.now() / 60_000);
+/**
+ * No prices cached: ask for them in the background, so the next request is priced (at most one such
+ * refresh a minute). `now` asks for one of its own, for a check that waits on it.
+ */
+async function askForCatalog(
+  deps: AcceptDeps,
+  projectId: string | undefined,
+  when: 'soon' | 'now' = 'soon',
+): Promise<void> {
+  const slot =
+    when === 'now'
+      ? `now-${Date.now()}-${Math.random().toString(36).slice(2, 6)}`
+      : `${Math.floor(Date.now() / 60_000)}`;
   await withDeadline(
     addSystemJob(
       deps.queue,
       { v: 1, system: 'catalog.refresh', ...(projectId ? { projectId } : {}) },
-      `catalog-${jobIdFor(projectId ?? 'none')}-${minute}`,
+      `catalog-${jobIdFor(projectId ?? 'none')}-${slot}`,
     ),
     REDIS_MS,
     'the queue',
   ).catch((err: unknown) => deps.log.warn({ err }, 'could not ask for a catalogue refresh'));
+}
+
+/**
+ * Before an approver sees it: the instance exists and the type is sold, judged from the cached
+ * catalogue. A name the catalogue does not know may be new, so a refresh is asked for and awaited
+ * briefly (Redis only: a worker reads the cloud), and only a listing made after the request can say it
+ * does not exist; if none comes in time the request goes on unchecked rather than making anyone wait.
+ */
+async function checkTarget(
+  deps: AcceptDeps,
+  command: GpuCommand,
+  ctx: JobContext,
+): Promise<TargetProblem | undefined> {
+  const pricing = deps.guardrails.policy.pricing;
+  const ref = targetInstance(command);
+  const remembered =
+    ref !== undefined &&
+    (await withDeadline(instanceTypeOf(deps.store, ctx.projectId, ref, undefined), REDIS_MS, 'Redis')) !==
+      undefined;
+  const read = () => withDeadline(readCatalog(deps.store, ctx.projectId), REDIS_MS, 'Redis');
+  const cached = await read();
+  const problem = cached ? targetProblem(command, cached.catalog, remembered, pricing) : undefined;
+  // Types change seldom: the cached price list decides. An unknown instance may be seconds old.
+  if (cached ? problem?.field !== 'instance' : ref === undefined) return problem;
+  const asked = Date.now();
+  await askForCatalog(deps, ctx.projectId, 'now');
+  const until = asked + FRESH_CATALOG_WAIT_MS;
+  while (Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, FRESH_CATALOG_POLL_MS));
+    const fresh = await read();
+    if (fresh && fresh.catalog.refreshedAt >= asked) {
+      return targetProblem(command, fresh.catalog, remembered, pricing);
+    }
+  }
+  return undefined;
 }
 
 function slackError(err: unknown): string {
@@ -350,6 +410,11 @@ export async function acceptRequest(
 
   const assessment = await assess(deps, guardrails, command, ctx);
   if (assessment.need.required) {
+    const problem = await checkTarget(deps, command, ctx);
+    if (problem) {
+      await record(deps, guardrails, { ...requestAudit(command, ctx), outcome: 'rejected' });
+      return { status: 'rejected', ...problem };
+    }
     return requestApproval(deps, guardrails, command, ctx, assessment, extra);
   }
   const result = await enqueueRequest(deps, command, ctx, {

@@ -95,11 +95,17 @@ export interface SimConfiguration {
   readonly estimated_provisioning_time_minutes: number;
 }
 
+/** The GPU counts sold as `gpuType`: exactly the instance types above, so every listing agrees. */
+const countsOf = (gpuType: string): number[] =>
+  SIM_INSTANCE_TYPES.filter((t) => t.gpuType === gpuType)
+    .map((t) => t.gpuCount)
+    .sort((a, b) => a - b);
+
 /** The platform API's configurations: decimal strings for prices, as the spec says. */
 export const SIM_CONFIGURATIONS: readonly SimConfiguration[] = [
   {
     gpu_type: 'H100_SXM5_80GB',
-    gpu_counts: [1, 2, 4, 8],
+    gpu_counts: countsOf('H100_SXM5_80GB'),
     price_per_gpu_hr: '2.89',
     stopped_price_per_hour: '0.12',
     regions: ['ICELAND', 'NORWAY'],
@@ -107,7 +113,7 @@ export const SIM_CONFIGURATIONS: readonly SimConfiguration[] = [
   },
   {
     gpu_type: 'A100_SXM4_80GB',
-    gpu_counts: [1, 2, 4, 8],
+    gpu_counts: countsOf('A100_SXM4_80GB'),
     price_per_gpu_hr: '1.65',
     stopped_price_per_hour: '0.08',
     regions: ['CANADA', 'NORWAY'],
@@ -115,7 +121,7 @@ export const SIM_CONFIGURATIONS: readonly SimConfiguration[] = [
   },
   {
     gpu_type: 'L40S_48GB',
-    gpu_counts: [1, 2, 4],
+    gpu_counts: countsOf('L40S_48GB'),
     price_per_gpu_hr: '0.99',
     stopped_price_per_hour: '0.05',
     regions: ['NORWAY'],
@@ -123,7 +129,7 @@ export const SIM_CONFIGURATIONS: readonly SimConfiguration[] = [
   },
   {
     gpu_type: 'RTX_A5000_24GB',
-    gpu_counts: [1, 2, 4, 8],
+    gpu_counts: countsOf('RTX_A5000_24GB'),
     price_per_gpu_hr: '0.45',
     stopped_price_per_hour: '0.02',
     regions: ['NORWAY', 'CANADA'],

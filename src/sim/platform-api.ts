@@ -107,7 +107,7 @@ export function createPlatformApi(rt: SimRuntime): PlatformApi {
         }
         return [200, {}];
       },
-      listConfigurations: () => [200, SIM_CONFIGURATIONS],
+      listConfigurations: () => [200, rt.state.configurations()],
       createInstanceByGpuType: (o) => {
         const gpuType = field(o, 'gpu_type', true)!;
         const config = SIM_CONFIGURATIONS.find((c) => c.gpu_type === gpuType);

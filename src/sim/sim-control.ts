@@ -40,6 +40,8 @@ export interface SimControl {
   faults(): readonly Fault[];
   advance(ms: number): Promise<void>;
   setCapacity(type: string, capacity: number): void;
+  /** The regions the price list gives a gpu_type; [] makes it offered nowhere. */
+  setRegions(gpuType: string, regions: readonly string[]): void;
   setLoad(instanceId: string, load: GpuLoad): void;
 }
 
@@ -89,6 +91,7 @@ export function createSimControl(rt: SimRuntime): SimControl {
     faults: () => rt.faults.list(),
     advance: (ms) => rt.clock.advance(ms),
     setCapacity: (type, capacity) => state.setCapacity(type, capacity),
+    setRegions: (gpuType, regions) => state.setRegions(gpuType, regions),
     setLoad: (id, load) => {
       if (!(GPU_LOADS as readonly string[]).includes(load)) {
         throw invalid('load', `must be one of ${GPU_LOADS.join(', ')}`);

@@ -29,6 +29,8 @@ export const catalogInstanceTypeSchema = z.object({
   name: z.string(),
   /** Machines available now (shape C's capacity listing); absent where the cloud has none. */
   capacity: z.number().int().optional(),
+  /** Offered in some region by the price list at the last refresh (where capacity is not listed). */
+  offered: z.boolean().optional(),
   /** Instances of this type in the project at the last refresh. */
   inUse: z.number().int().min(0),
   lastSeenAt: z.number(),
@@ -83,7 +85,8 @@ export async function writeCatalog(
  * use in the project, then the others seen before; types not seen for a month are dropped.
  */
 export function orderedTypes(types: readonly CatalogInstanceType[], now: number): CatalogInstanceType[] {
-  const rank = (t: CatalogInstanceType) => ((t.capacity ?? 0) > 0 ? 0 : t.inUse > 0 ? 1 : 2);
+  const rank = (t: CatalogInstanceType) =>
+    (t.capacity ?? 0) > 0 || t.offered === true ? 0 : t.inUse > 0 ? 1 : 2;
   return types
     .filter((t) => now - t.lastSeenAt <= TYPE_MEMORY_MS)
     .sort(

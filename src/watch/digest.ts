@@ -7,13 +7,14 @@ import { createWaitlist } from '../store/waitlist.js';
 import { createOutbox } from '../store/watch-outbox.js';
 import { createSnapshotStore } from '../store/watch-snapshots.js';
 import { createWatchSubscriptions } from '../store/watch-subscriptions.js';
+import { availabilityOf, type ProjectAvailability, satisfies } from './availability.js';
 import { startDrains } from './drain-outbox.js';
 import { periodsOf, priceBookFor, runningCost } from './spend.js';
 import { nowOf, type WatchDeps } from './watch-deps.js';
 
 // The daily digest (a cron job scheduler in the policy's time zone): for every watching channel, from
 // what the watchers already know — the project's last snapshot, the spend ledger, idle records,
-// pending approvals — plus one capacity listing per project where the shape has one.
+// pending approvals — plus, per project, what can be ordered (capacity listing, else the price list).
 
 export async function sendDigests(deps: WatchDeps, signal: AbortSignal): Promise<string> {
   const watches = await createWatchSubscriptions(deps.store).all();
@@ -27,7 +28,7 @@ export async function sendDigests(deps: WatchDeps, signal: AbortSignal): Promise
     prefix: deps.store.prefix,
     command: gpuCommandSchema,
   }).listPending({ now });
-  const capacityOf = new Map<string, Map<string, number> | undefined>();
+  const availability = new Map<string, ProjectAvailability | undefined>();
   const outbox = createOutbox(deps.store);
   let sent = 0;
 
@@ -41,17 +42,16 @@ export async function sendDigests(deps: WatchDeps, signal: AbortSignal): Promise
     const runningInstances = resources
       .filter((r) => r.kind === 'instance' && r.fields.state === 'running')
       .sort((a, b) => a.name.localeCompare(b.name));
-    if (deps.cloud.supports('listCapacity') && !capacityOf.has(projectId)) {
+    if (!availability.has(projectId)) {
       try {
-        const listing = await deps.cloud.listCapacity({ projectId, signal });
-        capacityOf.set(projectId, new Map(listing.map((c) => [c.name, c.capacity])));
+        availability.set(projectId, await availabilityOf(deps, projectId, signal));
       } catch (err) {
         if (signal.aborted) throw err;
         deps.log.warn({ err, projectId }, 'digest goes without capacity');
-        capacityOf.set(projectId, undefined);
+        availability.set(projectId, undefined);
       }
     }
-    const capacity = capacityOf.get(projectId);
+    const listing = availability.get(projectId);
     const usedTypes = new Set([
       ...resources
         .filter((r) => r.kind === 'instance' || r.kind.endsWith('pool'))
@@ -81,9 +81,21 @@ export async function sendDigests(deps: WatchDeps, signal: AbortSignal): Promise
           requester: a.requester,
           expiresAt: a.expiresAt,
         })),
-      ...(deps.cloud.supports('listCapacity') && capacity
+      ...(listing
         ? {
-            capacity: [...usedTypes].sort().map((type) => ({ type, available: capacity.get(type) ?? 0 })),
+            capacity: [...usedTypes].sort().map((type) => {
+              const offered = listing.types.get(type);
+              return {
+                type,
+                available:
+                  listing.source === 'capacity'
+                    ? `${offered?.capacity ?? 0} available`
+                    : satisfies(offered, 1)
+                      ? `offered in ${offered!.price!.regions.join(', ')}`
+                      : 'not offered now',
+              };
+            }),
+            capacitySource: listing.source,
           }
         : {}),
       now,

@@ -1,5 +1,5 @@
 import type { WebClient } from '@slack/web-api';
-import type { InfraClient } from '../cloud/index.js';
+import type { InfraClient, PlatformClient } from '../cloud/index.js';
 import type { Shape } from '../cloud/shape.js';
 import type { Logger } from '../log/logger.js';
 import type { Policy } from '../policy/policy-schema.js';
@@ -12,6 +12,8 @@ import type { WatchQueue } from './watch-queue.js';
 /** What the watchers' processors touch, built once by the composition root. */
 export interface WatchDeps {
   readonly cloud: InfraClient;
+  /** Present when PLATFORM_API_* is configured: the price list says what can be ordered in A and B. */
+  readonly platform?: PlatformClient | undefined;
   /**
    * Posts the outboxes. Built with `rejectRateLimitedCalls: true` so a 429 reaches the drain, which
    * waits out Retry-After without holding a worker; a client that retries 429s itself also works.

@@ -5,6 +5,7 @@ import { decodeModalMetadata } from '../commands/forms/modal-metadata.js';
 import { classifyFailure } from '../commands/kit/job-errors.js';
 import { formSpecOf } from '../commands/registry.js';
 import { type CatalogRefreshData, JobDataError } from '../jobs/job-data.js';
+import { isOffered, type OfferedType, typesFromPriceList } from '../pricing/offered-types.js';
 import {
   type Catalog,
   type CatalogInstanceType,
@@ -41,18 +42,20 @@ const because = (what: string, error: unknown) =>
 function mergeTypes(
   previous: readonly CatalogInstanceType[],
   capacity: Part<CapacityEntry[]>,
+  offered: readonly OfferedType[] | undefined,
   instances: Part<Instance[]>,
   now: number,
 ): CatalogInstanceType[] {
   const types = new Map<string, CatalogInstanceType>();
   for (const t of previous) {
     if (now - t.lastSeenAt > TYPE_MEMORY_MS) continue;
-    const { capacity: oldCapacity, ...rest } = t;
+    const { capacity: oldCapacity, offered: wasOffered, ...rest } = t;
     // A fresh listing replaces what the old one said; a failed one leaves it as it was.
     const keepCapacity = capacity === undefined || !capacity.ok;
     types.set(t.name, {
       ...rest,
       ...(keepCapacity && oldCapacity !== undefined ? { capacity: oldCapacity } : {}),
+      ...(offered === undefined && wasOffered !== undefined ? { offered: wasOffered } : {}),
       inUse: instances?.ok ? 0 : t.inUse,
     });
   }
@@ -61,6 +64,7 @@ function mergeTypes(
     types.set(name, { ...current, ...change, lastSeenAt: now });
   };
   if (capacity?.ok) for (const entry of capacity.value) touch(entry.name, { capacity: entry.capacity });
+  for (const type of offered ?? []) touch(type.name, { offered: isOffered(type) });
   if (instances?.ok) {
     for (const instance of instances.value) {
       touch(instance.type, { inUse: (types.get(instance.type)?.inUse ?? 0) + 1 });
@@ -126,7 +130,14 @@ export async function refreshCatalog(
     v: 1,
     refreshedAt: now,
     ...(configurations ? { configurations } : {}),
-    instanceTypes: mergeTypes(old?.instanceTypes ?? [], capacity, instances, now),
+    // Without a capacity listing, the price list names the types one can order (offered-types.ts).
+    instanceTypes: mergeTypes(
+      old?.instanceTypes ?? [],
+      capacity,
+      capacity === undefined && configs?.ok ? typesFromPriceList(configs.value) : undefined,
+      instances,
+      now,
+    ),
     ...(fsList ? { filesystems: fsList } : {}),
     ...(instanceList ? { instances: instanceList } : {}),
     problems,

@@ -32,6 +32,9 @@ approvals:
   approvers: { users: [U0BOB], groups: [S0LEADS] }
   channel: ${APPROVALS}
   expires_after: 1h
+pricing:
+  types:
+    cpu.16x: { gpu_type: CPU, gpu_count: 0 }
 `);
 
 const text = (blocks: unknown) => JSON.stringify(blocks ?? []);
@@ -65,10 +68,37 @@ describe('approvals through Slack, shape B', () => {
     expect(await requestJobsInQueue(stack)).toEqual([]);
   });
 
+  it('answers a typo at once and never shows it to an approver', async () => {
+    await stack.cloud.createInstance({ name: 'demo-1', type: 'h100-hgx-80gb.8x' });
+    const cards = () => stack.slack.callsTo('chat.postMessage').filter((c) => c.body.channel === APPROVALS);
+    const before = cards().length;
+    const answers: Record<string, string> = {};
+    for (const line of ['start nosuchbox', 'create t2 notatype.1x', 'create t3 h100-hgx-80gb.5x']) {
+      const { response } = await stack.command(line, { channelId: REQUEST_CHANNEL });
+      expect(response.status).toBe(200);
+      answers[line] = response.text ? String((JSON.parse(response.text) as { text?: string }).text) : '';
+    }
+    expect(answers['start nosuchbox']).toMatch(
+      /^No instance "nosuchbox" in this project\. This project has: .*demo-1.*\. Check the name with `\/gpu ls`\.$/,
+    );
+    expect(answers['create t2 notatype.1x']).toContain(
+      '"notatype.1x" is not an instance type this cloud offers. Types you can create: ',
+    );
+    expect(answers['create t2 notatype.1x']).toContain('h100-hgx-80gb.8x');
+    expect(answers['create t3 h100-hgx-80gb.5x']).toContain('is not an instance type this cloud offers');
+    expect(cards()).toHaveLength(before);
+    expect(await requestJobsInQueue(stack)).toEqual([]);
+    // The real names still reach the approver.
+    const pending = await askForApproval(stack, 'start demo-1', { approvalChannel: APPROVALS });
+    expect(text(pending.card.blocks)).toContain('/gpu start demo-1');
+  });
+
   it('says "price unknown" and why on the card of a type it cannot price', async () => {
     const pending = await askForApproval(stack, 'create box-1 cpu.16x', { approvalChannel: APPROVALS });
     const card = text(pending.card.blocks);
-    expect(card).toContain('price unknown: gpuops does not know which GPUs the instance type cpu.16x has');
+    expect(card).toContain(
+      'price unknown: cpu.16x has no GPUs, and the platform prices GPU configurations only',
+    );
     expect(card).not.toMatch(/\$0\.00/);
     expect(pending.ack).toContain('Its price is unknown');
   });
@@ -91,6 +121,7 @@ describe('approvals through Slack, shape B', () => {
   });
 
   it('denies with a reason: card and request edited, nothing runs', async () => {
+    await stack.cloud.createInstance({ name: 'keep-me', type: 'rtx-a5000-24gb.1x' });
     const pending = await askForApproval(stack, 'rm keep-me', { approvalChannel: APPROVALS });
     expect(pending.ack).toContain('`/gpu rm` always needs an approval');
     await denyWithReason(stack, pending, 'U0BOB', 'Not during the freeze');
@@ -104,6 +135,7 @@ describe('approvals through Slack, shape B', () => {
   });
 
   it('refuses the requester approving their own request: ephemeral, nothing changes', async () => {
+    await stack.cloud.createInstance({ name: 'self-1', type: 'rtx-a5000-24gb.1x' });
     const pending = await askForApproval(stack, 'rm self-1', { userId: 'U0BOB', approvalChannel: APPROVALS });
     expect((await click(stack, pending, 'U0BOB')).status).toBe(200);
     const refusal = await ephemeralTo(stack, 'U0BOB', /asked for this yourself/);
@@ -114,6 +146,7 @@ describe('approvals through Slack, shape B', () => {
   });
 
   it("refuses a non-approver's Approve and Deny: ephemeral, no reason asked, nothing changes", async () => {
+    await stack.cloud.createInstance({ name: 'other-1', type: 'rtx-a5000-24gb.1x' });
     const pending = await askForApproval(stack, 'rm other-1', { approvalChannel: APPROVALS });
     const since = stack.slack.mark();
     expect((await click(stack, pending, 'U0CAROL')).status).toBe(200);
@@ -164,6 +197,7 @@ describe('approvals through Slack, shape B', () => {
   });
 
   it('refuses a forged Approve (bad signature) with 401, and nothing changes', async () => {
+    await stack.cloud.createInstance({ name: 'forged-1', type: 'rtx-a5000-24gb.1x' });
     const pending = await askForApproval(stack, 'rm forged-1', { approvalChannel: APPROVALS });
     const payload = blockActionsPayload({
       actionId: APPROVE_ACTION,
@@ -224,6 +258,7 @@ approvals:
 
   it('closes an expired request: buttons removed, card and request say so, a late click does nothing', async () => {
     // No approvals channel in this policy: the card goes to the channel of the request.
+    await stack.cloud.createInstance({ name: 'old-1', type: 'rtx-a5000-24gb.1x' });
     const pending = await askForApproval(stack, 'rm old-1', { approvalChannel: REQUEST_CHANNEL });
     const card = await messageWhen(stack, REQUEST_CHANNEL, pending.card.ts, /^Expired/);
     expect(buttonsOf(card.blocks)).toEqual([]);

@@ -53,7 +53,7 @@ const COMMANDS: ReadonlyArray<{ cls: Class; text: (n: number) => string }> = [
   { cls: 'operate', text: (n) => `keys rm nokey-${n}` },
   { cls: 'create', text: (n) => `create cheap-${n} rtx-a5000-24gb.1x` },
   { cls: 'create', text: (n) => `k8s create kube-${n} 1.31` },
-  { cls: 'destroy', text: (n) => `rm ghost-${n}` },
+  { cls: 'destroy', text: (n) => `rm victim-${n}` },
   { cls: 'destroy', text: (n) => `k8s rm kube-${n}` },
   { cls: 'admin', text: () => 'audit 5' },
   { cls: 'admin', text: (n) => `slurm sudo hpc-${n} alice on` },
@@ -73,6 +73,10 @@ describe('the role matrix end to end, shape A', () => {
       policy: POLICY,
       slack: { usergroups: { S0OPS: ['U0GROUPIE', 'U0SOMEONE'] } },
     });
+    // Real machines to ask to delete: a typo would be answered before any approver saw it.
+    for (let n = 0; n < PRINCIPALS.length; n++) {
+      await stack.cloud.createInstance({ name: `victim-${n}`, type: 'rtx-a5000-24gb.1x' });
+    }
     await primeCatalog(stack);
   });
   afterAll(async () => {

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BotStack, startBotStack } from '../support/bot-stack.js';
 import { expectCleanSlack, listenerAnswer, privateAnswer } from './answers.js';
 
-// /gpu capacity (shape C) and /gpu configs (platform API, every shape), end to end.
+// /gpu capacity and /gpu configs in every shape, end to end: shape C lists capacity, A and B answer
+// from the platform API's price list, in the same layout.
 
 describe.each(['A', 'B', 'C'] as const)('/gpu configs and /gpu capacity, shape %s', (shape) => {
   let stack: BotStack;
@@ -18,9 +19,15 @@ describe.each(['A', 'B', 'C'] as const)('/gpu configs and /gpu capacity, shape %
     expect(answer.text).toBe('GPU configurations (4): 4 items');
     const lines = answer.blocksJson;
     expect(lines).toContain(
-      '*H100_SXM5_80GB* · $2.89/GPU-h · stopped $0.12/h · 1, 2, 4 or 8 GPUs · ICELAND, NORWAY · ready in ~12 min',
+      '*H100_SXM5_80GB* · $2.89/GPU-h · stopped $0.12/h · 1 or 8 GPUs · ICELAND, NORWAY · ready in ~12 min',
     );
-    expect(lines).toContain('*L40S_48GB* · $0.99/GPU-h · stopped $0.05/h · 1, 2 or 4 GPUs · NORWAY');
+    expect(lines).toContain('*L40S_48GB* · $0.99/GPU-h · stopped $0.05/h · 2 GPUs · NORWAY');
+    // The names /gpu create takes, with their GPUs and machine price: in every shape.
+    expect(lines).toContain('*Instance types for /gpu create (');
+    expect(lines).toContain(
+      '• `h100-hgx-80gb.8x` · 8× H100_SXM5_80GB · $2.89/GPU-h ($23.12/h) · ready in ~12 min',
+    );
+    expect(lines).toContain('• `l40s-48gb.2x` · 2× L40S_48GB');
     const order = ['RTX_A5000_24GB', 'L40S_48GB', 'A100_SXM4_80GB', 'H100_SXM5_80GB'].map((t) =>
       lines.indexOf(`*${t}*`),
     );
@@ -31,10 +38,23 @@ describe.each(['A', 'B', 'C'] as const)('/gpu configs and /gpu capacity, shape %
   });
 
   if (shape !== 'C') {
-    it('says capacity is not available in this shape, and queues nothing', async () => {
-      const text = await listenerAnswer(stack, 'capacity');
-      expect(text).toContain(`\`/gpu capacity\` is not available in shape ${shape}`);
-      expect(await stack.queue.count()).toBe(0);
+    it('answers capacity from the price list, saying what that list cannot tell', async () => {
+      const answer = await privateAnswer(stack, 'capacity');
+      expect(answer.text).toBe('Capacity: 5 of 5 instance types offered.');
+      const lines = answer.blocksJson;
+      expect(lines).toContain(
+        ':large_green_circle: *h100-hgx-80gb.8x* · offered in ICELAND, NORWAY · 8× H100_SXM5_80GB · $2.89/GPU-h ($23.12/h) · ready in ~12 min',
+      );
+      expect(lines).toContain('not how many machines are free right now');
+      expect(lines).not.toMatch(/listCapacity|shape [AB]/);
+      expectCleanSlack(stack);
+    });
+
+    it('answers a region-less configuration as not offered now', async () => {
+      stack.sim.control.setRegions('L40S_48GB', []);
+      const answer = await privateAnswer(stack, 'capacity', { userId: 'U0BOB', userName: 'bob' });
+      expect(answer.text).toBe('Capacity: 4 of 5 instance types offered.');
+      expect(answer.blocksJson).toContain(':red_circle: *l40s-48gb.2x* · not offered in any region now');
     });
     return;
   }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { typesFromPriceList } from '../../src/pricing/offered-types.js';
 import { capacityLine, configurationLine, formatCounts, formatMinutes } from '../../src/render/capacity.js';
 import { summaryMrkdwn } from '../../src/render/metrics-message.js';
 
@@ -12,11 +13,38 @@ describe('capacity and configuration lines', () => {
   });
 
   it('marks sold-out types and unknown prices, and escapes what the cloud sends', () => {
-    expect(capacityLine({ type: 'x<y>.1x', capacity: 0, pricesKnown: true })).toBe(
+    expect(capacityLine({ name: 'x<y>.1x', capacity: 0 }, true)).toBe(
       ':red_circle: *x&lt;y&gt;.1x* · none available · price unknown',
     );
-    expect(capacityLine({ type: 'cpu.16x', capacity: 3, pricesKnown: false })).toBe(
+    expect(capacityLine({ name: 'cpu.16x', capacity: 3 }, false)).toBe(
       ':large_green_circle: *cpu.16x* · 3 available',
+    );
+  });
+
+  it('says where a price-list type is offered, or that it is offered nowhere now', () => {
+    const [offered, nowhere] = typesFromPriceList([
+      {
+        gpu_type: 'H100_SXM5_80GB',
+        gpu_counts: [8],
+        price_per_gpu_hr: '2.89',
+        stopped_price_per_hour: '0.12',
+        regions: ['ICELAND', 'NORWAY'],
+        estimated_provisioning_time_minutes: 12,
+      },
+      {
+        gpu_type: 'L40S_48GB',
+        gpu_counts: [2],
+        price_per_gpu_hr: '0.99',
+        stopped_price_per_hour: '0.05',
+        regions: [],
+        estimated_provisioning_time_minutes: 5,
+      },
+    ]);
+    expect(capacityLine(offered!, true)).toBe(
+      ':large_green_circle: *h100-hgx-80gb.8x* · offered in ICELAND, NORWAY · 8× H100_SXM5_80GB · $2.89/GPU-h ($23.12/h) · ready in ~12 min',
+    );
+    expect(capacityLine(nowhere!, true)).toBe(
+      ':red_circle: *l40s-48gb.2x* · not offered in any region now · 2× L40S_48GB · $0.99/GPU-h ($1.98/h) · ready in ~5 min',
     );
     expect(
       configurationLine({

@@ -275,6 +275,7 @@ export async function startBotStack(options: BotStackOptions = {}): Promise<BotS
     const watchPolicy = w.policy ?? options.policy ?? DEFAULT_POLICY;
     const watchDeps: WatchDeps = {
       cloud,
+      platform,
       // As the composition root builds it: a 429 reaches the drain, which honours Retry-After itself.
       slack: new WebClient(BOT_TOKEN, {
         slackApiUrl: slack.apiUrl,

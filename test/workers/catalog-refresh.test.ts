@@ -63,7 +63,7 @@ describe('the catalogue refresh (shape C)', () => {
     expect(catalog.problems).toEqual([]);
     expect(catalog.configurations).toContainEqual({
       gpuType: 'H100_SXM5_80GB',
-      gpuCounts: [1, 2, 4, 8],
+      gpuCounts: [1, 8],
       pricePerGpuHour: '2.89',
       stoppedPricePerHour: '0.12',
       regions: ['ICELAND', 'NORWAY'],
@@ -103,5 +103,52 @@ describe('the catalogue refresh (shape C)', () => {
     await expect(
       processJob(job({ v: 1, system: 'catalog.refresh', projectId: 'not-a-uuid' }) as never, deps, signal),
     ).rejects.toMatchObject({ name: 'UnrecoverableError' });
+  });
+});
+
+describe('the catalogue refresh where the cloud lists no capacity (shape B)', () => {
+  it('names the types the price list offers, so the create form can list them', async () => {
+    const sim = await startSim({ shape: 'B', port: 0, metrics: false, transitionMs: 50, log: () => {} });
+    const redis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1 });
+    const prefix = `catb${randomBytes(3).toString('hex')}`;
+    const cloud = createInfraClient({
+      baseUrl: sim.info.cloudUrl,
+      shape: 'B',
+      tokens: staticToken(sim.info.cloudToken),
+      projectId: sim.info.projectId,
+      retry: { maxAttempts: 1 },
+    });
+    const platform = createPlatformClient({
+      baseUrl: sim.info.platformUrl,
+      apiKey: sim.info.platformApiKey,
+      retry: { maxAttempts: 1 },
+    });
+    try {
+      const deps: WorkerDeps = {
+        cloud,
+        platform,
+        slack: new WebClient('xoxb-unused', { slackApiUrl: 'http://127.0.0.1:9/api/' }),
+        store: createStore(redis, prefix),
+        guardrails: testGuardrails(redis, prefix),
+        log: createLogger({ level: 'silent' }),
+        shape: 'B',
+        defaultProjectId: sim.info.projectId,
+        respond: async () => {},
+      };
+      const { catalog } = await refreshCatalog(deps, sim.info.projectId, new AbortController().signal);
+      const types = orderedTypes(catalog.instanceTypes, Date.now());
+      expect(types.map((t) => t.name)).toEqual(
+        expect.arrayContaining(['h100-hgx-80gb.1x', 'h100-hgx-80gb.8x', 'rtx-a5000-24gb.1x']),
+      );
+      expect(types.find((t) => t.name === 'h100-hgx-80gb.8x')).toMatchObject({ offered: true });
+      expect(types.every((t) => t.capacity === undefined)).toBe(true);
+    } finally {
+      const keys = await redis.keys(`${prefix}:*`);
+      if (keys.length > 0) await redis.del(...keys);
+      redis.disconnect();
+      await cloud.close();
+      await platform.close();
+      await sim.close();
+    }
   });
 });

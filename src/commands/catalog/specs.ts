@@ -5,20 +5,21 @@ const capacity = defineCommand({
   kind: 'capacity',
   group: 'catalog',
   usage: '/gpu capacity',
-  summary: 'machines available per instance type',
+  summary: 'what can be ordered now per instance type (free machines where the cloud lists them)',
   example: '/gpu capacity',
   schema: simple('capacity'),
   parse: noArgs('capacity'),
   delivery: 'ephemeral',
   operationClass: 'read',
-  needs: ['listCapacity'],
+  // Every shape: the capacity listing where the cloud has one, else the platform API's price list.
+  needs: [],
 });
 
 const configs = defineCommand({
   kind: 'configs',
   group: 'catalog',
   usage: '/gpu configs',
-  summary: 'GPU configurations with prices, regions and provisioning time',
+  summary: 'GPU configurations with prices, regions and provisioning time, and the instance types to create',
   example: '/gpu configs',
   schema: simple('configs'),
   parse: noArgs('configs'),

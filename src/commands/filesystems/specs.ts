@@ -51,6 +51,7 @@ const fsCreate = defineCommand({
   delivery: 'channel',
   operationClass: 'create',
   needs: ['createFilesystem'],
+  creates: { what: 'filesystems', list: 'listFilesystems', remove: 'deleteFilesystem' },
 });
 
 const fsRm = defineCommand({

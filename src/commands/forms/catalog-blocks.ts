@@ -101,12 +101,15 @@ export function typeChoices(catalog: Catalog, now: number): ChoiceGroup[] {
     regions: c.regions,
     estimated_provisioning_time_minutes: c.provisioningMinutes,
   }));
-  const available = types.filter((t) => (t.capacity ?? 0) > 0);
-  const inUse = types.filter((t) => (t.capacity ?? 0) <= 0 && t.inUse > 0);
-  const seen = types.filter((t) => (t.capacity ?? 0) <= 0 && t.inUse === 0);
+  // Free machines where the cloud lists capacity (C), else offered by the price list (A, B).
+  const canHave = (t: (typeof types)[number]) => (t.capacity ?? 0) > 0 || t.offered === true;
+  const available = types.filter(canHave);
+  const inUse = types.filter((t) => !canHave(t) && t.inUse > 0);
+  const seen = types.filter((t) => !canHave(t) && t.inUse === 0);
   const text = (t: (typeof types)[number]) => {
     const parts = [t.name];
     if (t.capacity !== undefined) parts.push(`${t.capacity} free`);
+    else if (t.offered === true) parts.push('offered');
     if (t.inUse > 0) parts.push(`${t.inUse} in this project`);
     const price = priceForType(t.name, configurations);
     if (price) parts.push(`$${price.pricePerHour}/h`);

@@ -99,6 +99,7 @@ const create = defineCommand({
   delivery: 'channel',
   operationClass: 'create',
   needs: ['createInstance'],
+  creates: { what: 'instances', list: 'listInstances', remove: 'deleteInstance' },
   needsFor(c) {
     if (c.modal || c.filesystems.length === 0) return [];
     return [

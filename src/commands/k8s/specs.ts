@@ -70,6 +70,7 @@ const create = defineCommand({
   delivery: 'channel',
   operationClass: 'create',
   needs: ['createK8sCluster'],
+  creates: { what: 'Kubernetes clusters', list: 'listK8sClusters', remove: 'deleteK8sCluster' },
   form: { spec: k8sClusterForm },
 });
 
@@ -188,6 +189,7 @@ const poolAdd = defineCommand({
   delivery: 'channel',
   operationClass: 'create',
   needs: ['createK8sNodePool'],
+  creates: { what: 'node pools', list: 'listK8sNodePools', remove: 'deleteK8sNodePool' },
   needsFor: (c) => clusterNeed('k8s', c.cluster),
   cost: poolCost,
   form: { spec: k8sPoolForm, prefill: (c) => ({ cluster: c.cluster }) },

@@ -69,6 +69,7 @@ const create = defineCommand({
   delivery: 'channel',
   operationClass: 'create',
   needs: ['createSlurmCluster'],
+  creates: { what: 'Slurm clusters', list: 'listSlurmClusters', remove: 'deleteSlurmCluster' },
   form: { spec: slurmClusterForm },
 });
 
@@ -111,6 +112,7 @@ const poolAdd = defineCommand({
   delivery: 'channel',
   operationClass: 'create',
   needs: ['createSlurmNodePool'],
+  creates: { what: 'node pools', list: 'listSlurmNodePools', remove: 'deleteSlurmNodePool' },
   needsFor: (c) => clusterNeed('slurm', c.cluster),
   cost: poolCost,
   form: { spec: slurmPoolForm, prefill: (c) => ({ cluster: c.cluster }) },
@@ -176,6 +178,7 @@ const adduser = defineCommand({
   delivery: 'channel',
   operationClass: 'operate',
   needs: ['addSlurmUser'],
+  creates: { what: 'Slurm users', list: 'listSlurmUsers', remove: 'deleteSlurmUser' },
   needsFor: (c) => clusterNeed('slurm', c.cluster),
   form: {
     spec: slurmUserForm,

@@ -54,11 +54,14 @@ export const answers = {
     const known = cached?.catalog.instanceTypes.some((t) => t.name === command.type);
     const unseen =
       cached && !known
-        ? ` gpuops has not seen the type ${escapeText(command.type)} in this project's capacity listing yet: check its spelling with \`/gpu capacity\`.`
+        ? ` gpuops has not seen the type ${escapeText(command.type)} among the types this cloud offers: check its spelling with \`/gpu capacity\`.`
         : '';
     const machines = command.count === 1 ? 'a machine' : `${command.count} machines`;
+    const when = ctx.routes.listCapacity
+      ? `when the cloud lists capacity for ${machines} of *${escapeText(command.type)}*`
+      : `when the price list offers *${escapeText(command.type)}* in some region (this cloud does not say how many machines are free, so the count is not checked)`;
     return {
-      text: `:hourglass: Added \`${entry.id}\`: this channel is told once when the cloud lists capacity for ${machines} of *${escapeText(command.type)}* (checked every ${formatDuration(ctx.watch.capacityEverySeconds)}).${unseen}`,
+      text: `:hourglass: Added \`${entry.id}\`: this channel is told once ${when} (checked every ${formatDuration(ctx.watch.capacityEverySeconds)}).${unseen}`,
     };
   },
 } satisfies Answers;

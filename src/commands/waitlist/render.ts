@@ -51,15 +51,23 @@ export function waitlistBlocks(entries: readonly WaitlistEntry[]): { text: strin
 /** The one message that tells the channel the capacity it waited for is listed now. */
 export function capacityAvailableMessage(input: {
   readonly entry: WaitlistEntry;
-  readonly capacity: number;
+  /** Free machines, where the cloud lists capacity; undefined when the price list offered the type. */
+  readonly capacity: number | undefined;
 }): { text: string; blocks: KnownBlock[] } {
   const { entry, capacity } = input;
   const type = escapeText(entry.type);
   const asked = entry.count === 1 ? '1 machine' : `${entry.count} machines`;
-  const head = `:tada: Capacity for *${type}* is available: the cloud lists ${capacity} now (<@${entry.by}> asked for ${asked}, waitlist \`${entry.id}\`).`;
+  const seen =
+    capacity !== undefined
+      ? `the cloud lists ${capacity} now`
+      : 'the price list offers it now (it cannot say how many machines are free)';
+  const head = `:tada: Capacity for *${type}* is available: ${seen} (<@${entry.by}> asked for ${asked}, waitlist \`${entry.id}\`).`;
   const value = JSON.stringify({ t: entry.type, c: entry.count });
   return {
-    text: `Capacity for ${entry.type} is available: ${capacity} now.`,
+    text:
+      capacity !== undefined
+        ? `Capacity for ${entry.type} is available: ${capacity} now.`
+        : `${entry.type} is offered now.`,
     blocks: [
       { type: 'section', text: { type: 'mrkdwn', text: clip(head) } },
       {

@@ -38,7 +38,8 @@ const waitlistAdd = defineDirectCommand({
   schema: z.object({ kind: z.literal('waitlist.add'), type: name, count: count(MAX_WAITLIST_COUNT) }),
   delivery: 'direct',
   operationClass: 'operate',
-  needs: ['listCapacity'],
+  // Every shape: the capacity listing where the cloud has one, else the price list (docs/watch.md).
+  needs: [],
 });
 
 const waitlistRm = defineDirectCommand({

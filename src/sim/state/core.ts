@@ -1,6 +1,11 @@
 import { UUID } from '../../cloud/rules.js';
 import type { Shape } from '../../cloud/shape.js';
-import { SIM_INSTANCE_TYPES, type SimInstanceType } from '../catalog.js';
+import {
+  SIM_CONFIGURATIONS,
+  SIM_INSTANCE_TYPES,
+  type SimConfiguration,
+  type SimInstanceType,
+} from '../catalog.js';
 import type { SeededRandom } from '../seeded-random.js';
 import type { SimClock } from '../sim-clock.js';
 import { SimError, SimErrorKind } from '../sim-error.js';
@@ -28,6 +33,8 @@ export abstract class SimCore {
   protected readonly transitionMs: number;
   protected readonly projects = new Map<string, SimProject>();
   protected readonly capacity = new Map<string, number>();
+  /** The price list's regions per gpu_type, where a test changed them (the platform API lists these). */
+  private readonly regions = new Map<string, readonly string[]>();
   readonly sshKeys = new Map<string, string>();
   protected readonly creates = new Map<string, Map<string, number>>();
   protected readonly attempts = new Map<string, Map<string, number>>();
@@ -52,6 +59,7 @@ export abstract class SimCore {
     this.clock.clear();
     this.projects.clear();
     this.capacity.clear();
+    this.regions.clear();
     this.sshKeys.clear();
     this.creates.clear();
     this.attempts.clear();
@@ -189,6 +197,23 @@ export abstract class SimCore {
       throw new SimError(SimErrorKind.Invalid, 'capacity: must be a whole number of at least 0.', 'capacity');
     }
     this.capacity.set(type.name, capacity);
+  }
+
+  /** The platform API's configurations now: regions as set by setRegions, else as sold. */
+  configurations(): SimConfiguration[] {
+    return SIM_CONFIGURATIONS.map((c) => ({ ...c, regions: this.regions.get(c.gpu_type) ?? c.regions }));
+  }
+
+  /** Where a gpu_type is offered; no regions means the price list offers it nowhere now. */
+  setRegions(gpuType: string, regions: readonly string[]): void {
+    if (!SIM_CONFIGURATIONS.some((c) => c.gpu_type === gpuType)) {
+      throw new SimError(
+        SimErrorKind.Invalid,
+        `gpu_type: "${gpuType.slice(0, 60)}" is not sold here.`,
+        'gpu_type',
+      );
+    }
+    this.regions.set(gpuType, [...regions]);
   }
 
   // --- create counts -----------------------------------------------------------------------------------

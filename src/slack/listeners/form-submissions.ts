@@ -1,4 +1,5 @@
 import type { App, ViewOutput, ViewResponseAction, ViewSubmitAction } from '@slack/bolt';
+import { TYPE_BLOCK, TYPE_OTHER_BLOCK } from '../../commands/forms/catalog-blocks.js';
 import { type FormContext, type FormSecrets, filesystemFieldFor } from '../../commands/forms/form-kit.js';
 import {
   CALLBACK_PREFIX,
@@ -110,6 +111,13 @@ async function submit(deps: SlackDeps, body: ViewSubmitAction): Promise<ViewResp
         response_action: 'errors',
         errors: placed({ [spec.firstBlock]: result.plain }, view, spec.firstBlock),
       };
+    }
+    if (result.status === 'rejected') {
+      // On the field it is about (the type typed in, or picked from an old list); the form stays open.
+      await discard(deps, sealed);
+      const typed = Object.values(view.state.values[TYPE_OTHER_BLOCK] ?? {}).some((v) => Boolean(v.value));
+      const block = result.field === 'type' ? (typed ? TYPE_OTHER_BLOCK : TYPE_BLOCK) : spec.firstBlock;
+      return { response_action: 'errors', errors: placed({ [block]: result.plain }, view, spec.firstBlock) };
     }
     if (result.status === 'pending-approval') {
       // The form closes; its sealed values wait with the request. The requester learns where it went.

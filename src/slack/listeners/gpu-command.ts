@@ -1,7 +1,7 @@
 import type { App, SlashCommand } from '@slack/bolt';
 import type { KnownBlock } from '@slack/types';
 import { answerDirect } from '../../commands/answers.js';
-import { unavailableIn } from '../../commands/availability.js';
+import { orphanWarning, unavailableIn } from '../../commands/availability.js';
 import { formatParseError } from '../../commands/help.js';
 import type { DirectContext } from '../../commands/kit/direct.js';
 import { sections } from '../../commands/kit/direct.js';
@@ -75,19 +75,25 @@ async function answer(slash: SlashCommand, deps: SlackDeps): Promise<Reply> {
     };
   }
   const result = await acceptRequest(deps, command, ctx);
-  if (result.status === 'refused') return { text: result.message };
-  if (result.status === 'pending-approval') return { text: result.notice };
+  if (result.status === 'refused' || result.status === 'rejected') return { text: result.message };
+  // Said before it runs: what the cloud will not let anyone list or delete afterwards.
+  const warning = orphanWarning(command.kind, deps.routes);
+  const withWarning = (text: string | undefined) =>
+    warning ? { text: text ? `${warning}\n${text}` : warning } : text ? { text } : {};
+  if (result.status === 'pending-approval') return withWarning(result.notice);
   if (result.status === 'duplicate') {
     return { text: `Already on it: that same request is job ${result.jobId}.` };
   }
   switch (deliveryOf(command.kind)) {
     case 'ephemeral':
-      return { text: `:mag: Looking that up… (job ${result.jobId})` };
+      return withWarning(`:mag: Looking that up… (job ${result.jobId})`);
     case 'dm':
-      return { text: ':envelope: I will send it to you in a direct message.' };
+      return withWarning(':envelope: I will send it to you in a direct message.');
     default:
       // The channel message is the answer; say nothing more unless it could not be posted.
-      return result.message ? {} : { text: `:hourglass_flowing_sand: Queued as job ${result.jobId}.` };
+      return withWarning(
+        result.message ? undefined : `:hourglass_flowing_sand: Queued as job ${result.jobId}.`,
+      );
   }
 }
 

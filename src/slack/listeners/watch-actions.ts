@@ -77,6 +77,7 @@ async function pressStop(deps: SlackDeps, body: Press, value: IdleButtonValue): 
   const who = `<@${body.user.id}>`;
   switch (result.status) {
     case 'refused':
+    case 'rejected':
       await tellPresser(deps, body, result.message);
       return;
     case 'pending-approval':
