@@ -91,5 +91,5 @@ export function orphanWarning(kind: GpuCommandKind, table: RouteTable): string |
     table[creates.remove] === undefined ? 'delete' : undefined,
   ].filter((w) => w !== undefined);
   if (cannot.length === 0) return undefined;
-  return `:warning: This cloud's API can create ${creates.what} but cannot ${cannot.join(' or ')} them: gpuops will tell you the new id, and you will need the cloud's own console to ${cannot.length === 2 ? 'see or delete' : cannot[0] === 'list' ? 'see' : 'delete'} it later.`;
+  return `:information_source: This cloud's API can create ${creates.what} but cannot ${cannot.join(' or ')} them: gpuops will tell you the new id, and you will need the cloud's own console to ${cannot.length === 2 ? 'see or delete' : cannot[0] === 'list' ? 'see' : 'delete'} it later.`;
 }

@@ -1,6 +1,13 @@
 import type { Shape } from '../cloud/shape.js';
 import { kindsMissingIn } from './availability.js';
-import { commandPath, FORM_KINDS, GPU_COMMAND_KINDS, kindsOfClass, specsOfGroup } from './registry.js';
+import {
+  commandPath,
+  FORM_KINDS,
+  GPU_COMMAND_KINDS,
+  type GpuCommandKind,
+  kindsOfClass,
+  specsOfGroup,
+} from './registry.js';
 import { GROUPS, OPERATION_CLASSES } from './spec.js';
 
 // docs/commands.md, written from the registry (`npm run docs:commands`; a test fails when the file in
@@ -34,9 +41,9 @@ const WORDS =
 const ERRORS =
   '## Errors and suggestions\n\nEvery error says what was wrong and why, and comes with the usage line and a working example of the\nsubcommand being typed:\n\n```\n"0" is not a valid node count: a count is a whole number from 1 to 1000.\nUsage: /gpu k8s pool add <cluster> [<name> <type> <count>]\nExample: /gpu k8s pool add prod gpu-a h100-hgx-80gb.8x 2\n```\n\nA mistyped subcommand gets the nearest known one by Damerau\u2013Levenshtein distance (one edit for\nwords of up to three letters, two for longer ones), at the first or second level, for flags and\nfor `on`/`off`: `/gpu strat` \u2192 "Did you mean `/gpu start`?", `/gpu k8s pols` \u2192 "Did you mean\n`/gpu k8s pools`?". Common synonyms are offered, never silently accepted (`delete` \u2192 `rm`,\n`list` \u2192 `ls`, `kubernetes` \u2192 `k8s`), and a second-level word typed alone points to its group\n(`/gpu kubeconfig prod` \u2192 "Did you mean `/gpu k8s kubeconfig`?").';
 const SHAPE_INTRO =
-  '## What each shape lacks\n\nA subcommand the configured shape (`CLOUD_API_SHAPE`) cannot serve answers in one sentence which\noperation is missing, e.g. "`/gpu fs rm` is not available in shape B: this cloud has no\n\'deleteFilesystem\' operation." The check uses the route table (`src/cloud/routes.ts`, with any\n`CLOUD_ROUTES` overrides), so a deployment that adds a route also enables the subcommand.\n`/gpu help` marks these subcommands "(not in shape X)".';
+  '## What each shape lacks\n\nA subcommand the configured shape (`CLOUD_API_SHAPE`) cannot serve answers in one sentence what the\ncloud cannot do, in words, and what to do instead, e.g. "`/gpu fs rm` does not work with this\ncloud: its API cannot delete filesystems. Use the cloud\'s own console or CLI for it; `/gpu help`\nlists what works here." The check uses the route table (`src/cloud/routes.ts`, with any\n`CLOUD_ROUTES` overrides), so a deployment that adds a route also enables the subcommand.\n`/gpu help` lists only what works, with one line naming what it left out and why; `/gpu help <topic>`\nstill shows those subcommands, marked. A command that creates something the cloud cannot list or\ndelete (`fs create` in shape B) says so when it is accepted.';
 const SHAPE_NOTES =
-  "Available everywhere: the platform API commands (`configs`, `keys`, `keys add`, `keys rm`), the\nmetrics commands, and the bot's own (`help`, `project`, `jobs`, `approvals`, `watch`, `waitlist`,\n`waitlist rm`, `audit`).\n\nSome arguments need more than the command's own operation:\n\n- **Names need a listing.** A name is turned into an id by listing; an id needs no listing. So in\n  shapes A and B, which cannot list projects, `/gpu project use` takes a project id, not a name;\n  in shape B, which cannot list filesystems, `/gpu create --fs` takes filesystem ids.\n- **`/gpu create --fs` in shape A** is refused: instances there take no filesystems.\n- **`/gpu slurm show` in shape C** is answered from the cluster list (C has no \"get\", and its Slurm\n  clusters carry only an id and a name).\n- **`/gpu slurm sudo`** reads the user first (the update must resend the user's SSH keys), so it\n  needs both `getSlurmUser` and `updateSlurmUser`.\n- **`/gpu waitlist <type>`** watches the capacity listing, which only shape C has. Listing and\n  leaving the waitlist work everywhere.\n- **`/gpu slurm pools <c>` in shape C** lists every Slurm node pool of the project: C's listing is\n  not scoped by cluster and its pools do not name their cluster.";
+  "Available everywhere: the platform API commands (`configs`, `keys`, `keys add`, `keys rm`), the\nmetrics commands, the bot's own (`help`, `project`, `jobs`, `approvals`, `watch`, `waitlist`,\n`waitlist rm`, `audit`), and `capacity` and `waitlist <type>`, which read the capacity listing in\nshape C and the platform API's price list in A and B (which types can be ordered, where and how\nsoon, but not how many machines are free).\n\nSome arguments need more than the command's own operation:\n\n- **Names need a listing.** A name is turned into an id by listing; an id needs no listing. So in\n  shapes A and B, which cannot list projects, `/gpu project use` takes a project id, not a name;\n  in shape B, which cannot list filesystems, `/gpu create --fs` takes filesystem ids.\n- **`/gpu create --fs` in shape A** is refused: instances there take no filesystems.\n- **`/gpu slurm show` in shape C** is answered from the cluster list (C has no \"get\", and its Slurm\n  clusters carry only an id and a name).\n- **`/gpu slurm sudo`** reads the user first (the update must resend the user's SSH keys), so it\n  needs both `getSlurmUser` and `updateSlurmUser`.\n- **`/gpu waitlist <type> <count>`** waits for that many free machines where the cloud lists\n  capacity (C); from the price list (A, B) it waits for the type to be offered in some region, as\n  that list cannot count machines.\n- **`/gpu slurm pools <c>` in shape C** lists every Slurm node pool of the project: C's listing is\n  not scoped by cluster and its pools do not name their cluster.";
 
 const cell = (text: string): string => `\`${text.replaceAll('|', '\\|')}\``;
 
@@ -56,10 +63,7 @@ function grammar(): string[] {
 /** What a shape cannot serve, by the words people type (`waitlist <type>` for the waitlist's add). */
 function missingIn(shape: Shape): string {
   return kindsMissingIn(shape)
-    .map((kind) => {
-      const spec = specsOfGroup('observe').find((s) => s.kind === kind && s.words !== undefined);
-      return `\`${spec ? spec.usage.replace(/^\/gpu /, '').replace(/\s*\[.*$/, '') : commandPath(kind)}\``;
-    })
+    .map((kind) => `\`${wordsOf(kind)}\``)
     .join(', ');
 }
 
@@ -90,6 +94,43 @@ function classes(): string {
     'Every kind belongs to one class; the policy sets the least role per class and may override it per kind ([policy.md](policy.md)).',
     ['| Class | Kinds |', '|---|---|', ...rows].join('\n'),
   ].join('\n\n');
+}
+
+/** `fs rm`, `waitlist <type>`: the words people type for a kind. */
+function wordsOf(kind: GpuCommandKind): string {
+  const spec = specsOfGroup('observe').find((s) => s.kind === kind && s.words !== undefined);
+  return spec ? spec.usage.replace(/^\/gpu /, '').replace(/\s*\[.*$/, '') : commandPath(kind);
+}
+
+/**
+ * Which subcommands each shape supports, for the README: the ones some shape lacks, one row each;
+ * every other subcommand works in all three.
+ */
+export function renderShapeTable(): string {
+  const missing = new Map(SHAPES.map((shape) => [shape, new Set(kindsMissingIn(shape))]));
+  const varying = GPU_COMMAND_KINDS.filter((kind) => SHAPES.some((shape) => missing.get(shape)!.has(kind)));
+  const rows = varying.map(
+    (kind) =>
+      `| \`${wordsOf(kind)}\` | ${SHAPES.map((shape) => (missing.get(shape)!.has(kind) ? '—' : '✓')).join(' | ')} |`,
+  );
+  return [
+    `| Subcommand | ${SHAPES.join(' | ')} |`,
+    `|---|${SHAPES.map(() => ':-:').join('|')}|`,
+    ...rows,
+    '',
+    `Every other subcommand (${GPU_COMMAND_KINDS.length - varying.length} of ${GPU_COMMAND_KINDS.length}) works in all three shapes. Generated from the command registry by \`npm run docs:commands\`.`,
+  ].join('\n');
+}
+
+export const SHAPE_TABLE_START = '<!-- shape-table:start (npm run docs:commands) -->';
+export const SHAPE_TABLE_END = '<!-- shape-table:end -->';
+
+/** The README with its shape table replaced by the generated one. */
+export function withShapeTable(readme: string): string {
+  const start = readme.indexOf(SHAPE_TABLE_START);
+  const end = readme.indexOf(SHAPE_TABLE_END);
+  if (start < 0 || end < start) throw new Error('README.md has no shape table markers');
+  return `${readme.slice(0, start + SHAPE_TABLE_START.length)}\n${renderShapeTable()}\n${readme.slice(end)}`;
 }
 
 export function renderCommandsDoc(): string {

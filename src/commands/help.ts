@@ -1,8 +1,9 @@
 import type { RouteTable } from '../cloud/routes.js';
+import { ROUTES } from '../cloud/routes.js';
 import { SIZE_RULE, USERNAME_RULE } from '../cloud/rules.js';
 import type { Shape } from '../cloud/shape.js';
 import type { ParseError } from './arg-reader.js';
-import { kindsMissingIn } from './availability.js';
+import { kindsMissingIn, missingAbility } from './availability.js';
 import {
   commandPath,
   type GpuCommandKind,
@@ -24,7 +25,7 @@ export function escapeMrkdwn(text: string): string {
 }
 
 export interface HelpOptions {
-  /** Marks subcommands the shape lacks. */
+  /** Hides (overview) or marks (topic help) the subcommands this cloud cannot serve. */
   readonly shape?: Shape;
   /** The effective route table when CLOUD_ROUTES changes the shape's. */
   readonly routes?: RouteTable;
@@ -38,9 +39,27 @@ function missingKinds(options: HelpOptions): ReadonlySet<GpuCommandKind> {
 /** What a help line shows of a spec. */
 type HelpLine = Pick<ReturnType<typeof specsOfGroup>[number], 'kind' | 'usage' | 'summary' | 'example'>;
 
-function line(doc: HelpLine, missing: ReadonlySet<GpuCommandKind>, shape: Shape | undefined): string {
-  const note = missing.has(doc.kind) ? ` _(not in shape ${shape})_` : '';
+function tableOf(options: HelpOptions): RouteTable | undefined {
+  if (options.shape === undefined) return undefined;
+  return options.routes ?? ROUTES[options.shape];
+}
+
+function line(doc: HelpLine, missing: ReadonlySet<GpuCommandKind>, options: HelpOptions): string {
+  const table = tableOf(options);
+  const why = missing.has(doc.kind) && table ? missingAbility(doc.kind, table) : undefined;
+  const note = why ? ` _(does not work with this cloud: its API cannot ${why})_` : '';
   return `• \`${escapeMrkdwn(doc.usage)}\` — ${escapeMrkdwn(doc.summary)}${note}`;
+}
+
+/** The one line under the overview naming what it left out and why. */
+function hiddenLine(missing: ReadonlySet<GpuCommandKind>, options: HelpOptions): string | undefined {
+  const table = tableOf(options);
+  if (missing.size === 0 || !table) return undefined;
+  const paths = [...missing].map((kind) => `\`${commandPath(kind)}\``);
+  const abilities = [...new Set([...missing].map((kind) => missingAbility(kind, table)))].filter(
+    (a) => a !== undefined,
+  );
+  return `_Not shown: ${paths.join(', ')}. This cloud's API cannot ${abilities.join(', ')}; use its own console or CLI for those._`;
 }
 
 /** Packs lines into sections no longer than the limit, never splitting a line. */
@@ -77,13 +96,13 @@ function overview(options: HelpOptions): string[] {
   ].join('\n');
   const sections = [intro];
   for (const group of GROUPS) {
-    const lines = [
-      `*${group.title}*`,
-      ...specsOfGroup(group.key).map((doc) => line(doc, missing, options.shape)),
-    ];
-    sections.push(...packSections(lines));
+    const shown = specsOfGroup(group.key).filter((doc) => !missing.has(doc.kind));
+    if (shown.length === 0) continue;
+    sections.push(...packSections([`*${group.title}*`, ...shown.map((doc) => line(doc, missing, options))]));
   }
   sections.push(...packSections(['*Values*', ...VALUE_RULES]));
+  const hidden = hiddenLine(missing, options);
+  if (hidden) sections.push(...packSections([hidden]));
   return sections;
 }
 
@@ -104,7 +123,7 @@ export function helpText(topic?: string, options: HelpOptions = {}): string[] {
   const missing = missingKinds(options);
   const lines = [`*\`/gpu ${key}\`*`];
   for (const doc of docsForTopic(key)) {
-    lines.push(line(doc, missing, options.shape), `    Example: \`${escapeMrkdwn(doc.example)}\``);
+    lines.push(line(doc, missing, options), `    Example: \`${escapeMrkdwn(doc.example)}\``);
   }
   return packSections(lines);
 }

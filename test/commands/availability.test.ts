@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { ROUTES, withOverrides } from '../../src/cloud/routes.js';
 import type { Shape } from '../../src/cloud/shape.js';
-import { kindsMissingIn, operationsFor, unavailableIn } from '../../src/commands/availability.js';
+import {
+  kindsMissingIn,
+  operationsFor,
+  orphanWarning,
+  unavailableIn,
+} from '../../src/commands/availability.js';
 import { parseCommand } from '../../src/commands/parse-command.js';
 import type { GpuCommand, GpuCommandKind } from '../../src/commands/registry.js';
 
@@ -17,7 +22,6 @@ function command(text: string): GpuCommand {
 const MISSING: Readonly<Record<Shape, readonly GpuCommandKind[]>> = {
   A: [
     'projects',
-    'capacity',
     'fs',
     'fs.show',
     'fs.create',
@@ -28,11 +32,9 @@ const MISSING: Readonly<Record<Shape, readonly GpuCommandKind[]>> = {
     'slurm.rm',
     'slurm.pool.add',
     'slurm.pool.rm',
-    'waitlist.add',
   ],
   B: [
     'projects',
-    'capacity',
     'fs',
     'fs.rm',
     'k8s.register',
@@ -42,7 +44,6 @@ const MISSING: Readonly<Record<Shape, readonly GpuCommandKind[]>> = {
     'slurm.adduser',
     'slurm.rmuser',
     'slurm.sudo',
-    'waitlist.add',
   ],
   C: [
     'k8s.register',
@@ -65,22 +66,27 @@ describe('unavailableIn', () => {
     expect(kindsMissingIn(shape).sort()).toEqual([...MISSING[shape]].sort());
   });
 
-  it('says which operation is missing in one sentence', () => {
+  it('says in words what the cloud cannot do and what to do instead, never an operation id', () => {
+    const instead = "Use the cloud's own console or CLI for it; `/gpu help` lists what works here.";
     expect(unavailableIn(command('fs rm data'), 'B')).toBe(
-      "`/gpu fs rm` is not available in shape B: this cloud has no 'deleteFilesystem' operation.",
+      `\`/gpu fs rm\` does not work with this cloud: its API cannot delete filesystems. ${instead}`,
     );
     expect(unavailableIn(command('slurm adduser hpc'), 'C')).toBe(
-      "`/gpu slurm adduser` is not available in shape C: this cloud has no 'addSlurmUser' operation.",
+      `\`/gpu slurm adduser\` does not work with this cloud: its API cannot add Slurm users. ${instead}`,
     );
     expect(unavailableIn(command('k8s register'), 'B')).toBe(
-      "`/gpu k8s register` is not available in shape B: this cloud has no 'registerK8sCluster' operation.",
+      `\`/gpu k8s register\` does not work with this cloud: its API cannot register Kubernetes clusters. ${instead}`,
     );
-    expect(unavailableIn(command('capacity'), 'A')).toBe(
-      "`/gpu capacity` is not available in shape A: this cloud has no 'listCapacity' operation.",
+    expect(unavailableIn(command('capacity'), 'A')).toBeNull();
+    expect(unavailableIn(command('waitlist h100 2'), 'B')).toBeNull();
+  });
+
+  it('warns before creating what the cloud cannot list or delete', () => {
+    expect(orphanWarning('fs.create', ROUTES.B)).toBe(
+      ":information_source: This cloud's API can create filesystems but cannot list or delete them: gpuops will tell you the new id, and you will need the cloud's own console to see or delete it later.",
     );
-    expect(unavailableIn(command('waitlist h100 2'), 'B')).toBe(
-      "`/gpu waitlist <type>` is not available in shape B: this cloud has no 'listCapacity' operation.",
-    );
+    expect(orphanWarning('fs.create', ROUTES.C)).toBeUndefined();
+    expect(orphanWarning('create', ROUTES.B)).toBeUndefined();
   });
 
   it('keeps platform, metrics and bot-only commands available everywhere', () => {
@@ -113,12 +119,12 @@ describe('unavailableIn', () => {
 
   it('needs a way to resolve names: project and filesystem names where the shape cannot list them', () => {
     expect(unavailableIn(command('project use research'), 'B')).toBe(
-      "`/gpu project use` is not available in shape B: this cloud has no 'listProjects' operation. Give the project id instead of its name.",
+      '`/gpu project use` does not work with this cloud: its API cannot list projects. Give the project id instead of its name.',
     );
     expect(unavailableIn(command(`project use ${UUID}`), 'B')).toBeNull();
     expect(unavailableIn(command('project use research'), 'C')).toBeNull();
     expect(unavailableIn(command('create a t --fs data'), 'B')).toBe(
-      "`/gpu create --fs` is not available in shape B: this cloud has no 'listFilesystems' operation. Give filesystem ids instead of names.",
+      '`/gpu create --fs` does not work with this cloud: its API cannot list filesystems. Give filesystem ids instead of names.',
     );
     expect(unavailableIn(command(`create a t --fs ${UUID}`), 'B')).toBeNull();
     expect(unavailableIn(command('create a t --fs data'), 'C')).toBeNull();

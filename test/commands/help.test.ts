@@ -38,13 +38,20 @@ describe('helpText', () => {
     expect(text).not.toMatch(/<instance>/);
   });
 
-  it('marks the subcommands the configured shape lacks', () => {
-    const c = helpText('k8s', { shape: 'C' }).join('\n');
-    expect(c).toMatch(/k8s kubeconfig .*_\(not in shape C\)_/);
-    expect(c).not.toMatch(/k8s pools .*not in shape/);
+  it('shows only what works with the configured cloud, and names what it hid and why', () => {
     const b = helpText(undefined, { shape: 'B' }).join('\n');
-    expect(b).toMatch(/\/gpu capacity` — .*_\(not in shape B\)_/);
-    expect(helpText('fs create', { shape: 'B' }).join('\n')).not.toContain('not in shape');
+    expect(b).not.toContain('`/gpu fs rm <name|id>`');
+    expect(b).toContain('/gpu fs create');
+    expect(b).toContain('/gpu capacity');
+    expect(b).toMatch(/_Not shown: .*`fs rm`.*This cloud's API cannot .*delete filesystems.*console or CLI/);
+    expect(b).not.toMatch(/shape|listCapacity|deleteFilesystem/);
+    // Topic help still lists the subcommand, saying in words why it does not work here.
+    const c = helpText('k8s', { shape: 'C' }).join('\n');
+    expect(c).toMatch(
+      /k8s kubeconfig .*_\(does not work with this cloud: its API cannot look up kubeconfigs\)_/,
+    );
+    expect(c).not.toMatch(/k8s pools .*does not work/);
+    expect(helpText('fs create', { shape: 'B' }).join('\n')).not.toContain('does not work');
   });
 
   it('falls back to the overview for an unknown topic', () => {

@@ -67,14 +67,14 @@ describe.each(['B', 'C'] as const)('/gpu fs create, shape %s', (shape) => {
   if (shape === 'B') {
     it('asks for the id when shape B cannot look a filesystem name up', async () => {
       expect(await listenerAnswer(stack, 'fs show datasets')).toContain(
-        "`/gpu fs show` is not available in shape B: this cloud has no 'listFilesystems' operation. Give the filesystem id instead of its name.",
+        '`/gpu fs show` does not work with this cloud: its API cannot list filesystems. Give the filesystem id instead of its name.',
       );
     });
 
     it('says listing and deleting filesystems are not available in shape B', async () => {
-      expect(await listenerAnswer(stack, 'fs')).toContain('`/gpu fs` is not available in shape B');
+      expect(await listenerAnswer(stack, 'fs')).toContain('`/gpu fs` does not work with this cloud');
       expect(await listenerAnswer(stack, 'fs rm datasets')).toContain(
-        '`/gpu fs rm` is not available in shape B',
+        '`/gpu fs rm` does not work with this cloud',
       );
       expect(simFilesystems(stack).some((f) => f.name === 'datasets')).toBe(true);
     });
@@ -130,9 +130,9 @@ describe('/gpu fs in shape A', () => {
   });
 
   it('says filesystems are not available, and queues nothing', async () => {
-    expect(await listenerAnswer(stack, 'fs')).toContain('`/gpu fs` is not available in shape A');
+    expect(await listenerAnswer(stack, 'fs')).toContain('`/gpu fs` does not work with this cloud');
     expect(await listenerAnswer(stack, 'fs create datasets 512Gi')).toContain(
-      '`/gpu fs create` is not available in shape A',
+      '`/gpu fs create` does not work with this cloud',
     );
     expect(await stack.queue.count()).toBe(0);
   });

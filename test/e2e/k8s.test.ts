@@ -102,16 +102,16 @@ describe.each(['A', 'B', 'C'] as const)('Kubernetes end to end, shape %s', (shap
 
     it('says node pools cannot be added or removed in this shape, and queues nothing', async () => {
       expect(await refused(stack, `k8s pool add prod gpu-a ${POOL_TYPE} 2`)).toContain(
-        "`/gpu k8s pool add` is not available in shape A: this cloud has no 'createK8sNodePool' operation.",
+        "`/gpu k8s pool add` does not work with this cloud: its API cannot create Kubernetes node pools. Use the cloud's own console or CLI for it; `/gpu help` lists what works here.",
       );
-      expect(await refused(stack, 'k8s pool rm prod gpu-a')).toContain('not available in shape A');
+      expect(await refused(stack, 'k8s pool rm prod gpu-a')).toContain('does not work with this cloud');
     });
   } else {
     it('says upgrades and labels are not available in this shape', async () => {
       expect(await refused(stack, 'k8s upgrade prod v1.32')).toContain(
-        `\`/gpu k8s upgrade\` is not available in shape ${shape}`,
+        `\`/gpu k8s upgrade\` does not work with this cloud`,
       );
-      expect(await refused(stack, 'k8s label prod team=ml')).toContain('not available');
+      expect(await refused(stack, 'k8s label prod team=ml')).toContain('does not work with this cloud');
     });
 
     it('adds a node pool once and waits for its nodes', async () => {

@@ -143,7 +143,7 @@ describe('/gpu k8s kubeconfig in shape C', () => {
 
   it('says it is not available, and queues nothing', async () => {
     expect(await listenerAnswer(stack, 'k8s kubeconfig prod')).toContain(
-      "`/gpu k8s kubeconfig` is not available in shape C: this cloud has no 'getKubeconfig' operation.",
+      "`/gpu k8s kubeconfig` does not work with this cloud: its API cannot look up kubeconfigs. Use the cloud's own console or CLI for it; `/gpu help` lists what works here.",
     );
     expect(await stack.queue.count()).toBe(0);
   });

@@ -167,10 +167,10 @@ describe('Slurm end to end, shape A (seeded cluster, users)', () => {
 
   it('says clusters and pools cannot be created here', async () => {
     expect(await refused(stack, 'slurm create hpc')).toContain(
-      "`/gpu slurm create` is not available in shape A: this cloud has no 'createSlurmCluster' operation.",
+      "`/gpu slurm create` does not work with this cloud: its API cannot create Slurm clusters. Use the cloud's own console or CLI for it; `/gpu help` lists what works here.",
     );
     expect(await refused(stack, 'slurm pool add slurm-1 cpu cpu.16x 1')).toContain(
-      'not available in shape A',
+      'does not work with this cloud',
     );
     expect(stack.slack.violations).toEqual([]);
   });
@@ -239,7 +239,7 @@ describe('Slurm end to end, shape B (clusters and pools)', () => {
 
   it('says users are not managed in this shape', async () => {
     expect(await refused(stack, 'slurm adduser hpc')).toContain(
-      "`/gpu slurm adduser` is not available in shape B: this cloud has no 'addSlurmUser' operation.",
+      "`/gpu slurm adduser` does not work with this cloud: its API cannot add Slurm users. Use the cloud's own console or CLI for it; `/gpu help` lists what works here.",
     );
   });
 
@@ -287,8 +287,8 @@ describe('Slurm end to end, shape C (seeded cluster, read only)', () => {
   });
 
   it('says what this shape cannot do', async () => {
-    expect(await refused(stack, 'slurm create hpc')).toContain('not available in shape C');
-    expect(await refused(stack, 'slurm users slurm-1')).toContain('not available in shape C');
+    expect(await refused(stack, 'slurm create hpc')).toContain('does not work with this cloud');
+    expect(await refused(stack, 'slurm users slurm-1')).toContain('does not work with this cloud');
     expect(stack.slack.violations).toEqual([]);
   });
 });

@@ -258,7 +258,7 @@ describe('the other forms', () => {
     );
     expect(read).toMatchObject({
       ok: false,
-      errors: { name: expect.stringContaining('not available in shape B') },
+      errors: { name: expect.stringContaining('does not work with this cloud') },
     });
   });
 
@@ -270,7 +270,7 @@ describe('the other forms', () => {
     );
     expect(inA).toMatchObject({
       ok: false,
-      errors: { name: expect.stringContaining('not available in shape A') },
+      errors: { name: expect.stringContaining('does not work with this cloud') },
     });
     const b = readForm(
       'slurm.pool.add',
