@@ -15,6 +15,8 @@ import { LocalSlackApi } from '../chat/local-slack-api.js';
 import { ANSI_STYLE, PLAIN_STYLE, type TerminalStyle } from '../chat/render-terminal.js';
 import { TerminalChat } from '../chat/terminal-chat.js';
 import { TerminalReceiver } from '../chat/terminal-receiver.js';
+import { DEMO_COMMAND } from '../cli/commands.js';
+import { CliUsageError, renderCommandHelp, usageErrorText } from '../cli/options.js';
 import { createInfraClient, resolveRoutes, staticToken } from '../cloud/index.js';
 import { unavailableIn } from '../commands/availability.js';
 import { parseCommand } from '../commands/parse-command.js';
@@ -26,7 +28,7 @@ import { type RunningSim, startSim } from '../sim/start-sim.js';
 import { createSlackApp } from '../slack/create-slack-app.js';
 import { ensureBinary } from '../sys/ensure-binary.js';
 import { startPrivateRedis } from '../sys/private-redis.js';
-import { DEMO_USAGE, type DemoOptions, DemoUsageError, parseDemoArgs } from './demo-args.js';
+import { type DemoOptions, parseDemoArgs } from './demo-args.js';
 import {
   ADA,
   DEMO_BOT_ID,
@@ -64,16 +66,17 @@ export async function runDemo(
   env: Readonly<Record<string, string | undefined>>,
   stdio: DemoStdio = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },
 ): Promise<number> {
-  if (args.includes('--help') || args.includes('-h')) {
-    stdio.stdout.write(DEMO_USAGE);
-    return 0;
-  }
   let options: DemoOptions;
   try {
-    options = parseDemoArgs(args);
+    const parsed = parseDemoArgs(args);
+    if (parsed === 'help') {
+      stdio.stdout.write(renderCommandHelp(DEMO_COMMAND));
+      return 0;
+    }
+    options = parsed;
   } catch (err) {
-    if (!(err instanceof DemoUsageError)) throw err;
-    stdio.stderr.write(`gpuops demo: ${err.message}\n\n${DEMO_USAGE}`);
+    if (!(err instanceof CliUsageError)) throw err;
+    stdio.stderr.write(usageErrorText(DEMO_COMMAND, err.message));
     return 2;
   }
   const fromFile = options.script !== undefined && options.script !== '-';
