@@ -11,6 +11,7 @@ import type { ListenerFactory } from '../app/receivers.js';
 import { safeRedisUrl } from '../app/redis-connections.js';
 import { type RunningBot, startBot } from '../app/start-bot.js';
 import { type ChatIo, scriptIo, terminalIo } from '../chat/chat-io.js';
+import { failureSummary } from '../chat/chat-text.js';
 import { LocalSlackApi } from '../chat/local-slack-api.js';
 import { ANSI_STYLE, PLAIN_STYLE, type TerminalStyle } from '../chat/render-terminal.js';
 import { TerminalChat } from '../chat/terminal-chat.js';
@@ -337,7 +338,8 @@ export async function runDemo(
       settle,
       refusal: (text) => {
         const parsed = parseCommand(text);
-        if (!parsed.ok) return `gpuops did not understand "/gpu ${text}"`;
+        // The bot's answer gives the reason; this is said only if it gave none.
+        if (!parsed.ok) return 'gpuops did not understand the line';
         return unavailableIn(parsed.command, options.shape, routes) ?? undefined;
       },
     });
@@ -349,11 +351,7 @@ export async function runDemo(
     if (result.ended === 'interrupted') interrupted = true;
     if (result.failures.length > 0 && !io.interactive) {
       code = 1;
-      stdio.stderr.write(
-        `gpuops demo: ${result.failures.length} line(s) failed:\n${result.failures
-          .map((f) => `  line ${f.line}: ${f.input} — ${f.reason}`)
-          .join('\n')}\n`,
-      );
+      stdio.stderr.write(`gpuops demo: ${failureSummary(result.failures, result.lines)}\n`);
     }
   } catch (err) {
     code = 1;
