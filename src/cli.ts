@@ -1,4 +1,4 @@
-import { CLI_COMMANDS, START_COMMAND, WEB_COMMAND, WORKER_COMMAND } from './cli/commands.js';
+import { CLI_COMMANDS, START_COMMAND, WEB_COMMAND, WORKER_COMMAND } from './cli-options/commands.js';
 import {
   type CliCommand,
   CliUsageError,
@@ -6,37 +6,39 @@ import {
   renderCommandHelp,
   renderOverview,
   usageErrorText,
-} from './cli/options.js';
+} from './cli-options/options.js';
 
 // The `gpuops` command: one subcommand per role or tool (their names and flags are a public interface:
-// add, never rename). Each subcommand's options are a table in src/cli/commands.ts; `--help` prints
+// add, never rename). Each subcommand's options are a table in src/cli-options/commands.ts; `--help` prints
 // the table and exits 0 before anything starts (no configuration, no Redis needed).
 
 type Command = (args: string[]) => Promise<number>;
 
 /** `gpuops start|web|worker`: no options; --help, or a clear refusal of anything else, before starting. */
-function bot(spec: CliCommand, role: 'web' | 'worker' | undefined): Command {
-  return async (args) => {
-    let parsed: ReturnType<typeof parseCli>;
-    try {
-      parsed = parseCli(spec, args);
-    } catch (err) {
-      if (!(err instanceof CliUsageError)) throw err;
-      process.stderr.write(usageErrorText(spec, err.message));
-      return 2;
-    }
-    if (parsed.help) {
-      process.stdout.write(renderCommandHelp(spec));
-      return 0;
-    }
-    return (await import('./app/run-bot.js')).runBot(role);
-  };
+async function runRole(
+  spec: CliCommand,
+  role: 'web' | 'worker' | undefined,
+  args: string[],
+): Promise<number> {
+  let parsed: ReturnType<typeof parseCli>;
+  try {
+    parsed = parseCli(spec, args);
+  } catch (err) {
+    if (!(err instanceof CliUsageError)) throw err;
+    process.stderr.write(usageErrorText(spec, err.message));
+    return 2;
+  }
+  if (parsed.help) {
+    process.stdout.write(renderCommandHelp(spec));
+    return 0;
+  }
+  return (await import('./app/run-bot.js')).runBot(role);
 }
 
 const commands: Record<string, Command> = {
-  start: bot(START_COMMAND, undefined),
-  web: bot(WEB_COMMAND, 'web'),
-  worker: bot(WORKER_COMMAND, 'worker'),
+  start: async (args) => runRole(START_COMMAND, undefined, args),
+  web: async (args) => runRole(WEB_COMMAND, 'web', args),
+  worker: async (args) => runRole(WORKER_COMMAND, 'worker', args),
   sim: async (args) => (await import('./sim/run-sim.js')).runSim(args),
   snapshot: async (args) => (await import('./snapshot/run-snapshot.js')).runSnapshot(args, process.env),
   audit: async (args) => (await import('./audit/run-audit-export.js')).runAuditExport(args, process.env),

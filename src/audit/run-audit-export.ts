@@ -5,8 +5,14 @@ import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { Redis } from 'ioredis';
 import { safeRedisUrl } from '../app/redis-connections.js';
-import { AUDIT_EXPORT_COMMAND } from '../cli/commands.js';
-import { CliUsageError, optionValue, parseCli, renderCommandHelp, usageErrorText } from '../cli/options.js';
+import { AUDIT_EXPORT_COMMAND } from '../cli-options/commands.js';
+import {
+  CliUsageError,
+  optionValue,
+  parseCli,
+  renderCommandHelp,
+  usageErrorText,
+} from '../cli-options/options.js';
 import { ConfigError, parseConfig } from '../config.js';
 import { AppError, ErrorCode } from '../errors.js';
 import { createLogger, redactText } from '../log/logger.js';
@@ -21,7 +27,7 @@ export interface AuditExportIo {
   readonly stderr: { write(text: string): unknown };
 }
 
-/** Reads the arguments against AUDIT_EXPORT_COMMAND's table (src/cli/commands.ts). */
+/** Reads the arguments against AUDIT_EXPORT_COMMAND's table (src/cli-options/commands.ts). */
 function parse(args: readonly string[]): { out?: string } | 'help' {
   const parsed = parseCli(AUDIT_EXPORT_COMMAND, args);
   if (parsed.help) return 'help';

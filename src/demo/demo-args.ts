@@ -1,9 +1,9 @@
 import { resolve } from 'node:path';
-import { DEMO_COMMAND } from '../cli/commands.js';
-import { CliUsageError, optionSet, optionValue, parseCli, wholeNumber } from '../cli/options.js';
+import { DEMO_COMMAND } from '../cli-options/commands.js';
+import { CliUsageError, optionSet, optionValue, parseCli, wholeNumber } from '../cli-options/options.js';
 import { SHAPES, type Shape } from '../cloud/shape.js';
 
-// `gpuops demo`'s options, read from its table (DEMO_COMMAND in src/cli/commands.ts): what it takes,
+// `gpuops demo`'s options, read from its table (DEMO_COMMAND in src/cli-options/commands.ts): what it takes,
 // and the sentence for what it does not.
 
 export interface DemoOptions {

@@ -1,4 +1,4 @@
-import { SIM_COMMAND } from '../cli/commands.js';
+import { SIM_COMMAND } from '../cli-options/commands.js';
 import {
   CliUsageError,
   optionSet,
@@ -7,7 +7,7 @@ import {
   renderCommandHelp,
   usageErrorText,
   wholeNumber,
-} from '../cli/options.js';
+} from '../cli-options/options.js';
 import { SHAPES, type Shape } from '../cloud/shape.js';
 import { type SimOptions, startSim } from './start-sim.js';
 

@@ -1,8 +1,14 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { Dispatcher } from 'undici';
-import { SNAPSHOT_COMMAND } from '../cli/commands.js';
-import { CliUsageError, optionValue, parseCli, renderCommandHelp, usageErrorText } from '../cli/options.js';
+import { SNAPSHOT_COMMAND } from '../cli-options/commands.js';
+import {
+  CliUsageError,
+  optionValue,
+  parseCli,
+  renderCommandHelp,
+  usageErrorText,
+} from '../cli-options/options.js';
 import { ConfigError, parseConfig } from '../config.js';
 import { AppError, asAppError } from '../errors.js';
 import { createMetricCatalog, isMetricName, METRIC_NAMES, parseSeriesOverrides } from '../metrics/catalog.js';
@@ -105,7 +111,7 @@ export async function runSnapshot(
   }
 }
 
-/** Reads the arguments against SNAPSHOT_COMMAND's table (src/cli/commands.ts). */
+/** Reads the arguments against SNAPSHOT_COMMAND's table (src/cli-options/commands.ts). */
 function parse(args: readonly string[]) {
   const parsed = parseCli(SNAPSHOT_COMMAND, args);
   if (parsed.help) return 'help' as const;

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { CLI_COMMANDS } from '../../src/cli/commands.js';
-import { renderMarkdownTable } from '../../src/cli/options.js';
+import { CLI_COMMANDS } from '../../src/cli-options/commands.js';
+import { renderMarkdownTable } from '../../src/cli-options/options.js';
 import { spawnGpuops } from '../support/gpuops-process.js';
 
 // `gpuops … --help` as a newcomer types it: with no configuration at all, every subcommand prints its
