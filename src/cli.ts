@@ -1,41 +1,76 @@
-// The `gpuops` command: one subcommand per role or tool (their names and flags are a public interface: add, never rename).
-const USAGE = `Usage: gpuops <command> [options]
+import { CLI_COMMANDS, START_COMMAND, WEB_COMMAND, WORKER_COMMAND } from './cli-options/commands.js';
+import {
+  type CliCommand,
+  CliUsageError,
+  parseCli,
+  renderCommandHelp,
+  renderOverview,
+  usageErrorText,
+} from './cli-options/options.js';
 
-Commands:
-  start                       the role ROLE names (default all: listener and workers in one process)
-  web                         the HTTP listener only
-  worker                      the workers only
-  sim [--port N] [--host H] [--shape A|B|C]
-                              the cloud simulator; prints one JSON line when ready
-  snapshot <instance> --out <file.png> [--metric M] [--range 1h]
-                              write the PNG metric snapshot /gpu metrics would post
-  demo [--script FILE] [--shape A|B|C]
-                              everything on one machine with a terminal chat (docs/demo.md)
-  audit export [--out FILE]   the audit trail as JSON lines (reads REDIS_URL, GPUOPS_POLICY)
-  help                        this text
-`;
+// The `gpuops` command: one subcommand per role or tool (their names and flags are a public interface:
+// add, never rename). Each subcommand's options are a table in src/cli-options/commands.ts; `--help` prints
+// the table and exits 0 before anything starts (no configuration, no Redis needed).
 
 type Command = (args: string[]) => Promise<number>;
 
+/** `gpuops start|web|worker`: no options; --help, or a clear refusal of anything else, before starting. */
+async function runRole(
+  spec: CliCommand,
+  role: 'web' | 'worker' | undefined,
+  args: string[],
+): Promise<number> {
+  let parsed: ReturnType<typeof parseCli>;
+  try {
+    parsed = parseCli(spec, args);
+  } catch (err) {
+    if (!(err instanceof CliUsageError)) throw err;
+    process.stderr.write(usageErrorText(spec, err.message));
+    return 2;
+  }
+  if (parsed.help) {
+    process.stdout.write(renderCommandHelp(spec));
+    return 0;
+  }
+  return (await import('./app/run-bot.js')).runBot(role);
+}
+
 const commands: Record<string, Command> = {
-  start: async () => (await import('./app/run-bot.js')).runBot(undefined),
-  web: async () => (await import('./app/run-bot.js')).runBot('web'),
-  worker: async () => (await import('./app/run-bot.js')).runBot('worker'),
+  start: async (args) => runRole(START_COMMAND, undefined, args),
+  web: async (args) => runRole(WEB_COMMAND, 'web', args),
+  worker: async (args) => runRole(WORKER_COMMAND, 'worker', args),
   sim: async (args) => (await import('./sim/run-sim.js')).runSim(args),
   snapshot: async (args) => (await import('./snapshot/run-snapshot.js')).runSnapshot(args, process.env),
   audit: async (args) => (await import('./audit/run-audit-export.js')).runAuditExport(args, process.env),
   demo: async (args) => (await import('./demo/run-demo.js')).runDemo(args, process.env),
 };
 
+/** --help or -h among the options (not after `--`). */
+function wantsHelp(args: readonly string[]): boolean {
+  const end = args.indexOf('--');
+  return (end < 0 ? args : args.slice(0, end)).some((a) => a === '--help' || a === '-h');
+}
+
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
+  const usage = renderOverview(CLI_COMMANDS);
   if (name === undefined || name === 'help' || name === '--help' || name === '-h') {
-    process.stdout.write(USAGE);
+    // `gpuops help sim` is `gpuops sim --help`.
+    const topic = name === 'help' ? CLI_COMMANDS.find((c) => c.name.split(' ')[0] === rest[0]) : undefined;
+    process.stdout.write(topic ? renderCommandHelp(topic) : usage);
     return name === undefined ? 2 : 0;
+  }
+  const spec = CLI_COMMANDS.find((c) => c.name.split(' ')[0] === name);
+  if (spec && wantsHelp(rest)) {
+    // Before the subcommand's module loads: help needs nothing else.
+    process.stdout.write(renderCommandHelp(spec));
+    return 0;
   }
   const command = commands[name];
   if (!command) {
-    process.stderr.write(`gpuops: unknown command "${name}".\n\n${USAGE}`);
+    process.stderr.write(
+      `gpuops: unknown command "${name}"; the commands are ${Object.keys(commands).join(', ')}.\nRun gpuops --help for every command with its options.\n`,
+    );
     return 2;
   }
   return command(rest);

@@ -3,9 +3,16 @@ import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { safeRedisUrl } from '../app/redis-connections.js';
+import { AUDIT_EXPORT_COMMAND } from '../cli-options/commands.js';
+import {
+  CliUsageError,
+  optionValue,
+  parseCli,
+  renderCommandHelp,
+  usageErrorText,
+} from '../cli-options/options.js';
 import { ConfigError, parseConfig } from '../config.js';
 import { AppError, ErrorCode } from '../errors.js';
 import { createLogger, redactText } from '../log/logger.js';
@@ -15,38 +22,17 @@ import { createAudit } from '../store/audit.js';
 // `gpuops audit export [--out <file.jsonl>]`: the audit trail (src/store/audit.ts) as JSON lines,
 // oldest first, for a SIEM or a spreadsheet. Reads REDIS_URL, and GPUOPS_POLICY for the retention.
 
-export const AUDIT_USAGE = `Usage: gpuops audit export [--out <file.jsonl>]
-
-  Writes every audit entry within the retention (the policy's audit.retention, default 30d), oldest
-  first, one JSON object a line: event, actor, approver, operation, target, project, parameters
-  (secrets removed), outcome, durationMs, jobId, approvalId, channel, at (ms) and id.
-
-  --out   file to write (default: standard output)
-
-Reads REDIS_URL (default redis://127.0.0.1:6379) and GPUOPS_POLICY.
-`;
-
 export interface AuditExportIo {
   readonly stdout: Writable;
   readonly stderr: { write(text: string): unknown };
 }
 
+/** Reads the arguments against AUDIT_EXPORT_COMMAND's table (src/cli-options/commands.ts). */
 function parse(args: readonly string[]): { out?: string } | 'help' {
-  const { values, positionals } = parseArgs({
-    args: [...args],
-    allowPositionals: true,
-    options: { out: { type: 'string', short: 'o' }, help: { type: 'boolean', short: 'h' } },
-  });
-  if (values.help) return 'help';
-  const [action, ...extra] = positionals;
-  if (action !== 'export') {
-    throw new Error(
-      action ? `unknown action "${action}"; the one action is export.` : 'say what to do: export.',
-    );
-  }
-  if (extra.length > 0) throw new Error(`unexpected argument "${extra[0]}".`);
-  if (values.out === '') throw new Error('--out needs a file name.');
-  return values.out !== undefined ? { out: values.out } : {};
+  const parsed = parseCli(AUDIT_EXPORT_COMMAND, args);
+  if (parsed.help) return 'help';
+  const out = optionValue(parsed, '--out');
+  return out !== undefined ? { out } : {};
 }
 
 export async function runAuditExport(
@@ -58,11 +44,12 @@ export async function runAuditExport(
   try {
     parsed = parse(args);
   } catch (err) {
-    io.stderr.write(`gpuops audit: ${(err as Error).message}\n\n${AUDIT_USAGE}`);
+    if (!(err instanceof CliUsageError)) throw err;
+    io.stderr.write(usageErrorText(AUDIT_EXPORT_COMMAND, err.message));
     return 2;
   }
   if (parsed === 'help') {
-    io.stdout.write(AUDIT_USAGE);
+    io.stdout.write(renderCommandHelp(AUDIT_EXPORT_COMMAND));
     return 0;
   }
   let redis: Redis | undefined;

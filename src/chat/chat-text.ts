@@ -26,6 +26,8 @@ const ERROR_TEXT = [
   /^No instance "/,
   /is not an instance type this cloud offers/,
   /^That form is not available/,
+  // An approval button refused (someone may not approve, or approves their own request).
+  /Nothing was changed\.$/,
 ];
 
 /** True when an answer shown to the requester reports a failure. */
@@ -41,4 +43,42 @@ export function ackContent(response: unknown): { text?: string; blocks?: readonl
   const blocks = Array.isArray(r.blocks) && r.blocks.length > 0 ? r.blocks : undefined;
   if (text === undefined && blocks === undefined) return undefined;
   return { ...(text !== undefined ? { text } : {}), ...(blocks ? { blocks } : {}) };
+}
+
+/**
+ * `text` on one line, cut to at most `max` characters at a word boundary with … when it is longer. A
+ * text with no space in its second half (a key, a long token) is cut where the limit falls.
+ */
+export function clip(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  if (flat.length <= max) return flat;
+  const cut = flat.slice(0, max - 1);
+  const space = cut.lastIndexOf(' ');
+  const head = space >= max / 2 ? cut.slice(0, space) : cut;
+  return `${head.replace(/[\s,;:—-]+$/, '')}…`;
+}
+
+/** How much of a failed line's input and reason the summary shows. */
+const INPUT_WIDTH = 80;
+const REASON_WIDTH = 160;
+
+/** A failed line's reason as the transcript notes it: one line, cut at a word boundary. */
+export function failureReason(reason: string): string {
+  return clip(reason, REASON_WIDTH);
+}
+
+/**
+ * The summary a script prints on standard error: each failed line once, by number, its input
+ * abbreviated, then the reason the chat gave.
+ */
+export function failureSummary(
+  failures: readonly { readonly line: number; readonly input: string; readonly reason: string }[],
+  lines: number,
+): string {
+  const head = `${failures.length} of ${lines} line${lines === 1 ? '' : 's'} failed:`;
+  const body = failures.flatMap((f) => [
+    `  line ${f.line}: ${clip(f.input, INPUT_WIDTH)}${f.input.length > INPUT_WIDTH ? ` (${f.input.length} characters)` : ''}`,
+    `    ${failureReason(f.reason)}`,
+  ]);
+  return [head, ...body].join('\n');
 }

@@ -11,6 +11,8 @@ import {
 } from '../devkit/fake-slack-api.js';
 import { renderView } from './render-form.js';
 import {
+  mrkdwnLines,
+  PLAIN_STYLE,
   type RenderContext,
   type RenderedButton,
   renderMessage,
@@ -187,6 +189,22 @@ export class LocalSlackApi {
 
   activitySince(mark: number): Activity[] {
     return this.log.filter((a) => a.seq > mark);
+  }
+
+  /**
+   * The first line of a message as the chat draws it, without styles: mentions as @name, emphasis
+   * without its marks, emoji as emoji (for summaries on standard error). From its text, else its blocks.
+   */
+  firstLineShown(content: {
+    readonly text?: string | undefined;
+    readonly blocks?: readonly unknown[] | undefined;
+  }): string {
+    const ctx = { ...this.renderContext(), style: PLAIN_STYLE };
+    const lines =
+      content.text !== undefined && content.text.trim() !== ''
+        ? mrkdwnLines(content.text, ctx)
+        : renderMessage({ blocks: content.blocks }, ctx).lines;
+    return lines.find((line) => line.trim() !== '')?.trim() ?? '';
   }
 
   /** Channel messages whose job is still queued, working or waiting, as their text says. */

@@ -163,7 +163,12 @@ function emphasis(text: string, style: TerminalStyle): string {
     .replace(around('~'), (_m, pre: string, inner: string) => `${pre}${style.strike(inner)}`);
 }
 
-/** Decodes links, mentions and entities of a text that has no code spans. */
+/** Private-use characters around the number of a code span set aside while a line is decoded. */
+const SPAN_OPEN = '\uE000';
+const SPAN_CLOSE = '\uE001';
+const SPAN = /\uE000(\d+)\uE001/g;
+
+/** Decodes links, mentions and entities of a text whose code spans are set aside. */
 function decodeInline(text: string, ctx: RenderContext): string {
   const decoded = text.replace(/<([^<>\n]+)>/g, (_m, inner: string) => decodeAngle(inner, ctx));
   return emojify(unescapeEntities(emphasis(decoded, ctx.style)));
@@ -190,16 +195,23 @@ export function mrkdwnLines(text: string, ctx: RenderContext): string[] {
     for (const line of lines) {
       const quote = /^(&gt;|>)\s?/.exec(line);
       const body = quote ? line.slice(quote[0].length) : line;
-      // Backticks pair up into code spans; an unpaired last one is just a backtick.
+      // Backticks pair up into code spans; an unpaired last one is just a backtick. Code spans stand
+      // in as placeholders while the rest is decoded, so emphasis around them (*`/gpu create`*,
+      // a help header) is drawn as emphasis instead of showing its asterisks.
       const pieces = body.split('`');
       const balanced = pieces.length % 2 === 1;
-      const rendered = pieces
+      const spans: string[] = [];
+      const masked = pieces
         .map((piece, j) => {
-          if (j % 2 === 0) return decodeInline(piece, ctx);
-          if (balanced || j < pieces.length - 1) return ctx.style.code(unescapeEntities(piece));
-          return decodeInline(`\`${piece}`, ctx);
+          if (j % 2 === 0) return piece;
+          if (balanced || j < pieces.length - 1) {
+            spans.push(ctx.style.code(unescapeEntities(piece)));
+            return `${SPAN_OPEN}${spans.length - 1}${SPAN_CLOSE}`;
+          }
+          return `\`${piece}`;
         })
         .join('');
+      const rendered = decodeInline(masked, ctx).replace(SPAN, (_m, n: string) => spans[Number(n)]!);
       out.push(quote ? `┃ ${rendered}` : rendered);
     }
   });

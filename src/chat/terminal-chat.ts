@@ -1,5 +1,5 @@
 import type { ChatIo } from './chat-io.js';
-import { ackContent, CHAT_HELP, looksLikeError } from './chat-text.js';
+import { ackContent, CHAT_HELP, failureReason, looksLikeError } from './chat-text.js';
 import type { ButtonRef, DirectoryUser, LocalSlackApi } from './local-slack-api.js';
 import type { RenderContext, TerminalStyle } from './render-terminal.js';
 import { fillForm } from './terminal-form.js';
@@ -46,6 +46,8 @@ export interface ChatFailure {
 
 export interface ChatResult {
   readonly failures: readonly ChatFailure[];
+  /** How many lines were read (comments, empty lines and form answers included). */
+  readonly lines: number;
   /** How it ended: end of input, /quit, or Ctrl-C. */
   readonly ended: 'end' | 'quit' | 'interrupted';
 }
@@ -93,10 +95,10 @@ export class TerminalChat {
     const { io } = this.options;
     io.onInterrupt(() => this.interrupt());
     for (;;) {
-      if (this.interrupted) return { failures: this.failures, ended: 'interrupted' };
+      if (this.interrupted) return this.result('interrupted');
       const line = await this.read(this.prompt());
       if (line === undefined) {
-        return { failures: this.failures, ended: this.interrupted ? 'interrupted' : 'end' };
+        return this.result(this.interrupted ? 'interrupted' : 'end');
       }
       const lineNumber = this.lineNumber;
       const input = line.trim();
@@ -110,10 +112,14 @@ export class TerminalChat {
       if (outcome.failed !== undefined) {
         this.failures.push({ line: lineNumber, input, reason: outcome.failed });
         if (!io.interactive)
-          this.say(this.options.style.dim(`(line ${lineNumber} failed: ${outcome.failed})`));
+          this.say(this.options.style.dim(`(line ${lineNumber} failed: ${failureReason(outcome.failed)})`));
       }
-      if (outcome.quit) return { failures: this.failures, ended: 'quit' };
+      if (outcome.quit) return this.result('quit');
     }
+  }
+
+  private result(ended: ChatResult['ended']): ChatResult {
+    return { failures: this.failures, lines: this.linesRead, ended };
   }
 
   private read(prompt: string): Promise<string | undefined> {
@@ -251,7 +257,9 @@ export class TerminalChat {
     const reply = ackContent(response);
     if (reply) slack.showEphemeral(actor.channelId, actor.userId, reply);
     const failed = await this.afterRequest(mark);
-    return refused !== undefined ? { failed: refused } : failed;
+    if (refused === undefined || failed.failed !== undefined) return failed;
+    // Refused before any job: the reason is what the bot answered (the tag given twice, the bad key).
+    return { failed: this.answerTo(actor.userId, mark) ?? refused };
   }
 
   private async press(ref: string): Promise<{ failed?: string }> {
@@ -344,20 +352,42 @@ export class TerminalChat {
   private failuresSince(mark: number): string[] {
     const out: string[] = [];
     const seen = new Set<number>();
-    const firstLine = (text: string | undefined) => (text ?? '').split('\n')[0]!.slice(0, 200);
     for (const activity of this.options.slack.activitySince(mark)) {
       if (activity.kind === 'message' && !seen.has(activity.message.number)) {
         seen.add(activity.message.number);
         const text = activity.message.text;
         if (!activity.message.deleted && /^Failed\b/.test(text ?? '')) {
-          out.push(`#${activity.message.number} ${firstLine(text)}`);
+          out.push(`#${activity.message.number} ${this.shown({ text })}`);
         }
       }
       if (activity.kind === 'ephemeral' && looksLikeError(activity.ephemeral.text)) {
-        out.push(firstLine(activity.ephemeral.text));
+        out.push(this.shown(activity.ephemeral));
       }
     }
     return out;
+  }
+
+  /** The first answer shown to `userId` alone since `mark`, as the chat drew it. */
+  private answerTo(userId: string, mark: number): string | undefined {
+    for (const activity of this.options.slack.activitySince(mark)) {
+      if (activity.kind === 'ephemeral' && activity.ephemeral.user === userId) {
+        const shown = this.shown(activity.ephemeral);
+        if (shown !== '') return shown;
+      }
+    }
+    return undefined;
+  }
+
+  /**
+   * The first line of an answer as the chat shows it (mentions as @name, no emphasis marks), with a
+   * failed job's repeat of the command (`Failed: /gpu … — `) left out: the summary names the line.
+   */
+  private shown(content: {
+    readonly text?: string | undefined;
+    readonly blocks?: readonly unknown[] | undefined;
+  }): string {
+    const text = content.text?.replace(/^Failed: \/gpu\b[^\n]*? — /, 'Failed: ');
+    return this.options.slack.firstLineShown({ ...content, text });
   }
 
   // ---------- forms ----------

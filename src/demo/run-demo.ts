@@ -11,10 +11,13 @@ import type { ListenerFactory } from '../app/receivers.js';
 import { safeRedisUrl } from '../app/redis-connections.js';
 import { type RunningBot, startBot } from '../app/start-bot.js';
 import { type ChatIo, scriptIo, terminalIo } from '../chat/chat-io.js';
+import { failureSummary } from '../chat/chat-text.js';
 import { LocalSlackApi } from '../chat/local-slack-api.js';
 import { ANSI_STYLE, PLAIN_STYLE, type TerminalStyle } from '../chat/render-terminal.js';
 import { TerminalChat } from '../chat/terminal-chat.js';
 import { TerminalReceiver } from '../chat/terminal-receiver.js';
+import { DEMO_COMMAND } from '../cli-options/commands.js';
+import { CliUsageError, renderCommandHelp, usageErrorText } from '../cli-options/options.js';
 import { createInfraClient, resolveRoutes, staticToken } from '../cloud/index.js';
 import { unavailableIn } from '../commands/availability.js';
 import { parseCommand } from '../commands/parse-command.js';
@@ -26,7 +29,7 @@ import { type RunningSim, startSim } from '../sim/start-sim.js';
 import { createSlackApp } from '../slack/create-slack-app.js';
 import { ensureBinary } from '../sys/ensure-binary.js';
 import { startPrivateRedis } from '../sys/private-redis.js';
-import { DEMO_USAGE, type DemoOptions, DemoUsageError, parseDemoArgs } from './demo-args.js';
+import { type DemoOptions, parseDemoArgs } from './demo-args.js';
 import {
   ADA,
   DEMO_BOT_ID,
@@ -64,16 +67,17 @@ export async function runDemo(
   env: Readonly<Record<string, string | undefined>>,
   stdio: DemoStdio = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },
 ): Promise<number> {
-  if (args.includes('--help') || args.includes('-h')) {
-    stdio.stdout.write(DEMO_USAGE);
-    return 0;
-  }
   let options: DemoOptions;
   try {
-    options = parseDemoArgs(args);
+    const parsed = parseDemoArgs(args);
+    if (parsed === 'help') {
+      stdio.stdout.write(renderCommandHelp(DEMO_COMMAND));
+      return 0;
+    }
+    options = parsed;
   } catch (err) {
-    if (!(err instanceof DemoUsageError)) throw err;
-    stdio.stderr.write(`gpuops demo: ${err.message}\n\n${DEMO_USAGE}`);
+    if (!(err instanceof CliUsageError)) throw err;
+    stdio.stderr.write(usageErrorText(DEMO_COMMAND, err.message));
     return 2;
   }
   const fromFile = options.script !== undefined && options.script !== '-';
@@ -334,7 +338,8 @@ export async function runDemo(
       settle,
       refusal: (text) => {
         const parsed = parseCommand(text);
-        if (!parsed.ok) return `gpuops did not understand "/gpu ${text}"`;
+        // The bot's answer gives the reason; this is said only if it gave none.
+        if (!parsed.ok) return 'gpuops did not understand the line';
         return unavailableIn(parsed.command, options.shape, routes) ?? undefined;
       },
     });
@@ -346,11 +351,7 @@ export async function runDemo(
     if (result.ended === 'interrupted') interrupted = true;
     if (result.failures.length > 0 && !io.interactive) {
       code = 1;
-      stdio.stderr.write(
-        `gpuops demo: ${result.failures.length} line(s) failed:\n${result.failures
-          .map((f) => `  line ${f.line}: ${f.input} — ${f.reason}`)
-          .join('\n')}\n`,
-      );
+      stdio.stderr.write(`gpuops demo: ${failureSummary(result.failures, result.lines)}\n`);
     }
   } catch (err) {
     code = 1;

@@ -1,7 +1,14 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import type { Dispatcher } from 'undici';
+import { SNAPSHOT_COMMAND } from '../cli-options/commands.js';
+import {
+  CliUsageError,
+  optionValue,
+  parseCli,
+  renderCommandHelp,
+  usageErrorText,
+} from '../cli-options/options.js';
 import { ConfigError, parseConfig } from '../config.js';
 import { AppError, asAppError } from '../errors.js';
 import { createMetricCatalog, isMetricName, METRIC_NAMES, parseSeriesOverrides } from '../metrics/catalog.js';
@@ -12,17 +19,6 @@ import { takeSnapshot } from './take-snapshot.js';
 
 // `gpuops snapshot <instance> --out <file.png> [--metric util|memory|power|temp] [--range 1h] [--end T]`:
 // the PNG /gpu metrics would post, written to a file, with its text summary on stdout.
-
-export const SNAPSHOT_USAGE = `Usage: gpuops snapshot <instance> --out <file.png> [--metric ${METRIC_NAMES.join('|')}] [--range 1h] [--end <time>]
-
-  <instance>   instance id (uuid) or name; names are looked up through the metrics' instance_name label
-  --out        PNG file to write
-  --metric     which GPU metric (default util)
-  --range      how far back, e.g. 15m, 1h, 6h, 1d (default 1h)
-  --end        end of the range: RFC 3339 or unix seconds (default now)
-
-Reads METRICS_URL and METRICS_API_KEY (or METRICS_CLIENT_ID, METRICS_CLIENT_SECRET, METRICS_AUTH_URL).
-`;
 
 export interface SnapshotIo {
   readonly stdout: { write(text: string): unknown };
@@ -57,11 +53,12 @@ export async function runSnapshot(
   try {
     parsed = parse(args);
   } catch (err) {
-    io.stderr.write(`gpuops snapshot: ${(err as Error).message}\n\n${SNAPSHOT_USAGE}`);
+    if (!(err instanceof CliUsageError)) throw err;
+    io.stderr.write(usageErrorText(SNAPSHOT_COMMAND, err.message));
     return 2;
   }
   if (parsed === 'help') {
-    io.stdout.write(SNAPSHOT_USAGE);
+    io.stdout.write(renderCommandHelp(SNAPSHOT_COMMAND));
     return 0;
   }
   try {
@@ -114,35 +111,28 @@ export async function runSnapshot(
   }
 }
 
+/** Reads the arguments against SNAPSHOT_COMMAND's table (src/cli-options/commands.ts). */
 function parse(args: readonly string[]) {
-  const { values, positionals } = parseArgs({
-    args: [...args],
-    allowPositionals: true,
-    options: {
-      out: { type: 'string', short: 'o' },
-      metric: { type: 'string', short: 'm', default: 'util' },
-      range: { type: 'string', short: 'r', default: '1h' },
-      end: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-  if (values.help) return 'help' as const;
-  const [instance, ...extra] = positionals;
-  if (!instance) throw new Error('name the instance (its id or name).');
-  if (extra.length > 0) throw new Error(`unexpected argument "${extra[0]}".`);
-  if (!values.out) throw new Error('--out <file.png> is required.');
-  const metric = values.metric ?? 'util';
+  const parsed = parseCli(SNAPSHOT_COMMAND, args);
+  if (parsed.help) return 'help' as const;
+  const [instance] = parsed.args;
+  if (!instance) throw new CliUsageError('name the instance (its id or name).');
+  const out = optionValue(parsed, '--out');
+  if (!out) throw new CliUsageError('--out <file.png> is required.');
+  const metric = optionValue(parsed, '--metric') ?? 'util';
   if (!isMetricName(metric))
-    throw new Error(`--metric must be one of ${METRIC_NAMES.join(', ')}, not "${metric}".`);
-  const rangeMs = parseRange(values.range ?? '1h');
+    throw new CliUsageError(`--metric must be one of ${METRIC_NAMES.join(', ')}, not "${metric}".`);
+  const range = optionValue(parsed, '--range') ?? '1h';
+  const rangeMs = parseRange(range);
   if (rangeMs === undefined || rangeMs < 60_000 || rangeMs > MAX_RANGE_MS) {
-    throw new Error(`--range takes a duration from 1m to 31d such as 15m, 1h or 1d, not "${values.range}".`);
+    throw new CliUsageError(`--range takes a duration from 1m to 31d such as 15m, 1h or 1d, not "${range}".`);
   }
+  const endText = optionValue(parsed, '--end');
   let end: number | undefined;
-  if (values.end !== undefined) {
-    end = parseEnd(values.end);
+  if (endText !== undefined) {
+    end = parseEnd(endText);
     if (end === undefined)
-      throw new Error(`--end takes an RFC 3339 time or unix seconds, not "${values.end}".`);
+      throw new CliUsageError(`--end takes an RFC 3339 time or unix seconds, not "${endText}".`);
   }
-  return { instance, out: values.out, metric, rangeMs, end };
+  return { instance, out, metric, rangeMs, end };
 }

@@ -23,6 +23,7 @@ import {
   selectInput,
   textInput,
 } from '../../src/commands/forms/form-kit.js';
+import { helpText } from '../../src/commands/help.js';
 import { renderJobMessage } from '../../src/render/job-message.js';
 
 // The terminal chat draws what Slack would show. These check the drawing of the Block Kit the bot
@@ -63,6 +64,18 @@ describe('mrkdwn', () => {
     expect(mrkdwnLines('*Done* `code`', { ...ctx, style: ANSI_STYLE })).toEqual([
       '\u001b[1mDone\u001b[22m \u001b[36mcode\u001b[39m',
     ]);
+  });
+
+  it("draws /gpu help's headers (bold around code) as bold, not with their asterisks", () => {
+    const lines = [...helpText(), ...helpText('create')].flatMap((text) => mrkdwnLines(text, ctx));
+    expect(lines).toContain('`/gpu` — GPU cloud from Slack');
+    expect(lines).toContain('`/gpu create`');
+    expect(lines.filter((line) => /(^|\s)\*\S|\S\*($|\s)/.test(line))).toEqual([]);
+    expect(mrkdwnLines('*`/gpu create`* and _`x` too_', { ...ctx, style: ANSI_STYLE })).toEqual([
+      '\u001b[1m\u001b[36m/gpu create\u001b[39m\u001b[22m and \u001b[3m\u001b[36mx\u001b[39m too\u001b[23m',
+    ]);
+    // Code keeps its own characters: emphasis marks inside it are not emphasis.
+    expect(mrkdwnLines('run `a *b* c` now', ctx)).toEqual(['run `a *b* c` now']);
   });
 
   it('indents code blocks under a bar and leaves their text as typed', () => {

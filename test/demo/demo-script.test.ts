@@ -179,7 +179,7 @@ describe('gpuops demo with lines on standard input and REDIS_URL', () => {
     expect(out).toContain('ada in #ops› /gpu jobs');
     expect(answerTo(out, '/gpu jobs')).toContain('No jobs in this channel yet.');
     expect(answerTo(out, '/press 7')).toContain('There is no button [7] on screen.');
-    expect(demo.stderr()).toContain('gpuops demo: 3 line(s) failed:');
+    expect(demo.stderr()).toContain('gpuops demo: 3 of 6 lines failed:');
     expect(demo.stderr()).toContain('line 2: /gpu show nosuch');
     expect(demo.stderr()).toContain('line 3: /gpu frobnicate');
     expect(demo.stderr()).toContain('line 6: /press 7');
@@ -202,6 +202,87 @@ describe('gpuops demo with lines on standard input and REDIS_URL', () => {
     expect(second.stderr()).toContain('gpuops worker(s) on its queue: the demo would take their jobs');
     first.child.stdin!.end('/quit\n');
     expect((await first.exited).code).toBe(0);
+  }, 120_000);
+});
+
+describe('gpuops demo --script: the summary of failed lines', () => {
+  const db = 10;
+  let redisUrl: string;
+
+  beforeAll(async () => {
+    redisUrl = redisDb(inject('redisUrl'), db);
+    const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+    await redis.flushdb();
+    redis.disconnect();
+  });
+
+  it('gives each failed line once, with the reason the chat gave as the chat shows it, cut at a word; the rest still runs', async () => {
+    const longKey = `ssh-ed25519 ${'A'.repeat(5000)}`;
+    const keyLine = `/gpu keys add k1 ${longKey}`;
+    const file = script('summary', [
+      '/gpu create t1 h100-hgx-80gb.1x --tag a=1 --tag a=2',
+      keyLine,
+      '/as carol',
+      '/gpu create c1 h100-hgx-80gb.1x',
+      '/as ada',
+      '/gpu show nosuchbox',
+      '/gpu help',
+      '/gpu ls',
+      '/gpu rm demo-1',
+      '/press Approve',
+    ]);
+    const demo = spawnDemo(['--script', file, '--no-metrics', '--transition-ms', '200', '--timeout', '60'], {
+      env: { TMPDIR: freshDir('tmp-summary'), REDIS_URL: redisUrl },
+    });
+    running.push(demo);
+    const exit = await demo.exited;
+    const out = demo.stdout();
+    const err = demo.stderr();
+    expect(exit.code, `${err}\n${out}`).toBe(1);
+    const summary = err.slice(err.indexOf('gpuops demo: '));
+    expect(summary.split('\n')[0]).toBe('gpuops demo: 5 of 10 lines failed:');
+
+    // The precise reason the bot gave, not "gpuops did not understand".
+    expect(summary).not.toContain('did not understand');
+    expect(summary).toContain(
+      '  line 1: /gpu create t1 h100-hgx-80gb.1x --tag a=1 --tag a=2\n    The tag "a" was given twice; give each key once.\n',
+    );
+    // The 5,000-character line once, abbreviated, with its own reason.
+    expect(summary).toMatch(
+      new RegExp(
+        `\\n {2}line 2: /gpu keys add k1 ssh-ed25519 A+… \\(${keyLine.length} characters\\)\\n {4}That public key is not valid: [^\\n]+\\n`,
+      ),
+    );
+    expect(err.match(/A{10,}/g)).toHaveLength(1);
+    expect(err.length).toBeLessThan(2000);
+
+    // Markup as the chat draws it (no *bold* marks, <@U0BOB> as @bob), cut after a whole word.
+    const refusal = /\n {2}line 4: \/gpu create c1 h100-hgx-80gb\.1x\n {4}([^\n]+)\n/.exec(summary)?.[1];
+    expect(refusal).toBeDefined();
+    expect(refusal).toMatch(/^`\/gpu create` needs the operator role, and you have viewer .*@bob.*…$/);
+    expect(refusal).not.toMatch(/\*|<@/);
+    const shownInChat = answerTo(out, '/gpu create c1 h100-hgx-80gb.1x')
+      .split('\n')
+      .find((line) => line.includes('needs the operator role'))!
+      .replace(/^\s*┆ /, '');
+    const kept = refusal!.slice(0, -1);
+    expect(shownInChat.startsWith(kept)).toBe(true);
+    expect(shownInChat[kept.length]).toBe(' ');
+
+    expect(summary).toContain(
+      '  line 6: /gpu show nosuchbox\n    Failed: No instance "nosuchbox" in this project.',
+    );
+    // Ada pressing Approve on her own request is refused: that line failed too, in the chat's words.
+    expect(summary).toContain(
+      '  line 10: /press Approve\n    You asked for this yourself, so someone else has to approve it. Nothing was changed.',
+    );
+    expect(summary).not.toMatch(/line [35789]:/);
+
+    // The lines after the failures ran: help with its headers drawn as bold, and the list.
+    const help = answerTo(out, '/gpu help');
+    expect(help).toContain('┆ `/gpu` — GPU cloud from Slack\n');
+    expect(help).not.toContain('*`/gpu`');
+    expect(answerTo(out, '/gpu ls')).toContain('demo-1 · h100-hgx-80gb.1x');
   }, 120_000);
 });
 
