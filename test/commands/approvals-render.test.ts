@@ -56,9 +56,11 @@ describe('approval messages', () => {
     expect(checkBlocks(approvalCard(long).blocks, 'message')).toEqual([]);
     const list = pendingList(
       Array.from({ length: 200 }, (_, i) => request(i)),
-      { ownWaiting: 3 },
+      { own: Array.from({ length: 30 }, (_, i) => request(i)) },
     );
     expect(checkBlocks(list.blocks, 'message')).toEqual([]);
+    expect(JSON.stringify(list.blocks)).toContain('30 request(s) of yours wait for someone else:');
+    expect(JSON.stringify(list.blocks)).toContain('…and 20 more.');
     expect(JSON.stringify(list.blocks)).toContain('200 request(s) wait for your approval');
   });
 

@@ -288,18 +288,29 @@ export function denyReasonModal(request: ApprovalRequest<GpuCommand>, metadata: 
 }
 
 const LIST_MAX = 15;
+/** The requester's own waiting requests listed by name; the rest are counted. */
+const OWN_MAX = 10;
 
 /** `/gpu approvals`: the requests this person may decide, each with its buttons. */
 export function pendingList(
   requests: readonly ApprovalRequest<GpuCommand>[],
-  options: { readonly ownWaiting?: number } = {},
+  options: { readonly own?: readonly ApprovalRequest<GpuCommand>[] } = {},
 ): Message {
+  const mine = options.own ?? [];
+  // The requester's own waiting requests, each named, with where it waits and until when.
+  const ownShown = mine
+    .slice(0, OWN_MAX)
+    .map(
+      (r) =>
+        `• \`${escapeText(describeCommand(r.command))}\` · waits in <#${r.approvalChannel}> · expires ${slackDate(r.expiresAt)}`,
+    );
+  const ownMore = mine.length > ownShown.length ? `\n…and ${mine.length - ownShown.length} more.` : '';
   const own =
-    options.ownWaiting && options.ownWaiting > 0
-      ? `\n${options.ownWaiting} request(s) of yours wait for someone else.`
+    mine.length > 0
+      ? `\n*${mine.length} request(s) of yours wait for someone else:*\n${ownShown.join('\n')}${ownMore}`
       : '';
   if (requests.length === 0) {
-    const text = `Nothing waits for your approval.${own}`;
+    const text = clip(`Nothing waits for your approval.${own}`);
     return { text, blocks: [{ type: 'section', text: { type: 'mrkdwn', text } }] };
   }
   const shown = requests.slice(0, LIST_MAX);
@@ -310,7 +321,7 @@ export function pendingList(
       type: 'section',
       text: {
         type: 'mrkdwn',
-        text: `*${requests.length} request(s) wait for your approval*${more}${own}`,
+        text: clip(`*${requests.length} request(s) wait for your approval*${more}${own}`),
       },
     },
   ];

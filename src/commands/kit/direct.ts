@@ -32,10 +32,10 @@ export interface DirectContext {
   readonly defaultProjectId?: string | undefined;
   readonly watch: WatchSettings;
   readonly audit: Audit;
-  /** The requests this person may decide, and how many of their own wait for someone else. */
+  /** The requests this person may decide, and their own that wait for someone else. */
   approvalsFor(userId: string): Promise<{
     readonly mine: readonly ApprovalRequest<GpuCommand>[];
-    readonly ownWaiting: number;
+    readonly own: readonly ApprovalRequest<GpuCommand>[];
   }>;
 }
 

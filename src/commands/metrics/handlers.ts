@@ -68,12 +68,13 @@ export async function showMetrics(run: JobRun, command: CommandOf<'metrics'>): P
     (id) => cloud.getInstance({ id }, run.call),
   );
   await run.update('working', `Reading GPU utilisation of ${instance.name} over the last ${range}…`);
+  const end = rangeEnd(run.now(), stepFor(command.rangeSeconds * 1000));
   const snapshot = await reading(() =>
     takeSnapshot(snapshots, {
       instance: instance.id,
       metric: 'util',
       rangeMs: command.rangeSeconds * 1000,
-      end: rangeEnd(run.now(), stepFor(command.rangeSeconds * 1000)),
+      end,
       signal: run.signal,
     }),
   );
@@ -89,6 +90,7 @@ export async function showMetrics(run: JobRun, command: CommandOf<'metrics'>): P
     fileName: chartFileName(instance.name, range),
     headline: `GPU utilisation of ${instance.name} over the last ${range}`,
     warnings: snapshot.warnings,
+    coverage: coverageNote(snapshot.spec, command.rangeSeconds * 1000, end, command),
   });
 }
 
@@ -152,6 +154,29 @@ interface Chart {
   readonly fileName: string;
   readonly headline: string;
   readonly warnings: readonly string[];
+  /** A line of our own under the summary (how much of the range has data). */
+  readonly coverage?: string | undefined;
+}
+
+/**
+ * When the data starts well inside the range asked for (a machine started minutes ago, charted over
+ * the default hour), one line saying so and the range that would show it, else undefined.
+ */
+export function coverageNote(
+  spec: ChartSpec,
+  rangeMs: number,
+  end: number,
+  command: { readonly instance: string },
+): string | undefined {
+  const first = Math.min(
+    ...spec.series.flatMap((s) => s.points.filter((p) => Number.isFinite(p.v)).map((p) => p.t)),
+  );
+  if (!Number.isFinite(first)) return undefined;
+  const covered = end - first;
+  if (covered >= rangeMs / 4) return undefined;
+  const minutes = Math.max(1, Math.ceil(covered / 60_000));
+  const suggest = minutes <= 10 ? 15 : Math.ceil((minutes * 1.5) / 5) * 5;
+  return `Data covers only the last ${formatDuration(minutes * 60)} of the ${formatDuration(rangeMs / 1000)} asked for (there is none before): \`/gpu metrics ${command.instance} --range ${suggest}m\` shows it in more detail.`;
 }
 
 /** Uploads the chart into the thread of the job's message (or the channel when there is none). */
@@ -168,7 +193,12 @@ async function upload(run: JobRun, chart: Chart): Promise<Outcome> {
     initial_comment: summaryMrkdwn(chart.summary),
   });
   const headline = `${chart.headline}: the chart is ${ref ? 'in the thread' : 'below'}.`;
-  const note = chart.warnings.length > 0 ? `Prometheus warned: ${chart.warnings.join('; ')}` : '';
+  const note = [
+    chart.coverage,
+    chart.warnings.length > 0 ? `Prometheus warned: ${chart.warnings.join('; ')}` : undefined,
+  ]
+    .filter((n) => n !== undefined)
+    .join('\n');
   await run.saveProgress({ uploaded: true, summary: chart.summary, headline, note });
   return uploadedOutcome({ headline, summary: chart.summary, ...(note ? { note } : {}) });
 }

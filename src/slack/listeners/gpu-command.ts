@@ -131,7 +131,7 @@ function directContext(slash: SlashCommand, deps: SlackDeps): DirectContext {
             channelId: r.approvalChannel,
           }).allowed,
       );
-      return { mine, ownWaiting: pending.filter((r) => r.requester === userId).length };
+      return { mine, own: pending.filter((r) => r.requester === userId) };
     },
   };
 }
