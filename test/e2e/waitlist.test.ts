@@ -117,14 +117,28 @@ describe('/gpu waitlist (shape C)', () => {
 describe('/gpu waitlist where the cloud lists no capacity (shape B)', () => {
   let stack: BotStack;
   beforeAll(async () => {
-    stack = await startBotStack({ shape: 'B' });
+    stack = await startBotStack({ shape: 'B', watch: { capacityEveryMs: 150 } });
+    // Offered nowhere at first, so the entry waits.
+    stack.sim.control.setRegions('H100_SXM5_80GB', []);
   });
   afterAll(async () => {
     await stack?.close();
   });
 
-  it('says adding to the waitlist is not available, and still lists', async () => {
-    expect(await listenerAnswer(stack, `waitlist ${TYPE}`)).toMatch(/not available in shape B/);
+  it('waits for the type to be offered by the price list, saying it cannot count machines', async () => {
+    const added = await listenerAnswer(stack, `waitlist ${TYPE} 2`);
+    expect(added).toContain('when the price list offers');
+    expect(added).toContain('does not say how many machines are free');
+    expect(added).not.toMatch(/shape|listCapacity/);
+    expect(await listenerAnswer(stack, 'waitlist')).toContain('1 entry');
+    const signal = new AbortController().signal;
+    expect((await checkWaitlist(stack.watch!.deps, signal)).told).toBe(0);
+
+    stack.sim.control.setRegions('H100_SXM5_80GB', ['NORWAY']);
+    const offered = () =>
+      stack.slack.channelView(CHANNEL).filter((m) => String(m.text) === `${TYPE} is offered now.`);
+    const notice = await until('the notice', () => offered()[0]);
+    expect(JSON.stringify(notice.blocks)).toContain('the price list offers it now (it cannot say how many');
     expect(await listenerAnswer(stack, 'waitlist')).toContain('This channel waits for no capacity');
   });
 });
