@@ -22,7 +22,7 @@ const ERROR_TEXT = [
   /cannot reach its queue/,
   /^I could not /,
   /needs the \*?[a-z]+\*? role/,
-  /does not work with this cloud/,
+  /^`\/gpu [^`]+` does not work with this cloud/,
   /^No instance "/,
   /is not an instance type this cloud offers/,
   /^That form is not available/,
