@@ -139,7 +139,7 @@ describe.each(SHAPES)('every subcommand shape %s supports, through the demo', (s
     const { kinds } = scriptFor(shape);
     const missing = new Set(kindsMissingIn(shape));
     const supported = GPU_COMMAND_KINDS.filter((k) => !missing.has(k));
-    const skipped = LEFT_OUT[shape].filter((k) => k !== 'audit');
+    const skipped: readonly GpuCommandKind[] = LEFT_OUT[shape].filter((k) => k !== 'audit');
     expect(supported.filter((k) => !kinds.has(k) && !skipped.includes(k))).toEqual([]);
   });
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BotStack, startBotStack } from '../support/bot-stack.js';
-import { expectCleanSlack, listenerAnswer, privateAnswer } from './answers.js';
+import { expectCleanSlack, privateAnswer } from './answers.js';
 
 // /gpu capacity and /gpu configs in every shape, end to end: shape C lists capacity, A and B answer
 // from the platform API's price list, in the same layout.
