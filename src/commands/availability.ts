@@ -1,3 +1,4 @@
+import { operationInWords } from '../cloud/operation-words.js';
 import { type Operation, ROUTES, type RouteTable } from '../cloud/routes.js';
 import type { Shape } from '../cloud/shape.js';
 import {
@@ -29,19 +30,6 @@ function satisfied(requirement: Requirement, table: RouteTable): boolean {
 function firstMissing(requirement: Requirement, table: RouteTable): Operation {
   const any: readonly Operation[] = typeof requirement === 'string' ? [requirement] : requirement;
   return any.find((op) => table[op] === undefined) ?? any[0]!;
-}
-
-const PROPER: Readonly<Record<string, string>> = { k8s: 'Kubernetes', slurm: 'Slurm' };
-
-/**
- * An operation in words, for people: 'deleteFilesystem' → "delete filesystems", 'listK8sClusters' →
- * "list Kubernetes clusters". Users never see an operation id.
- */
-export function operationInWords(op: Operation): string {
-  const [verb, ...rest] = op.split(/(?=[A-Z])/).map((w) => PROPER[w.toLowerCase()] ?? w.toLowerCase());
-  const object = rest.join(' ');
-  const plural = verb === 'list' || object.endsWith('s') || object === 'capacity' ? object : `${object}s`;
-  return `${verb === 'get' ? 'look up' : verb} ${plural}`;
 }
 
 /** What anyone can do when the cloud's API lacks an operation. */

@@ -12,7 +12,7 @@ const ALLOWED = [
   /^@slack\/types$/,
   /^\.\.?\/(\.\.\/)?[a-z0-9-]+(\/[a-z0-9-]+)?\.js$/,
   /^yaml$/,
-  /^(\.\.\/)+cloud\/(routes|rules|shape)\.js$/,
+  /^(\.\.\/)+cloud\/(routes|rules|shape|operation-words)\.js$/,
   /^(\.\.\/)+(pricing|render)\/[a-z-]+\.js$/,
   /^(\.\.\/)+store\/catalog-cache\.js$/,
 ];

@@ -5,6 +5,7 @@ import {
   CloudTimeoutError,
   CloudUnsupportedError,
 } from '../../cloud/index.js';
+import { inWords, operationPhrase } from '../../cloud/operation-words.js';
 import { AppError, ValidationError } from '../../errors.js';
 import { JobDataError } from '../../jobs/job-data.js';
 import { classifySlackFailure } from './slack-failure.js';
@@ -33,16 +34,23 @@ export function classifyFailure(err: unknown): Classified {
     };
   }
   if (err instanceof ValidationError) return { permanent: true, message: err.message };
-  if (err instanceof CloudUnsupportedError) return { permanent: true, message: err.message };
+  // Cloud errors name the operation first; people read it in words (operation-words.ts).
+  if (err instanceof CloudUnsupportedError) {
+    const what = operationPhrase(err.operation) ?? 'do this';
+    return {
+      permanent: true,
+      message: `This cloud's API cannot ${what}. Use the cloud's own console or CLI for it; \`/gpu help\` lists what works here.`,
+    };
+  }
   if (err instanceof CloudApiError) {
     const transient = err.status === 408 || err.status === 429 || (err.status >= 500 && err.status !== 501);
-    return { permanent: !transient, message: err.message };
+    return { permanent: !transient, message: inWords(err.message) };
   }
   if (err instanceof CloudNetworkError || err instanceof CloudTimeoutError) {
-    return { permanent: false, message: err.message };
+    return { permanent: false, message: inWords(err.message) };
   }
   // The cloud answered something we cannot read: retrying will not change it.
-  if (err instanceof CloudSchemaError) return { permanent: true, message: err.message };
+  if (err instanceof CloudSchemaError) return { permanent: true, message: inWords(err.message) };
   if (err instanceof AppError) return { permanent: false, message: err.message };
   // Slack Web API errors: one that retrying cannot change (not in the channel, no such user, missing
   // scope…) ends the job at once instead of six attempts over half a minute.
