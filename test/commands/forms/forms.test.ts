@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ROUTES } from '../../../src/cloud/routes.js';
-import { MAX_CONFIGURATIONS } from '../../../src/commands/forms/catalog-blocks.js';
+import { MAX_CONFIGURATIONS, typeChoices } from '../../../src/commands/forms/catalog-blocks.js';
 import type { FormContext, FormValues } from '../../../src/commands/forms/form-kit.js';
 import { readForm } from '../../../src/commands/read-form.js';
 import { FORM_KINDS, type FormKind, formSpecOf } from '../../../src/commands/registry.js';
@@ -337,5 +337,32 @@ describe('the other forms', () => {
       ok: true,
       command: { kind: 'slurm.adduser', cluster: 'hpc', sudo: true, username: 'ada' },
     });
+  });
+});
+
+describe('the create form where the cloud lists no capacity (shapes A and B)', () => {
+  it('offers the types the price list names, with their price, instead of asking to type one', () => {
+    const offered: Catalog = {
+      ...catalog({ types: 0 }),
+      instanceTypes: [
+        { name: 'h100-hgx-80gb.8x', offered: true, inUse: 0, lastSeenAt: NOW - 1000 },
+        { name: 'l40s-48gb.2x', offered: false, inUse: 0, lastSeenAt: NOW - 1000 },
+      ],
+      configurations: [
+        {
+          gpuType: 'H100_SXM5_80GB',
+          gpuCounts: [8],
+          pricePerGpuHour: '2.89',
+          stoppedPricePerHour: '0.12',
+          regions: ['ICELAND'],
+          provisioningMinutes: 12,
+        },
+      ],
+    };
+    const [available, , seen] = typeChoices(offered, NOW);
+    expect(available!.choices).toEqual([
+      { text: 'h100-hgx-80gb.8x · offered · $23.12/h', value: 'h100-hgx-80gb.8x' },
+    ]);
+    expect(seen!.choices.map((c) => c.value)).toEqual(['l40s-48gb.2x']);
   });
 });
