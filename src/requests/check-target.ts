@@ -3,7 +3,7 @@ import type { PricingPolicy } from '../pricing/cost.js';
 import { GPU_MODELS } from '../pricing/instance-types.js';
 import { typesFromPriceList } from '../pricing/offered-types.js';
 import { escapeText } from '../render/job-message.js';
-import type { Catalog } from '../store/catalog-cache.js';
+import { type Catalog, platformConfigurations } from '../store/catalog-cache.js';
 
 // Before a request goes to an approver: does its instance exist, is its type one this cloud sells?
 // An approver only ever sees requests that would run. Pure: the caller reads the cached catalogue
@@ -28,17 +28,7 @@ export function targetInstance(command: GpuCommand): string | undefined {
 /** Every type name gpuops can vouch for: listed by the cloud, named by the price list or the policy. */
 export function knownTypes(catalog: Catalog, pricing?: PricingPolicy): Set<string> | undefined {
   const models = pricing?.models.length ? [...pricing.models, ...GPU_MODELS] : GPU_MODELS;
-  const fromPrices = typesFromPriceList(
-    (catalog.configurations ?? []).map((c) => ({
-      gpu_type: c.gpuType,
-      gpu_counts: c.gpuCounts,
-      price_per_gpu_hr: c.pricePerGpuHour,
-      stopped_price_per_hour: c.stoppedPricePerHour,
-      regions: c.regions,
-      estimated_provisioning_time_minutes: c.provisioningMinutes,
-    })),
-    models,
-  ).map((t) => t.name);
+  const fromPrices = typesFromPriceList(platformConfigurations(catalog), models).map((t) => t.name);
   const names = new Set([
     ...catalog.instanceTypes.map((t) => t.name),
     ...fromPrices,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Configuration } from '../cloud/schemas.js';
 import type { Store } from './store.js';
 
 // What the forms show without calling the cloud: GPU configurations with prices, the instance types
@@ -58,6 +59,18 @@ export const catalogSchema = z.object({
   problems: z.array(z.string()),
 });
 export type Catalog = z.infer<typeof catalogSchema>;
+
+/** The cached configurations as the platform API gives them, for the pricing functions. */
+export function platformConfigurations(catalog: Catalog): Configuration[] {
+  return (catalog.configurations ?? []).map((c) => ({
+    gpu_type: c.gpuType,
+    gpu_counts: c.gpuCounts,
+    price_per_gpu_hr: c.pricePerGpuHour,
+    stopped_price_per_hour: c.stoppedPricePerHour,
+    regions: c.regions,
+    estimated_provisioning_time_minutes: c.provisioningMinutes,
+  }));
+}
 
 const cacheName = (projectId: string | undefined) => `catalog:${projectId ?? 'none'}`;
 

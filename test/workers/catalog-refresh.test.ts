@@ -13,6 +13,31 @@ import { processJob } from '../../src/workers/create-worker.js';
 import type { WorkerDeps } from '../../src/workers/worker-deps.js';
 import { testGuardrails } from '../support/guardrails.js';
 
+/** What a worker gets, with clients of `sim` that never retry (a failure shows at once). */
+function depsFor(shape: 'B' | 'C', sim: RunningSim, redis: Redis, prefix: string): WorkerDeps {
+  return {
+    cloud: createInfraClient({
+      baseUrl: sim.info.cloudUrl,
+      shape,
+      tokens: staticToken(sim.info.cloudToken),
+      projectId: sim.info.projectId,
+      retry: { maxAttempts: 1 },
+    }),
+    platform: createPlatformClient({
+      baseUrl: sim.info.platformUrl,
+      apiKey: sim.info.platformApiKey,
+      retry: { maxAttempts: 1 },
+    }),
+    slack: new WebClient('xoxb-unused', { slackApiUrl: 'http://127.0.0.1:9/api/' }),
+    store: createStore(redis, prefix),
+    guardrails: testGuardrails(redis, prefix),
+    log: createLogger({ level: 'silent' }),
+    shape,
+    defaultProjectId: sim.info.projectId,
+    respond: async () => {},
+  };
+}
+
 describe('the catalogue refresh (shape C)', () => {
   let sim: RunningSim;
   let redis: Redis;
@@ -23,31 +48,9 @@ describe('the catalogue refresh (shape C)', () => {
   beforeAll(async () => {
     sim = await startSim({ shape: 'C', port: 0, metrics: false, transitionMs: 50, log: () => {} });
     redis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1 });
-    const cloud = createInfraClient({
-      baseUrl: sim.info.cloudUrl,
-      shape: 'C',
-      tokens: staticToken(sim.info.cloudToken),
-      projectId: sim.info.projectId,
-      retry: { maxAttempts: 1 },
-    });
-    const platform = createPlatformClient({
-      baseUrl: sim.info.platformUrl,
-      apiKey: sim.info.platformApiKey,
-      retry: { maxAttempts: 1 },
-    });
-    deps = {
-      cloud,
-      platform,
-      slack: new WebClient('xoxb-unused', { slackApiUrl: 'http://127.0.0.1:9/api/' }),
-      store: createStore(redis, prefix),
-      guardrails: testGuardrails(redis, prefix),
-      log: createLogger({ level: 'silent' }),
-      shape: 'C',
-      defaultProjectId: sim.info.projectId,
-      respond: async () => {},
-    };
-    await cloud.createFilesystem({ name: 'datasets', size: '512Gi' });
-    await cloud.createInstance({ name: 'seen-1', type: 'rtx-a5000-24gb.1x' });
+    deps = depsFor('C', sim, redis, prefix);
+    await deps.cloud.createFilesystem({ name: 'datasets', size: '512Gi' });
+    await deps.cloud.createInstance({ name: 'seen-1', type: 'rtx-a5000-24gb.1x' });
   });
   afterAll(async () => {
     const keys = await redis.keys(`${prefix}:*`);
@@ -111,30 +114,8 @@ describe('the catalogue refresh where the cloud lists no capacity (shape B)', ()
     const sim = await startSim({ shape: 'B', port: 0, metrics: false, transitionMs: 50, log: () => {} });
     const redis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1 });
     const prefix = `catb${randomBytes(3).toString('hex')}`;
-    const cloud = createInfraClient({
-      baseUrl: sim.info.cloudUrl,
-      shape: 'B',
-      tokens: staticToken(sim.info.cloudToken),
-      projectId: sim.info.projectId,
-      retry: { maxAttempts: 1 },
-    });
-    const platform = createPlatformClient({
-      baseUrl: sim.info.platformUrl,
-      apiKey: sim.info.platformApiKey,
-      retry: { maxAttempts: 1 },
-    });
+    const deps = depsFor('B', sim, redis, prefix);
     try {
-      const deps: WorkerDeps = {
-        cloud,
-        platform,
-        slack: new WebClient('xoxb-unused', { slackApiUrl: 'http://127.0.0.1:9/api/' }),
-        store: createStore(redis, prefix),
-        guardrails: testGuardrails(redis, prefix),
-        log: createLogger({ level: 'silent' }),
-        shape: 'B',
-        defaultProjectId: sim.info.projectId,
-        respond: async () => {},
-      };
       const { catalog } = await refreshCatalog(deps, sim.info.projectId, new AbortController().signal);
       const types = orderedTypes(catalog.instanceTypes, Date.now());
       expect(types.map((t) => t.name)).toEqual(
@@ -146,8 +127,8 @@ describe('the catalogue refresh where the cloud lists no capacity (shape B)', ()
       const keys = await redis.keys(`${prefix}:*`);
       if (keys.length > 0) await redis.del(...keys);
       redis.disconnect();
-      await cloud.close();
-      await platform.close();
+      await deps.cloud.close();
+      await deps.platform?.close();
       await sim.close();
     }
   });

@@ -1,7 +1,12 @@
 import type { ActionsBlock, KnownBlock, ModalView } from '@slack/types';
 import { priceForType } from '../../pricing/price-for-type.js';
 import { escapeText } from '../../render/job-message.js';
-import { type Catalog, type CatalogConfiguration, orderedTypes } from '../../store/catalog-cache.js';
+import {
+  type Catalog,
+  type CatalogConfiguration,
+  orderedTypes,
+  platformConfigurations,
+} from '../../store/catalog-cache.js';
 import { checkName } from '../value-rules.js';
 import {
   type ChoiceGroup,
@@ -93,14 +98,7 @@ export const TYPE_OTHER_BLOCK = 'type_other';
 export function typeChoices(catalog: Catalog, now: number): ChoiceGroup[] {
   const types = orderedTypes(catalog.instanceTypes, now);
   // The platform prices gpu_types; src/pricing maps a type's name to its GPUs (docs/bot.md).
-  const configurations = (catalog.configurations ?? []).map((c) => ({
-    gpu_type: c.gpuType,
-    gpu_counts: c.gpuCounts,
-    price_per_gpu_hr: c.pricePerGpuHour,
-    stopped_price_per_hour: c.stoppedPricePerHour,
-    regions: c.regions,
-    estimated_provisioning_time_minutes: c.provisioningMinutes,
-  }));
+  const configurations = platformConfigurations(catalog);
   // Free machines where the cloud lists capacity (C), else offered by the price list (A, B).
   const canHave = (t: (typeof types)[number]) => (t.capacity ?? 0) > 0 || t.offered === true;
   const available = types.filter(canHave);
