@@ -18,6 +18,7 @@ import type { BotMetrics } from '../obs/bot-metrics.js';
 import { createDependencyHealth, type DependencyHealth } from '../obs/dependency-health.js';
 import type { SnapshotDeps } from '../snapshot/take-snapshot.js';
 import { findChartFonts } from '../sys/fonts.js';
+import { noticeCloudRetry } from '../workers/cloud-wait.js';
 import { dependencyProbes } from './dependency-probes.js';
 import type { Lifecycle } from './lifecycle.js';
 
@@ -53,6 +54,8 @@ export function createCloudClients(
   const tokens = cloudTokens(config);
   // Late-bound: the probes share the clients' credentials, and the clients report to the health.
   let health: DependencyHealth | undefined;
+  // A retry after no answer tells the requester of the job making the call (src/workers/cloud-wait.ts).
+  const retry = { onRetry: noticeCloudRetry };
   const cloud = createInfraClient({
     baseUrl: config.CLOUD_API_URL!,
     shape: config.CLOUD_API_SHAPE,
@@ -61,6 +64,7 @@ export function createCloudClients(
     orgId: config.CLOUD_ORG_ID,
     routes,
     timeoutMs: config.CLOUD_TIMEOUT_MS,
+    retry,
     onCall: (e) => {
       metrics.cloudCall({ api: 'infra', ...e });
       health?.record('cloud', e.status);
@@ -73,6 +77,7 @@ export function createCloudClients(
       baseUrl: config.PLATFORM_API_URL,
       apiKey: config.PLATFORM_API_KEY,
       timeoutMs: config.CLOUD_TIMEOUT_MS,
+      retry,
       onCall: (e) => {
         metrics.cloudCall({ api: 'platform', ...e });
         health?.record('platform', e.status);
