@@ -1,3 +1,4 @@
+import type { Dispatcher } from 'undici';
 import {
   clientCredentials,
   createInfraClient,
@@ -14,12 +15,16 @@ import { createMetricCatalog, parseSeriesOverrides } from '../metrics/catalog.js
 import { metricsTokenProvider } from '../metrics/metrics-auth.js';
 import { createMetricsClient } from '../metrics/metrics-client.js';
 import type { BotMetrics } from '../obs/bot-metrics.js';
+import { createDependencyHealth, type DependencyHealth } from '../obs/dependency-health.js';
 import type { SnapshotDeps } from '../snapshot/take-snapshot.js';
 import { findChartFonts } from '../sys/fonts.js';
+import { noticeCloudRetry } from '../workers/cloud-wait.js';
+import { dependencyProbes } from './dependency-probes.js';
 import type { Lifecycle } from './lifecycle.js';
 
 // The clients of the cloud, its platform API and its metrics API, built from the configuration:
-// only the worker role has them (the listener never calls the cloud).
+// only the worker role has them (the listener never calls the cloud). With them, the health of each
+// of these APIs (src/obs/dependency-health.ts): probed, and told how every real call went.
 
 function cloudTokens(config: Config): TokenProvider {
   if (config.CLOUD_API_TOKEN) return staticToken(config.CLOUD_API_TOKEN);
@@ -45,16 +50,25 @@ export function createCloudClients(
   metrics: BotMetrics,
   lifecycle: Lifecycle,
   log: Logger,
-): CloudClients {
+): CloudClients & { readonly health: DependencyHealth } {
+  const tokens = cloudTokens(config);
+  // Late-bound: the probes share the clients' credentials, and the clients report to the health.
+  let health: DependencyHealth | undefined;
+  // A retry after no answer tells the requester of the job making the call (src/workers/cloud-wait.ts).
+  const retry = { onRetry: noticeCloudRetry };
   const cloud = createInfraClient({
     baseUrl: config.CLOUD_API_URL!,
     shape: config.CLOUD_API_SHAPE,
-    tokens: cloudTokens(config),
+    tokens,
     projectId: config.CLOUD_PROJECT_ID,
     orgId: config.CLOUD_ORG_ID,
     routes,
     timeoutMs: config.CLOUD_TIMEOUT_MS,
-    onCall: (e) => metrics.cloudCall({ api: 'infra', ...e }),
+    retry,
+    onCall: (e) => {
+      metrics.cloudCall({ api: 'infra', ...e });
+      health?.record('cloud', e.status);
+    },
   });
   lifecycle.opened('cloud client', () => cloud.close());
   let platform: PlatformClient | undefined;
@@ -63,12 +77,44 @@ export function createCloudClients(
       baseUrl: config.PLATFORM_API_URL,
       apiKey: config.PLATFORM_API_KEY,
       timeoutMs: config.CLOUD_TIMEOUT_MS,
-      onCall: (e) => metrics.cloudCall({ api: 'platform', ...e }),
+      retry,
+      onCall: (e) => {
+        metrics.cloudCall({ api: 'platform', ...e });
+        health?.record('platform', e.status);
+      },
     });
     lifecycle.opened('platform client', () => client.close());
     platform = client;
   }
-  return { cloud, platform, snapshots: snapshotDeps(config, log) };
+  const snapshots = snapshotDeps(config, log);
+  const probes = dependencyProbes({
+    config,
+    routes,
+    cloudTokens: tokens,
+    metricsClient: snapshots
+      ? (timeoutMs, dispatcher) => metricsClientOf(config, { timeoutMs, dispatcher })
+      : undefined,
+    lifecycle,
+  });
+  health = createDependencyHealth(probes, log);
+  const checks = health;
+  lifecycle.opened('dependency checks', async () => checks.stop());
+  return { cloud, platform, snapshots, health };
+}
+
+function metricsClientOf(config: Config, options: { timeoutMs?: number; dispatcher?: Dispatcher } = {}) {
+  return createMetricsClient({
+    baseUrl: config.METRICS_URL!,
+    tokens: metricsTokenProvider({
+      metricsUrl: config.METRICS_URL!,
+      apiKey: config.METRICS_API_KEY,
+      clientId: config.METRICS_CLIENT_ID,
+      clientSecret: config.METRICS_CLIENT_SECRET,
+      authUrl: config.METRICS_AUTH_URL,
+      audience: config.METRICS_AUDIENCE,
+    }),
+    ...options,
+  });
 }
 
 /** What `/gpu metrics` needs, or undefined (with a warning saying why) when it is off. */
@@ -93,17 +139,7 @@ function snapshotDeps(config: Config, log: Logger): SnapshotDeps | undefined {
     return undefined;
   }
   return {
-    client: createMetricsClient({
-      baseUrl: config.METRICS_URL,
-      tokens: metricsTokenProvider({
-        metricsUrl: config.METRICS_URL,
-        apiKey: config.METRICS_API_KEY,
-        clientId: config.METRICS_CLIENT_ID,
-        clientSecret: config.METRICS_CLIENT_SECRET,
-        authUrl: config.METRICS_AUTH_URL,
-        audience: config.METRICS_AUDIENCE,
-      }),
-    }),
+    client: metricsClientOf(config),
     catalog: createMetricCatalog({
       instanceLabel: config.METRICS_INSTANCE_LABEL,
       nameLabel: config.METRICS_NAME_LABEL,

@@ -4,6 +4,7 @@ import type { Config } from '../config.js';
 import type { GpuQueue } from '../jobs/queue.js';
 import { type Logger, redactText } from '../log/logger.js';
 import type { BotMetrics } from '../obs/bot-metrics.js';
+import type { DependencyStatus } from '../obs/dependency-health.js';
 import { healthRoutes } from '../obs/health-routes.js';
 import { startRouteServer } from '../obs/route-server.js';
 import type { Guardrails } from '../policy/guardrails.js';
@@ -50,6 +51,8 @@ export async function startReceivers(input: {
   readonly slackFetch: FetchFunction;
   readonly listener: ListenerFactory | undefined;
   readonly shuttingDown: () => boolean;
+  /** The cloud, platform and metrics APIs' states, where this process calls them (the worker role). */
+  readonly dependencies?: () => readonly DependencyStatus[];
   readonly startTimeoutMs: number;
   readonly lifecycle: Lifecycle;
   readonly log: Logger;
@@ -60,6 +63,7 @@ export async function startReceivers(input: {
     queueCheck: () => queue.getJobCounts('active'),
     metrics,
     shuttingDown: input.shuttingDown,
+    ...(input.dependencies ? { dependencies: input.dependencies } : {}),
   });
   const clientOptions: SlackClientOptions = {
     fetch: input.slackFetch,

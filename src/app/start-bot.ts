@@ -7,6 +7,7 @@ import { createQueue } from '../jobs/queue.js';
 import { createLogger, type Logger } from '../log/logger.js';
 import { type BotMetrics, createBotMetrics } from '../obs/bot-metrics.js';
 import { countSlackErrors } from '../obs/count-slack-errors.js';
+import type { DependencyHealth } from '../obs/dependency-health.js';
 import { loadPolicy } from '../policy/load-policy.js';
 import { createSealer, sealKeyFrom } from '../store/sealed.js';
 import { createStore } from '../store/store.js';
@@ -37,6 +38,8 @@ export interface BotOptions extends WorkerTuning {
    * terminal chat. /healthz, /readyz and /metrics are then served on PORT as in Socket Mode.
    */
   readonly listener?: ListenerFactory;
+  /** How often the cloud, platform and metrics APIs are checked again after start-up; default 30 s. */
+  readonly dependencyCheckEveryMs?: number;
 }
 
 export interface RunningBot {
@@ -51,6 +54,12 @@ export interface RunningBot {
 
 export const DEFAULT_SHUTDOWN_GRACE_MS = 20_000;
 const DEFAULT_START_TIMEOUT_MS = 10_000;
+const DEFAULT_DEPENDENCY_CHECK_EVERY_MS = 30_000;
+
+/** The dependencies' states as /readyz reads them on each request. */
+function report(health: DependencyHealth): () => ReturnType<DependencyHealth['report']> {
+  return () => health.report();
+}
 
 export async function startBot(config: Config, options: BotOptions = {}): Promise<RunningBot> {
   const role = options.role ?? config.ROLE;
@@ -93,8 +102,14 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
 
     // 5. Workers and watchers, with the cloud clients: only where jobs run.
     let worker: Worker<JobData> | undefined;
+    let health: DependencyHealth | undefined;
+    let firstCheck: Promise<void> = Promise.resolve();
     if (working) {
-      const clients = createCloudClients(config, routes, metrics, lifecycle, log);
+      const { health: checks, ...clients } = createCloudClients(config, routes, metrics, lifecycle, log);
+      // Each API checked once while the rest starts: one that does not answer is a warning naming
+      // the setting to check, not a failed start (the listener can still answer; jobs retry).
+      health = checks;
+      firstCheck = checks.checkAll();
       // BullMQ's blocking commands need a connection that never gives up on a request.
       const workerRedis = await connect('worker', BLOCKING);
       worker = await startWorkers({
@@ -108,8 +123,15 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
       ...{ config, web, socketMode, host: options.host ?? '0.0.0.0', bot, store, queue, sealer },
       ...{ guardrails, routes, metrics, slackFetch, listener: options.listener, startTimeoutMs },
       ...{ shuttingDown: () => shuttingDown, lifecycle, log },
+      ...(health ? { dependencies: report(health) } : {}),
     });
-    log.info({ role, port: receivers.port, socketMode, shape: config.CLOUD_API_SHAPE }, 'gpuops ready');
+    await firstCheck;
+    health?.start(options.dependencyCheckEveryMs ?? DEFAULT_DEPENDENCY_CHECK_EVERY_MS);
+    const dependencies = Object.fromEntries((health?.report() ?? []).map((d) => [d.name, d.state]));
+    log.info(
+      { role, port: receivers.port, socketMode, shape: config.CLOUD_API_SHAPE, dependencies },
+      'gpuops ready',
+    );
 
     // Stop: Slack first (no new requests), then the worker's jobs, then the rest newest first.
     const graceMs = options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;

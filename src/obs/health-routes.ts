@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { redactText } from '../log/logger.js';
 import type { BotMetrics } from './bot-metrics.js';
+import { type DependencyStatus, isDegraded } from './dependency-health.js';
 
 // GET /healthz, /readyz and /metrics. The same handlers serve as Bolt custom routes (HTTP mode) and
 // on a small node:http server (Socket Mode, worker role), so every role answers them alike.
@@ -19,6 +20,11 @@ export interface ProbeDeps {
   readonly metrics: BotMetrics;
   /** True once SIGTERM arrived: not ready, so a load balancer stops sending work. */
   readonly shuttingDown: () => boolean;
+  /**
+   * The APIs gpuops calls (cloud, platform, metrics) as last checked, where this process calls them.
+   * One that does not answer makes /readyz "degraded" with 200: the listener still answers people.
+   */
+  readonly dependencies?: () => readonly DependencyStatus[];
   /** Per check; default 1000 ms. */
   readonly timeoutMs?: number;
 }
@@ -68,19 +74,25 @@ export function healthRoutes(deps: ProbeDeps): HttpRoute[] {
             check(deps.redisPing, ms, 'Redis'),
             check(deps.queueCheck, ms, 'The queue'),
           ]);
-          if (redis === undefined && queue === undefined) {
-            sendJson(res, 200, { status: 'ready', checks: { redis: 'ok', queue: 'ok' } });
+          const dependencies = deps.dependencies?.() ?? [];
+          const checks: Record<string, string> = { redis: redis ?? 'ok', queue: queue ?? 'ok' };
+          for (const d of dependencies) checks[d.name] = d.state;
+          if (redis !== undefined || queue !== undefined) {
+            const reason =
+              redis !== undefined
+                ? `Redis does not answer PING (${redis}); check REDIS_URL and that Redis is running.`
+                : `The queue in Redis cannot be read (${queue}).`;
+            sendJson(res, 503, { status: 'unavailable', reason, checks });
             return;
           }
-          const reason =
-            redis !== undefined
-              ? `Redis does not answer PING (${redis}); check REDIS_URL and that Redis is running.`
-              : `The queue in Redis cannot be read (${queue}).`;
-          sendJson(res, 503, {
-            status: 'unavailable',
-            reason,
-            checks: { redis: redis ?? 'ok', queue: queue ?? 'ok' },
-          });
+          const degraded = dependencies.filter((d) => isDegraded(d.state));
+          if (degraded.length === 0) {
+            sendJson(res, 200, { status: 'ready', checks });
+            return;
+          }
+          // Still ready: requests are taken and answered; those that need the API wait and retry.
+          const reason = degraded.map((d) => d.reason ?? `${d.name}: ${d.state}`).join(' ');
+          sendJson(res, 200, { status: 'degraded', reason, checks });
         })().catch(() => {
           if (!res.headersSent)
             sendJson(res, 503, { status: 'unavailable', reason: 'readiness check failed' });

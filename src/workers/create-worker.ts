@@ -1,12 +1,14 @@
 import { type Job, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { type CloudNetworkError, CloudTimeoutError } from '../cloud/index.js';
 import { handlerFor } from '../commands/handlers.js';
 import { type CommandJobData, parseCommandJobData } from '../commands/job-payload.js';
 import { classifyFailure, PermanentJobError } from '../commands/kit/job-errors.js';
-import { JobRun } from '../commands/kit/job-run.js';
+import { cloudWaitText, JobRun } from '../commands/kit/job-run.js';
 import { discardSealed } from '../commands/kit/sealed-input.js';
 import { isSystemJobData, type JobData } from '../jobs/job-data.js';
 import { QUEUE_NAME, QUEUE_PREFIX } from '../jobs/queue.js';
+import { isNoAnswer, whileRunning } from './cloud-wait.js';
 import { afterJobDone, auditJob } from './guardrail-hooks.js';
 import { processSystemJob } from './process-system-job.js';
 import type { WorkerDeps } from './worker-deps.js';
@@ -39,12 +41,23 @@ export async function processJob(job: Job<JobData>, deps: WorkerDeps, signal: Ab
   try {
     if (!handler)
       throw new PermanentJobError(`\`${run.request}\` is not handled by this version of gpuops yet.`);
+    const attemptNote = `attempt ${job.attemptsMade + 1} of ${attempts}`;
     await run.update(
       'working',
-      job.attemptsMade > 0 ? `Working (attempt ${job.attemptsMade + 1} of ${attempts})…` : 'Working…',
+      job.attemptsMade === 0
+        ? 'Working…'
+        : run.toldCloudWait
+          ? cloudWaitText(attemptNote)
+          : `Working (${attemptNote})…`,
     );
     await auditJob(run, 'start', { outcome: 'started' });
-    const outcome = await afterJobDone(run, await handler(run, run.data.command));
+    // A cloud call that gets no answer tells the requester at its first retry, not after the last.
+    const command = run.data.command;
+    const handled = await whileRunning(
+      () => void run.noticeCloudWait(),
+      () => handler(run, command),
+    );
+    const outcome = await afterJobDone(run, handled);
     await run.finish('done', outcome);
     await auditJob(run, 'outcome', { outcome: 'done', durationMs: Date.now() - startedAt });
     await discardSealed(run.data, deps.sealer, deps.log);
@@ -58,13 +71,24 @@ export async function processJob(job: Job<JobData>, deps: WorkerDeps, signal: Ab
       { jobId: job.id, name: job.name, attempt: job.attemptsMade + 1, permanent: failure.permanent, err },
       'job attempt failed',
     );
+    const noAnswer = isNoAnswer(err);
     try {
-      if (last) await run.finish('failed', { detail: failure.message });
-      else
+      if (last) {
+        await run.finish('failed', {
+          detail: noAnswer && !failure.permanent ? gaveUpText(err, attempts) : failure.message,
+        });
+      } else if (noAnswer) {
+        await run.noticeCloudWait({
+          attemptNote: `attempt ${job.attemptsMade + 2} of ${attempts} next`,
+          again: true,
+        });
+        await run.rememberCloudWait();
+      } else {
         await run.update(
           'working',
           `${failure.message} Retrying (attempt ${job.attemptsMade + 2} of ${attempts})…`,
         );
+      }
     } catch (reportErr) {
       deps.log.error({ jobId: job.id, err: reportErr }, 'could not report the job failure to Slack');
     }
@@ -77,6 +101,19 @@ export async function processJob(job: Job<JobData>, deps: WorkerDeps, signal: Ab
     if (failure.permanent) throw new UnrecoverableError(failure.message);
     throw err;
   }
+}
+
+/** The final answer when the cloud never answered: what happened, and what to check. */
+function gaveUpText(err: unknown, attempts: number): string {
+  const why =
+    err instanceof CloudTimeoutError
+      ? `no answer within ${err.timeoutMs} ms`
+      : ((err as CloudNetworkError).errCode ?? 'no connection');
+  return (
+    `The cloud API did not answer (${why}), and gpuops gave up${attempts > 1 ? ` after ${attempts} attempts` : ''}. Try again later; ` +
+    'if it lasts, ask whoever runs gpuops to check CLOUD_API_URL (PLATFORM_API_URL for SSH keys and ' +
+    'configurations), that the cloud is up, and /readyz.'
+  );
 }
 
 export function createWorker(

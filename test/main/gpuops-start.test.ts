@@ -120,11 +120,15 @@ describe('gpuops start', () => {
     expect(slack.callsTo('auth.test')).toHaveLength(1);
   });
 
-  it('answers /healthz and /readyz with 200 while Redis and the queue answer', async () => {
+  it('answers /healthz and /readyz with 200 while Redis, the queue and the cloud answer', async () => {
     expect(await get('/healthz')).toMatchObject({ status: 200 });
     const ready = await get('/readyz');
     expect(ready.status).toBe(200);
-    expect(JSON.parse(ready.text)).toEqual({ status: 'ready', checks: { redis: 'ok', queue: 'ok' } });
+    // The cloud and platform APIs are checked where the workers run: both answer here.
+    expect(JSON.parse(ready.text)).toEqual({
+      status: 'ready',
+      checks: { redis: 'ok', queue: 'ok', cloud: 'ok', platform: 'ok' },
+    });
   });
 
   it('retries a simulator fault and shows one final answer, with the instance running', async () => {

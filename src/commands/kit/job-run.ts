@@ -10,6 +10,14 @@ import { DEFAULT_TIMING, type HandlerDeps, type WorkerTiming } from './handler-d
 import { PermanentJobError } from './job-errors.js';
 import { classifySlackFailure } from './slack-failure.js';
 
+/** What the requester is told, within seconds, when the cloud does not answer and a retry is coming. */
+export function cloudWaitText(attemptNote?: string): string {
+  return `The cloud API did not answer: retrying in the background${attemptNote ? ` (${attemptNote})` : ''}, I will update this message.`;
+}
+
+/** Job progress key: the requester was told the cloud did not answer (one notice per request). */
+const CLOUD_WAIT_TOLD = 'cloudWaitTold';
+
 /** What a handler ends with: a line on the outcome and, optionally, blocks that show the result. */
 export interface Outcome {
   readonly detail: string;
@@ -25,6 +33,9 @@ export class JobRun<D extends HandlerDeps = HandlerDeps> {
   readonly request: string;
   readonly timing: WorkerTiming;
   private message: MessageRef | undefined;
+  private toldCloudWaitNow = false;
+  /** The notice on its way: later messages wait for it, so it never lands over the final answer. */
+  private noticeSent: Promise<void> = Promise.resolve();
 
   constructor(
     readonly job: Job<JobData>,
@@ -69,13 +80,67 @@ export class JobRun<D extends HandlerDeps = HandlerDeps> {
     (this as { data: CommandJobData }).data = next;
   }
 
-  /** Private answers (ephemeral and DM deliveries) show only the end; nothing of theirs reaches the channel. */
+  /**
+   * Private answers (ephemeral and DM deliveries) show only the end, and the cloud-wait notice;
+   * nothing of theirs reaches the channel.
+   */
   private get answersPrivately(): boolean {
     return this.delivery === 'ephemeral' || this.delivery === 'dm';
   }
 
+  /** Whether the requester was told the cloud did not answer, by this attempt or an earlier one. */
+  get toldCloudWait(): boolean {
+    return this.toldCloudWaitNow || this.data.progress?.[CLOUD_WAIT_TOLD] === true;
+  }
+
+  /**
+   * Tells the requester, once per request, that the cloud did not answer and the job retries in the
+   * background: the channel message is edited, a private answer replaced through its response_url
+   * (without one there is no message to update later, so nothing is said). `again` edits a channel
+   * message once more, e.g. with the next attempt's number. Never throws; the next
+   * update or the final answer goes out after it.
+   */
+  noticeCloudWait(options: { readonly attemptNote?: string; readonly again?: boolean } = {}): Promise<void> {
+    // A channel message may be edited again (with the attempt); a response_url takes only a few uses.
+    if (this.toldCloudWait && !(options.again && !this.answersPrivately)) return this.noticeSent;
+    this.toldCloudWaitNow = true;
+    const detail = cloudWaitText(options.attemptNote);
+    const previous = this.noticeSent;
+    this.noticeSent = (async () => {
+      await previous;
+      try {
+        if (!this.answersPrivately) {
+          await this.deps.store.updateJob(this.job.id!, { state: 'working', detail });
+          await this.show('working', detail);
+          return;
+        }
+        const url = this.data.ctx.responseUrl;
+        if (!url) return;
+        const { text, blocks } = this.rendered('working', detail);
+        await this.deps.respond(url, { response_type: 'ephemeral', replace_original: true, text, blocks });
+      } catch (err) {
+        this.deps.log.warn(
+          { jobId: this.job.id, err },
+          'could not tell the requester the cloud did not answer',
+        );
+      }
+    })();
+    return this.noticeSent;
+  }
+
+  /**
+   * Keeps the notice told across attempts. Only between attempts (the handler has returned): a write
+   * of the job's data while the handler saves its own progress could lose a step.
+   */
+  async rememberCloudWait(): Promise<void> {
+    if (!this.toldCloudWaitNow || this.data.progress?.[CLOUD_WAIT_TOLD] === true) return;
+    await this.noticeSent;
+    await this.saveProgress({ [CLOUD_WAIT_TOLD]: true });
+  }
+
   /** Shows where the job stands in the channel message (channel deliveries; private answers only show the end). */
   async update(phase: JobPhase, detail?: string, result?: readonly KnownBlock[]): Promise<void> {
+    await this.noticeSent;
     await this.deps.store.updateJob(this.job.id!, { state: phase, ...(detail ? { detail } : {}) });
     if (this.answersPrivately) return;
     await this.show(phase, detail, result);
@@ -86,6 +151,7 @@ export class JobRun<D extends HandlerDeps = HandlerDeps> {
    * to the requester alone, in place of the listener's note.
    */
   async finish(phase: 'done' | 'failed', outcome: Outcome): Promise<void> {
+    await this.noticeSent;
     await this.deps.store.updateJob(this.job.id!, { state: phase, detail: outcome.detail });
     if (this.answersPrivately) {
       await this.answerPrivately(phase, outcome);
