@@ -14,6 +14,12 @@ export const DEFAULT_JOB_OPTIONS = {
   removeOnFail: { age: 14 * 24 * 3600 },
 } as const;
 
+/**
+ * How long BullMQ knows a job id it was given (completed jobs are removed after 7 days, failed ones
+ * after 14): re-adding an id within this time makes no second job.
+ */
+export const JOB_IDS_KEPT_MS = DEFAULT_JOB_OPTIONS.removeOnComplete.age * 1000;
+
 export type GpuQueue = Queue<JobData, unknown, string>;
 
 export function createQueue(connection: Redis, prefix = QUEUE_PREFIX): GpuQueue {

@@ -18,7 +18,8 @@ import { withScripts } from './approval-scripts.js';
 // receive the clicks) one click wins and every other sees the decision already made.
 //
 // Keys share the hash tag {approvals}, so the script's keys live in one Redis Cluster slot:
-//   <prefix>:{approvals}:req:<id>   hash: data (JSON), state, expiresAt, decision, card, requesterMessage
+//   <prefix>:{approvals}:req:<id>   hash: data (JSON), state, expiresAt, decision, card, requesterMessage,
+//                                   enqueuedAt (ms: the approved job reached the queue)
 //   <prefix>:{approvals}:pending    sorted set of pending ids, scored by expiresAt (ms)
 
 export const APPROVAL_STATES = ['pending', 'approved', 'denied', 'expired'] as const;
@@ -111,6 +112,11 @@ export interface ApprovalRequest<C extends QueuedCommand = QueuedCommand> {
   readonly card?: MessageRef;
   /** The requester's message that says where the request went. */
   readonly requesterMessage?: MessageRef;
+  /**
+   * When the approved job reached the queue. Kept as long as the request (30 days past its expiry):
+   * a stale click re-queues an approved request only while this is absent.
+   */
+  readonly enqueuedAt?: number;
 }
 
 export interface NewApproval<C extends QueuedCommand = QueuedCommand> {
@@ -153,6 +159,8 @@ export interface Approvals<C extends QueuedCommand = QueuedCommand> {
   }): Promise<ApprovalRequest<C>[]>;
   setCard(id: string, ref: MessageRef): Promise<void>;
   setRequesterMessage(id: string, ref: MessageRef): Promise<void>;
+  /** Records that the approved request's job is in the queue (nothing if the request is gone). */
+  setEnqueued(id: string, at?: number): Promise<void>;
   /** The one atomic transition out of pending. */
   decide(
     id: string,
@@ -211,6 +219,7 @@ function fromFields<C extends QueuedCommand>(
   const requesterMessage = h.requesterMessage
     ? messageRefSchema.safeParse(JSON.parse(h.requesterMessage))
     : undefined;
+  const enqueuedAt = Number(h.enqueuedAt);
   const { v: _v, cost, lease, sealed, display, ...rest } = data.data;
   return {
     ...rest,
@@ -222,6 +231,7 @@ function fromFields<C extends QueuedCommand>(
     ...(decision?.success ? { decision: withoutUndefined(decision.data) } : {}),
     ...(card?.success ? { card: card.data } : {}),
     ...(requesterMessage?.success ? { requesterMessage: requesterMessage.data } : {}),
+    ...(Number.isFinite(enqueuedAt) && enqueuedAt > 0 ? { enqueuedAt } : {}),
   };
 }
 
@@ -349,6 +359,10 @@ export function createApprovals<C extends QueuedCommand = QueuedCommand>(
 
     async setRequesterMessage(id, ref) {
       await r.gpuopsApprovalSet(reqKey(id), 'requesterMessage', JSON.stringify(messageRefSchema.parse(ref)));
+    },
+
+    async setEnqueued(id, at = Date.now()) {
+      await r.gpuopsApprovalSet(reqKey(id), 'enqueuedAt', String(at));
     },
 
     decide,

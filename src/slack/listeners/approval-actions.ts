@@ -14,6 +14,7 @@ import {
 } from '../../commands/approvals/render.js';
 import type { GpuCommand } from '../../commands/registry.js';
 import type { JobContext } from '../../jobs/job-data.js';
+import { JOB_IDS_KEPT_MS } from '../../jobs/queue.js';
 import { groupsInPolicy, mayApprove } from '../../policy/decide.js';
 import type { Guardrails } from '../../policy/guardrails.js';
 import { formatCost } from '../../pricing/cost.js';
@@ -119,8 +120,16 @@ async function discardSealed(deps: SlackDeps, request: ApprovalRequest<GpuComman
   }
 }
 
-/** The approved request as one job, its id the approval's: enqueueing it again changes nothing. */
-async function enqueueApproved(deps: SlackDeps, request: ApprovalRequest<GpuCommand>): Promise<void> {
+/**
+ * The approved request as one job, its id the approval's, then `enqueuedAt` on the approval: from
+ * then on the approval itself (kept 30 days past its expiry) says the job ran, however long ago the
+ * job and its record were removed.
+ */
+async function enqueueApproved(
+  deps: SlackDeps,
+  guardrails: Guardrails,
+  request: ApprovalRequest<GpuCommand>,
+): Promise<void> {
   const { responseUrl, ...rest } = request.ctx;
   // Its response_url may have expired while it waited; the job then answers by chat.postEphemeral.
   const ctx: JobContext =
@@ -138,6 +147,29 @@ async function enqueueApproved(deps: SlackDeps, request: ApprovalRequest<GpuComm
         }
       : {}),
   });
+  await guardrails.approvals.setEnqueued(request.id);
+}
+
+/**
+ * A stale Approve on an approved request whose job never reached the queue (Redis failed right after
+ * the decision). Only while BullMQ still knows every job id it was given (DEFAULT_JOB_OPTIONS): a
+ * job queued whose `enqueuedAt` was then lost is found there, not run again. Older, nothing runs.
+ */
+async function repairEnqueue(
+  deps: SlackDeps,
+  guardrails: Guardrails,
+  done: ApprovalRequest<GpuCommand>,
+): Promise<string | undefined> {
+  if (done.state !== 'approved' || done.enqueuedAt !== undefined) return undefined;
+  if (await deps.queue.getJob(done.id)) {
+    await guardrails.approvals.setEnqueued(done.id);
+    return undefined;
+  }
+  if (Date.now() - (done.decision?.at ?? 0) >= JOB_IDS_KEPT_MS) {
+    return ' It never reached the queue and is too old to run now: the requester can ask again.';
+  }
+  await enqueueApproved(deps, guardrails, done);
+  return undefined;
 }
 
 /** Shows a decision just made: requester's message, the job (approved), the card, the audit trail. */
@@ -151,7 +183,7 @@ async function applyDecision(
   );
   // The requester's message first: once the job is queued, it is the job's to edit.
   await tellRequester(deps, request);
-  if (request.state === 'approved') await enqueueApproved(deps, request);
+  if (request.state === 'approved') await enqueueApproved(deps, guardrails, request);
   else await discardSealed(deps, request);
   await editCard(deps, request);
   await record(deps, guardrails, decisionAudit(request, request.decision?.by ?? SYSTEM_ACTOR, request.state));
@@ -194,14 +226,15 @@ async function decideRequest(
     case 'already-decided': {
       const done = result.request;
       const at = done.decision?.at ?? 0;
+      let note: string | undefined;
       if (Date.now() - at > REPAIR_AFTER_MS) {
         await editCard(deps, done);
-        // An approval whose job never made it to the queue (Redis failed right after the decision).
-        if (done.state === 'approved' && !(await deps.store.job(done.id))) await enqueueApproved(deps, done);
+        // Only an Approve may queue an approved job: a Deny never runs anything.
+        if (input.state === 'approved') note = await repairEnqueue(deps, guardrails, done);
       }
       const how =
         done.state === 'expired' ? 'It expired' : `Already ${done.state} by ${who(done.decision?.by ?? '?')}`;
-      return { ok: false, message: `${how} ${slackDate(at)}; nothing was changed.` };
+      return { ok: false, message: `${how} ${slackDate(at)}; nothing was changed.${note ?? ''}` };
     }
     case 'expired': {
       const closed = await approvals.decide(input.id, { state: 'expired', by: SYSTEM_ACTOR });
