@@ -8,6 +8,7 @@ import { sections } from '../../commands/kit/direct.js';
 import { parseCommand } from '../../commands/parse-command.js';
 import { deliveryOf } from '../../commands/registry.js';
 import type { JobContext } from '../../jobs/job-data.js';
+import { firstDelivery, REPLAYED_COMMAND } from '../../jobs/trigger-replays.js';
 import { groupsInPolicy, mayApprove } from '../../policy/decide.js';
 import { acceptDirect, acceptRequest, checkAccess } from '../../requests/accept-request.js';
 import { SLASH_COMMAND } from '../app-manifest.js';
@@ -74,6 +75,8 @@ async function answer(slash: SlashCommand, deps: SlackDeps): Promise<Reply> {
       text: 'That form is not available in this version; give the arguments instead (see /gpu help).',
     };
   }
+  // A replayed request (valid signature, within five minutes) starts nothing new.
+  if (!(await firstDelivery(deps.store, slash.trigger_id))) return { text: REPLAYED_COMMAND };
   const result = await acceptRequest(deps, command, ctx);
   if (result.status === 'refused' || result.status === 'rejected') return { text: result.message };
   // Said before it runs: what the cloud will not let anyone list or delete afterwards.
