@@ -75,6 +75,8 @@ export const DEFAULT_THRESHOLD_PER_HOUR = 10;
 export const DEFAULT_EXPIRES_AFTER_SECONDS = 24 * 3600;
 export const DEFAULT_LEASE_SECONDS = 8 * 3600;
 export const DEFAULT_REMIND_BEFORE_SECONDS = 30 * 60;
+/** The longest a lease may run, from its start, by its owner's own extensions. */
+export const DEFAULT_LEASE_MAX_TOTAL_SECONDS = 7 * 86_400;
 export const DEFAULT_AUDIT_RETENTION_SECONDS = 30 * 86_400;
 export const DEFAULT_ROLE: PolicyRole = 'operator';
 export const DEFAULT_CLASS_ROLES: Readonly<Record<OperationClass, PolicyRole>> = {
@@ -90,8 +92,16 @@ const leaseSchema = z
     required_above_per_hour: usdPerHour('lease.required_above_per_hour'),
     default: duration.default(DEFAULT_LEASE_SECONDS),
     remind_before: duration.default(DEFAULT_REMIND_BEFORE_SECONDS),
+    max_total: duration.default(DEFAULT_LEASE_MAX_TOTAL_SECONDS),
   })
   .superRefine((lease, ctx) => {
+    if (lease.max_total < lease.default) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['max_total'],
+        message: 'lease.max_total must be at least lease.default, or no lease could start',
+      });
+    }
     if (lease.remind_before >= lease.default) {
       ctx.addIssue({
         code: 'custom',
@@ -248,6 +258,8 @@ export interface LeasePolicy {
   readonly requiredAbovePerHour: number;
   readonly defaultSeconds: number;
   readonly remindBeforeSeconds: number;
+  /** The longest a lease runs from its start through its owner's Extends; approvers may go past it. */
+  readonly maxTotalSeconds: number;
 }
 
 export interface ApprovalPolicy {
@@ -327,6 +339,7 @@ export function toPolicy(file: PolicyFile, source: string): Policy {
               requiredAbovePerHour: a.lease.required_above_per_hour,
               defaultSeconds: a.lease.default,
               remindBeforeSeconds: a.lease.remind_before,
+              maxTotalSeconds: a.lease.max_total,
             },
           }
         : {}),

@@ -56,6 +56,8 @@ export type ExtendResult =
   | { readonly outcome: 'extended'; readonly lease: Lease }
   /** Someone extended it first (the button showed an older stop time): nothing changed. */
   | { readonly outcome: 'stale'; readonly lease: Lease }
+  /** It already stops at the latest time allowed (`upTo`): nothing changed. */
+  | { readonly outcome: 'at-limit'; readonly lease: Lease }
   /** Its machine is already being stopped. */
   | { readonly outcome: 'ended'; readonly lease: Lease }
   | { readonly outcome: 'not-found' };
@@ -64,8 +66,11 @@ export interface Leases {
   /** Records a lease; a lease with the same id already there is kept as it is (a retried job). */
   start(input: NewLease): Promise<{ readonly created: boolean; readonly lease: Lease }>;
   get(id: string): Promise<Lease | undefined>;
-  /** Moves the stop time from `fromStopAt` by the lease's extendSeconds, once however many click. */
-  extend(id: string, fromStopAt: number): Promise<ExtendResult>;
+  /**
+   * Moves the stop time from `fromStopAt` by the lease's extendSeconds, once however many click, and
+   * never past `upTo` (epoch ms; the policy's lease.max_total from the start) when given.
+   */
+  extend(id: string, fromStopAt: number, options?: { readonly upTo?: number }): Promise<ExtendResult>;
   /** active and still ending at `stopAt` → stopping; false when extended or already stopping. */
   markStopping(id: string, stopAt: number): Promise<boolean>;
 }
@@ -84,8 +89,11 @@ if redis.call('HGET', KEYS[1], 'state') ~= 'active' then
   status = 'ended'
 elseif redis.call('HGET', KEYS[1], 'stopAt') ~= ARGV[1] then
   status = 'stale'
+elseif ARGV[4] ~= '' and tonumber(ARGV[1]) >= tonumber(ARGV[4]) then
+  status = 'at-limit'
 else
   local stopAt = tonumber(ARGV[1]) + tonumber(ARGV[2])
+  if ARGV[4] ~= '' and stopAt > tonumber(ARGV[4]) then stopAt = tonumber(ARGV[4]) end
   redis.call('HSET', KEYS[1], 'stopAt', tostring(stopAt))
   redis.call('HINCRBY', KEYS[1], 'extensions', 1)
   redis.call('PEXPIREAT', KEYS[1], stopAt + tonumber(ARGV[3]))
@@ -174,7 +182,7 @@ export function createLeases(
 
     get,
 
-    async extend(id, fromStopAt) {
+    async extend(id, fromStopAt, opts = {}) {
       const current = await get(id);
       if (!current) return { outcome: 'not-found' };
       const [status, ...flat] = await r.gpuopsLeaseExtend(
@@ -182,10 +190,11 @@ export function createLeases(
         String(fromStopAt),
         String(current.extendSeconds * 1000),
         String(keepMs),
+        opts.upTo !== undefined ? String(Math.floor(opts.upTo)) : '',
       );
       const lease = fromFlat(flat);
       if (status === 'not-found' || !lease) return { outcome: 'not-found' };
-      if (status === 'extended' || status === 'stale' || status === 'ended')
+      if (status === 'extended' || status === 'stale' || status === 'ended' || status === 'at-limit')
         return { outcome: status, lease };
       throw new Error(`unexpected answer from the lease script: ${status}`);
     },

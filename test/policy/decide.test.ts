@@ -302,6 +302,7 @@ describe('approval channel, lease and groups', () => {
       requiredAbovePerHour: 20,
       defaultSeconds: 8 * 3600,
       remindBeforeSeconds: 1800,
+      maxTotalSeconds: 7 * 86_400,
     });
     expect(leaseFor({ policy: p, costPerHour: 2.89 })).toBeUndefined();
     expect(leaseFor({ policy: p, costPerHour: { known: false, reason: 'x' } })).toBeDefined();

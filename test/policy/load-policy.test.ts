@@ -41,7 +41,12 @@ describe('loading the policy file', () => {
       unknownPrice: 'ask',
       expiresAfterSeconds: 24 * 3600,
       channel: 'C0APPROVAL1',
-      lease: { requiredAbovePerHour: 20, defaultSeconds: 8 * 3600, remindBeforeSeconds: 30 * 60 },
+      lease: {
+        requiredAbovePerHour: 20,
+        defaultSeconds: 8 * 3600,
+        remindBeforeSeconds: 30 * 60,
+        maxTotalSeconds: 3 * 86_400,
+      },
     });
     expect(policy.audit).toEqual({ retentionSeconds: 90 * 86_400, channel: 'C0AUDITLOG1' });
     expect(policy.pricing.types['custom-h100-box.4x']).toEqual({ gpuType: 'H100_SXM5_80GB', gpuCount: 4 });
@@ -192,6 +197,14 @@ describe('loading the policy file', () => {
       column: 20,
       at: 'approvals.lease.remind_before',
       rule: 'lease.remind_before must be shorter than lease.default, or the reminder comes before the lease starts',
+    },
+    {
+      name: 'a lease maximum shorter than the lease',
+      text: 'approvals:\n  lease:\n    required_above_per_hour: 5\n    default: 8h\n    max_total: 4h\n',
+      line: 5,
+      column: 16,
+      at: 'approvals.lease.max_total',
+      rule: 'lease.max_total must be at least lease.default, or no lease could start',
     },
     {
       name: 'a required setting left out',

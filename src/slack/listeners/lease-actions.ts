@@ -1,14 +1,17 @@
 import type { App } from '@slack/bolt';
 import { leaseExtended } from '../../commands/approvals/lease-messages.js';
-import { EXTEND_ACTION, slackDate, who } from '../../commands/approvals/render.js';
+import { EXTEND_ACTION, humanDuration, slackDate, who } from '../../commands/approvals/render.js';
 import { scheduleLease } from '../../jobs/guardrail-jobs.js';
 import { groupsInPolicy, mayApprove } from '../../policy/decide.js';
 import type { Guardrails } from '../../policy/guardrails.js';
+import { DEFAULT_LEASE_MAX_TOTAL_SECONDS } from '../../policy/policy-schema.js';
 import { groupsOf } from '../group-membership.js';
 import type { SlackDeps } from '../slack-deps.js';
 import { type Click, clickChannel, record, tell } from './approval-actions.js';
 
 // The Extend button of a lease reminder: the owner, or anyone who may approve, moves the stop time.
+// The owner's own Extends stop at the policy's lease.max_total from the start; past it, only someone
+// who may approve (not the owner) extends, as they would approve a new costly machine.
 
 export function registerLeaseActions(app: App, deps: SlackDeps): void {
   app.action<Click>(EXTEND_ACTION, async ({ ack, body, action }) => {
@@ -59,7 +62,10 @@ async function extendLease(
       );
     }
   }
-  const result = await guardrails.leases.extend(id, stopAt);
+  const maxTotalSeconds =
+    guardrails.policy.approvals.lease?.maxTotalSeconds ?? DEFAULT_LEASE_MAX_TOTAL_SECONDS;
+  const upTo = clicker === lease.owner ? lease.startedAt + maxTotalSeconds * 1000 : undefined;
+  const result = await guardrails.leases.extend(id, stopAt, upTo !== undefined ? { upTo } : {});
   switch (result.outcome) {
     case 'extended': {
       if (!deps.queue) return;
@@ -88,6 +94,13 @@ async function extendLease(
         channel,
         clicker,
         `Already extended: \`${lease.instance}\` now stops at ${slackDate(result.lease.stopAt)}.`,
+      );
+    case 'at-limit':
+      return tell(
+        deps,
+        channel,
+        clicker,
+        `Not extended: \`${lease.instance}\` already runs as long as the policy lets its owner keep it (${humanDuration(maxTotalSeconds)} from its start, lease.max_total) and stops at ${slackDate(result.lease.stopAt)}. An approver can extend it further.`,
       );
     case 'ended':
       return tell(
