@@ -1,6 +1,6 @@
 // Regenerates manifests/slack-app.*.json from src/slack/app-manifest.ts (npm run manifests).
 import { writeFileSync } from 'node:fs';
-import { appManifest } from '../src/slack/app-manifest.js';
+import { appManifest, scopesTable } from '../src/slack/app-manifest.js';
 
 const write = (file: string, socketMode: boolean) =>
   writeFileSync(
@@ -9,3 +9,5 @@ const write = (file: string, socketMode: boolean) =>
   );
 write('slack-app.http.json', false);
 write('slack-app.socket-mode.json', true);
+// Each scope with why it is asked for: docs/operations.md holds this table (a test compares them).
+process.stdout.write(`${scopesTable()}\n`);

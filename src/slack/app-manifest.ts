@@ -6,17 +6,29 @@ export const SLASH_COMMAND = '/gpu';
 /** Where Slack sends commands, interactions and events in HTTP mode. */
 export const EVENTS_PATH = '/slack/events';
 
-/** The bot scopes, each with the reason it is needed — and nothing more. */
+/**
+ * The bot scopes, each with the reason it is needed — and nothing more. `npm run manifests` prints
+ * them as the table in docs/operations.md ("The Slack app's scopes"), which a test keeps in step.
+ */
 export const BOT_SCOPES = {
   commands: 'receive /gpu',
   'chat:write': 'post the request message and edit it in place as the job moves; ephemeral answers',
+  // Kept: gpuops does post where nobody invited it, and asking teams to invite it everywhere first
+  // would turn every first /gpu in a public channel into a failure.
   'chat:write.public':
-    'post and edit that message in public channels the bot was not invited to (a slash command works in any channel)',
+    'post and edit in public channels that never invited the bot: /gpu works in any channel, and the policy (approvals.channel, audit.channel) and /gpu watch name channels without anyone inviting it',
   'users:read': 'read the requester profile to derive a POSIX username for /gpu slurm adduser',
   'usergroups:read': 'resolve approvers and roles granted to user groups (policy)',
-  'im:write': 'open a direct message to send a kubeconfig or an idle-GPU alert to one person only',
+  'im:write':
+    'open a direct message to send a kubeconfig, a lease reminder or an idle-GPU alert to one person only',
   'files:write': 'upload PNG metric snapshots and kubeconfig files',
 } as const;
+
+/** The scopes as a Markdown table, for docs/operations.md. */
+export function scopesTable(): string {
+  const rows = Object.entries(BOT_SCOPES).map(([scope, why]) => `| \`${scope}\` | ${why} |`);
+  return ['| scope | why gpuops needs it |', '|---|---|', ...rows].join('\n');
+}
 
 export interface ManifestOptions {
   /** Public base URL of the web role, e.g. https://gpuops.example.com (HTTP mode only). */
@@ -35,6 +47,13 @@ export function appManifest(options: ManifestOptions): Record<string, unknown> {
     },
     features: {
       bot_user: { display_name: 'gpuops', always_online: true },
+      // The bot DMs (kubeconfigs, lease reminders, alerts) but nothing reads messages sent to it:
+      // a read-only tab says so instead of swallowing what people type there.
+      app_home: {
+        home_tab_enabled: false,
+        messages_tab_enabled: true,
+        messages_tab_read_only_enabled: true,
+      },
       slash_commands: [
         {
           command: SLASH_COMMAND,

@@ -1,6 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { appManifest, BOT_SCOPES, EVENTS_PATH, SLASH_COMMAND } from '../../src/slack/app-manifest.js';
+import {
+  appManifest,
+  BOT_SCOPES,
+  EVENTS_PATH,
+  SLASH_COMMAND,
+  scopesTable,
+} from '../../src/slack/app-manifest.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: a manifest read back as JSON, only for assertions
 type Json = any;
@@ -25,6 +31,24 @@ describe('Slack app manifests', () => {
     expect(socket.settings.socket_mode_enabled).toBe(true);
     expect(socket.settings.interactivity.request_url).toBeUndefined();
     expect(socket.features.slash_commands[0].url).toBeUndefined();
+  });
+
+  it('makes the DM tab read-only in both manifests: nothing answers messages typed there', () => {
+    for (const file of ['slack-app.http.json', 'slack-app.socket-mode.json']) {
+      expect(read(file).features.app_home).toEqual({
+        home_tab_enabled: false,
+        messages_tab_enabled: true,
+        messages_tab_read_only_enabled: true,
+      });
+    }
+  });
+
+  it('says in docs/operations.md why each scope is needed, as the generator prints it', () => {
+    const operations = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8');
+    expect(operations).toContain(scopesTable());
+    for (const [scope, why] of Object.entries(BOT_SCOPES)) {
+      expect(why.length, scope).toBeGreaterThan(10);
+    }
   });
 
   it('stays within the limits of Slack’s manifest schema', () => {
