@@ -26,6 +26,8 @@ elseif ARGV[1] ~= 'expired' and at >= expiresAt then
   status = 'expired'
 else
   redis.call('HSET', KEYS[1], 'state', ARGV[1], 'decision', ARGV[2])
+  -- The decision's audit entry, kept with it until it is on the audit trail (another Cluster slot).
+  if ARGV[5] and ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'audit', ARGV[5]) end
   redis.call('ZREM', KEYS[2], ARGV[4])
 end
 local out = {status}

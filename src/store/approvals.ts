@@ -12,6 +12,7 @@ import {
 import { type MessageRef, messageRefSchema } from '../jobs/message-ref.js';
 import type { CostEstimate } from '../pricing/cost.js';
 import { withScripts } from './approval-scripts.js';
+import type { AuditInput } from './audit.js';
 
 // Approval requests in Redis. A request moves pending → approved | denied | expired exactly once: the
 // transition is one Lua script, so however many people click at once (and however many web replicas
@@ -19,7 +20,8 @@ import { withScripts } from './approval-scripts.js';
 //
 // Keys share the hash tag {approvals}, so the script's keys live in one Redis Cluster slot:
 //   <prefix>:{approvals}:req:<id>   hash: data (JSON), state, expiresAt, decision, card, requesterMessage,
-//                                   enqueuedAt (ms: the approved job reached the queue)
+//                                   enqueuedAt (ms: the approved job reached the queue), audit (the
+//                                   decision's audit entry until it is on the trail)
 //   <prefix>:{approvals}:pending    sorted set of pending ids, scored by expiresAt (ms)
 
 export const APPROVAL_STATES = ['pending', 'approved', 'denied', 'expired'] as const;
@@ -79,6 +81,12 @@ const requestDataSchemaFor = <C extends QueuedCommand>(command: z.ZodType<C>) =>
 
 type RequestDataSchema<C extends QueuedCommand> = ReturnType<typeof requestDataSchemaFor<C>>;
 
+const pendingAuditSchema = z.looseObject({
+  event: z.literal('decision'),
+  actor: z.string().min(1),
+  operation: z.string().min(1),
+});
+
 const decisionSchema = z.object({
   by: z.string().min(1),
   at: z.number().int().positive(),
@@ -117,6 +125,8 @@ export interface ApprovalRequest<C extends QueuedCommand = QueuedCommand> {
    * a stale click re-queues an approved request only while this is absent.
    */
   readonly enqueuedAt?: number;
+  /** The decision's audit entry, stored with the decision, while it is not yet on the audit trail. */
+  readonly pendingAudit?: AuditInput;
 }
 
 export interface NewApproval<C extends QueuedCommand = QueuedCommand> {
@@ -169,8 +179,12 @@ export interface Approvals<C extends QueuedCommand = QueuedCommand> {
       readonly by: string;
       readonly at?: number;
       readonly reason?: string;
+      /** Its audit entry, stored in the same atomic step as the decision (see auditWritten). */
+      readonly audit?: AuditInput;
     },
   ): Promise<DecideResult<C>>;
+  /** The decision's audit entry is on the audit trail: forget the copy kept with the decision. */
+  auditWritten(id: string): Promise<void>;
   /** Closes every pending request whose expiry time has come; returns those this call closed. */
   expireDue(now?: number): Promise<ApprovalRequest<C>[]>;
 }
@@ -220,6 +234,7 @@ function fromFields<C extends QueuedCommand>(
     ? messageRefSchema.safeParse(JSON.parse(h.requesterMessage))
     : undefined;
   const enqueuedAt = Number(h.enqueuedAt);
+  const pendingAudit = h.audit ? pendingAuditSchema.safeParse(JSON.parse(h.audit)) : undefined;
   const { v: _v, cost, lease, sealed, display, ...rest } = data.data;
   return {
     ...rest,
@@ -232,6 +247,7 @@ function fromFields<C extends QueuedCommand>(
     ...(card?.success ? { card: card.data } : {}),
     ...(requesterMessage?.success ? { requesterMessage: requesterMessage.data } : {}),
     ...(Number.isFinite(enqueuedAt) && enqueuedAt > 0 ? { enqueuedAt } : {}),
+    ...(pendingAudit?.success ? { pendingAudit: pendingAudit.data as AuditInput } : {}),
   };
 }
 
@@ -272,6 +288,7 @@ export function createApprovals<C extends QueuedCommand = QueuedCommand>(
       JSON.stringify(stored),
       String(at),
       id,
+      decision.audit ? JSON.stringify(decision.audit) : '',
     );
     if (status === 'not-found') return { outcome: 'not-found' };
     const request = fromHash(requestDataSchema, flat);
@@ -366,6 +383,10 @@ export function createApprovals<C extends QueuedCommand = QueuedCommand>(
     },
 
     decide,
+
+    async auditWritten(id) {
+      await redis.hdel(reqKey(id), 'audit');
+    },
 
     async expireDue(now = Date.now()) {
       const due = await redis.zrangebyscore(pendingKey, '-inf', now);

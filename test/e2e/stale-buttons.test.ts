@@ -102,6 +102,34 @@ describe('stale Approve and Deny buttons', () => {
     expect((await stored(stack, pending.approvalId)).enqueuedAt).toBeGreaterThan(0);
   });
 
+  it('keeps the decision on the audit trail when the trail could not be written at the click', async () => {
+    const pending = await askForApproval(stack, 'create audit-1 h100-hgx-80gb.8x', {
+      approvalChannel: REQUEST_CHANNEL,
+    });
+    const trail = stack.guardrails.audit.key;
+    // The audit stream cannot be written while the decision is made (WRONGTYPE on XADD).
+    await stack.redis.rename(trail, `${trail}-saved`);
+    await stack.redis.set(trail, 'not a stream');
+    await click(stack, pending, 'U0BOB');
+    await messageWhen(stack, REQUEST_CHANNEL, pending.requesterTs!, /^Done:/);
+    await stack.redis.del(trail);
+    await stack.redis.rename(`${trail}-saved`, trail);
+    const decisions = async () =>
+      (await stack.guardrails.audit.latest(100)).filter(
+        (e) => e.event === 'decision' && e.approvalId === pending.approvalId,
+      );
+    expect(await decisions()).toEqual([]);
+
+    // The next click on the card, however late, writes it; once.
+    await ageDecision(pending.approvalId, 20_000);
+    await staleClick(pending, 'Approve', /^Already approved by <@U0BOB>/);
+    await staleClick(pending, 'Approve', /^Already approved by <@U0BOB>/);
+    const written = await decisions();
+    expect(written).toHaveLength(1);
+    expect(written[0]).toMatchObject({ actor: 'U0ADA', approver: 'U0BOB', outcome: 'approved' });
+    expect(stack.sim.control.createCount('createInstance', 'audit-1')).toBe(1);
+  });
+
   it('says an approval that never reached the queue is too old to run, and runs nothing', async () => {
     const pending = await askForApproval(stack, 'create old-1 h100-hgx-80gb.8x', {
       approvalChannel: REQUEST_CHANNEL,

@@ -60,7 +60,12 @@ export async function record(deps: SlackDeps, guardrails: Guardrails, input: Aud
     .catch((err: unknown) => deps.log.warn({ err }, 'could not append to the audit trail'));
 }
 
-function decisionAudit(request: ApprovalRequest<GpuCommand>, decider: string, outcome: string): AuditInput {
+function decisionAudit(
+  request: ApprovalRequest<GpuCommand>,
+  decider: string,
+  outcome: string,
+  at = request.decision?.at ?? Date.now(),
+): AuditInput {
   return {
     event: 'decision',
     actor: request.requester,
@@ -70,8 +75,26 @@ function decisionAudit(request: ApprovalRequest<GpuCommand>, decider: string, ou
     outcome,
     approvalId: request.id,
     channel: request.approvalChannel,
-    durationMs: Math.max(0, (request.decision?.at ?? Date.now()) - request.createdAt),
+    durationMs: Math.max(0, at - request.createdAt),
   };
+}
+
+/**
+ * Puts the decision's audit entry, stored with the decision in one atomic step, on the audit trail;
+ * if that fails it stays with the decision and the next click on the card writes it.
+ */
+async function publishAudit(
+  deps: SlackDeps,
+  guardrails: Guardrails,
+  request: ApprovalRequest<GpuCommand>,
+): Promise<void> {
+  if (!request.pendingAudit) return;
+  try {
+    await guardrails.audit.append(request.pendingAudit);
+    await guardrails.approvals.auditWritten(request.id);
+  } catch (err) {
+    deps.log.warn({ err, approvalId: request.id }, 'could not append a decision to the audit trail');
+  }
 }
 
 /** Whether `clicker` may decide `request`; the refusal in words otherwise. */
@@ -186,7 +209,7 @@ async function applyDecision(
   if (request.state === 'approved') await enqueueApproved(deps, guardrails, request);
   else await discardSealed(deps, request);
   await editCard(deps, request);
-  await record(deps, guardrails, decisionAudit(request, request.decision?.by ?? SYSTEM_ACTOR, request.state));
+  await publishAudit(deps, guardrails, request);
 }
 
 type Decided = { readonly ok: true } | { readonly ok: false; readonly message: string };
@@ -214,10 +237,13 @@ async function decideRequest(
     });
     return { ok: false, message: refusal };
   }
+  const at = Date.now();
   const result = await approvals.decide(input.id, {
     state: input.state,
     by: input.clicker,
+    at,
     ...(input.reason !== undefined ? { reason: input.reason } : {}),
+    audit: decisionAudit(request, input.clicker, input.state, at),
   });
   switch (result.outcome) {
     case 'decided':
@@ -225,19 +251,25 @@ async function decideRequest(
       return { ok: true };
     case 'already-decided': {
       const done = result.request;
-      const at = done.decision?.at ?? 0;
+      const decidedAt = done.decision?.at ?? 0;
       let note: string | undefined;
-      if (Date.now() - at > REPAIR_AFTER_MS) {
+      if (Date.now() - decidedAt > REPAIR_AFTER_MS) {
         await editCard(deps, done);
+        await publishAudit(deps, guardrails, done);
         // Only an Approve may queue an approved job: a Deny never runs anything.
         if (input.state === 'approved') note = await repairEnqueue(deps, guardrails, done);
       }
       const how =
         done.state === 'expired' ? 'It expired' : `Already ${done.state} by ${who(done.decision?.by ?? '?')}`;
-      return { ok: false, message: `${how} ${slackDate(at)}; nothing was changed.${note ?? ''}` };
+      return { ok: false, message: `${how} ${slackDate(decidedAt)}; nothing was changed.${note ?? ''}` };
     }
     case 'expired': {
-      const closed = await approvals.decide(input.id, { state: 'expired', by: SYSTEM_ACTOR });
+      const closed = await approvals.decide(input.id, {
+        state: 'expired',
+        by: SYSTEM_ACTOR,
+        at,
+        audit: decisionAudit(request, SYSTEM_ACTOR, 'expired', at),
+      });
       if (closed.outcome === 'decided') await applyDecision(deps, guardrails, closed.request);
       return {
         ok: false,
