@@ -8,11 +8,11 @@ import { sections } from '../../commands/kit/direct.js';
 import { parseCommand } from '../../commands/parse-command.js';
 import { deliveryOf } from '../../commands/registry.js';
 import type { JobContext } from '../../jobs/job-data.js';
-import { firstDelivery, REPLAYED_COMMAND } from '../../jobs/trigger-replays.js';
 import { groupsInPolicy, mayApprove } from '../../policy/decide.js';
 import { acceptDirect, acceptRequest, checkAccess } from '../../requests/accept-request.js';
 import { SLASH_COMMAND } from '../app-manifest.js';
 import type { SlackDeps } from '../slack-deps.js';
+import { firstDelivery, REPLAYED_COMMAND } from '../trigger-replays.js';
 
 interface Reply {
   readonly text?: string;
