@@ -45,6 +45,7 @@ describe('Socket Mode end to end', () => {
         SLACK_SOCKET_MODE: 'true',
         SLACK_API_URL: slack.apiUrl,
         PORT: '0',
+        OPS_PORT: '0',
         REDIS_URL: redisUrl,
         CLOUD_API_URL: sim.info.cloudUrl,
         CLOUD_API_TOKEN: sim.info.cloudToken,
@@ -126,6 +127,7 @@ describe('Socket Mode end to end', () => {
         SLACK_SOCKET_MODE: 'true',
         SLACK_API_URL: slack.apiUrl,
         PORT: '0',
+        OPS_PORT: '0',
         ROLE: 'web',
         REDIS_URL: redisDb(inject('redisUrl'), DB),
         CLOUD_API_URL: sim.info.cloudUrl,
@@ -138,8 +140,8 @@ describe('Socket Mode end to end', () => {
     ).rejects.toThrow(/^Slack refused SLACK_APP_TOKEN \(invalid_auth\)/);
   });
 
-  it('still serves the probes and /metrics on PORT, and no /slack/events', async () => {
-    const base = `http://127.0.0.1:${bot.port}`;
+  it('still serves the probes and /metrics on OPS_PORT, and no /slack/events', async () => {
+    const base = `http://127.0.0.1:${bot.opsPort}`;
     expect((await request(`${base}/healthz`)).statusCode).toBe(200);
     expect((await request(`${base}/readyz`)).statusCode).toBe(200);
     const metrics = await request(`${base}/metrics`);
