@@ -56,17 +56,31 @@ export interface SlackSocket {
   stop(): Promise<void>;
 }
 
+/**
+ * The SDK's log lines without the payloads they quote. At debug level Socket Mode logs every
+ * envelope it receives and sends, and the Web API client every request body: form submissions with
+ * cloud-init user data or a pasted kubeconfig, views, messages. Payloads are JSON, so a line is kept
+ * up to its first `{` or `[`; a message that could not be parsed is not quoted at all.
+ */
+function withoutPayload(parts: readonly unknown[]): string {
+  const text = parts.map(String).join(' ');
+  const unparsed = text.indexOf('(will ignore)');
+  if (unparsed >= 0) return `${text.slice(0, unparsed + '(will ignore)'.length)} [payload not logged]`;
+  const at = text.search(/[{[]/);
+  return at < 0 ? text : `${text.slice(0, at)}[payload not logged]`;
+}
+
 function boltLogger(log: Logger) {
   const child = log.child({ component: 'bolt' });
   let level = LogLevel.INFO;
   return {
     // Bolt calls debug() several times per request: build the line only when it will be written.
     debug: (...m: unknown[]) => {
-      if (child.isLevelEnabled('debug')) child.debug(m.map(String).join(' '));
+      if (child.isLevelEnabled('debug')) child.debug(withoutPayload(m));
     },
-    info: (...m: unknown[]) => child.info(m.map(String).join(' ')),
-    warn: (...m: unknown[]) => child.warn(m.map(String).join(' ')),
-    error: (...m: unknown[]) => child.error(m.map(String).join(' ')),
+    info: (...m: unknown[]) => child.info(withoutPayload(m)),
+    warn: (...m: unknown[]) => child.warn(withoutPayload(m)),
+    error: (...m: unknown[]) => child.error(withoutPayload(m)),
     setLevel: (l: LogLevel) => {
       level = l;
     },
