@@ -9,6 +9,7 @@ import { registerFormActions } from './listeners/form-actions.js';
 import { registerFormSubmissions } from './listeners/form-submissions.js';
 import { registerGpuCommand } from './listeners/gpu-command.js';
 import { registerLeaseActions } from './listeners/lease-actions.js';
+import { registerPageActions } from './listeners/page-actions.js';
 import { registerWatchActions } from './listeners/watch-actions.js';
 import { createOpenModal } from './open-form.js';
 import { slackRequestPorts } from './request-ports.js';
@@ -98,6 +99,7 @@ export function registerListeners(app: App, deps: SlackDeps): void {
   registerApprovalActions(app, deps);
   registerLeaseActions(app, deps);
   registerWatchActions(app, deps);
+  registerPageActions(app, deps);
   app.error(async (err) => {
     deps.log.error({ err }, 'unhandled error in a Slack listener');
   });
