@@ -45,7 +45,11 @@ export async function startReceivers(input: {
   readonly web: boolean;
   readonly socketMode: boolean;
   readonly host: string;
-  readonly bot: { readonly botId: string | undefined; readonly botUserId: string };
+  readonly bot: {
+    readonly botId: string | undefined;
+    readonly botUserId: string;
+    readonly teamId?: string | undefined;
+  };
   readonly store: Store;
   readonly queue: GpuQueue;
   readonly sealer: Sealer;
@@ -85,6 +89,7 @@ export async function startReceivers(input: {
     sealer: input.sealer,
     onCommand: (kind) => metrics.commandReceived(kind),
     guardrails: input.guardrails,
+    botTeamId: bot.teamId,
   };
   const listen = async <T>(key: 'PORT' | 'OPS_PORT', start: () => Promise<T>): Promise<T> => {
     try {

@@ -9,6 +9,7 @@ import { type BotMetrics, createBotMetrics } from '../obs/bot-metrics.js';
 import { countSlackErrors } from '../obs/count-slack-errors.js';
 import type { DependencyHealth } from '../obs/dependency-health.js';
 import { loadPolicy } from '../policy/load-policy.js';
+import { noDeciderWarning } from '../policy/workspace-access.js';
 import { createSealer, sealKeyFrom } from '../store/sealed.js';
 import { createStore } from '../store/store.js';
 import { createCloudClients } from './clients.js';
@@ -79,6 +80,8 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
     // 1. Policy: an invalid file stops the start with its line and rule (docs/policy.md).
     const policy = await loadPolicy(config.GPUOPS_POLICY);
     log.info({ policy: policy.source }, 'policy loaded');
+    const undecided = noDeciderWarning(policy);
+    if (undecided) log.warn({ policy: policy.source }, undecided);
 
     // 2. Redis: the store and the queue, failing fast so the listener still answers in time.
     const connect = redisConnector(config.REDIS_URL, lifecycle, log, startTimeoutMs);

@@ -4,6 +4,7 @@ import type { CustomRoute, Receiver } from '@slack/bolt';
 import { App, HTTPReceiver, LogLevel, SocketModeReceiver } from '@slack/bolt';
 import type { WebClientOptions } from '@slack/web-api';
 import type { Logger } from '../log/logger.js';
+import { accessGate } from './access-gate.js';
 import { registerApprovalActions } from './listeners/approval-actions.js';
 import { registerFormActions } from './listeners/form-actions.js';
 import { registerFormSubmissions } from './listeners/form-submissions.js';
@@ -92,6 +93,8 @@ function boltLogger(log: Logger) {
 
 /** Every listener of the bot, whichever receiver delivers the requests. Listener groups register here. */
 export function registerListeners(app: App, deps: SlackDeps): void {
+  // First: guests and other workspaces are refused before any listener sees them (docs/policy.md).
+  if (deps.guardrails) app.use(accessGate(deps, deps.botTeamId));
   // Forms open from the cached catalogue unless the caller supplies its own opener.
   registerGpuCommand(app, { ...deps, openModal: deps.openModal ?? createOpenModal(deps) });
   registerFormSubmissions(app, deps);

@@ -85,6 +85,13 @@ describe('Socket Mode end to end', () => {
   const slashFields = (text: string, responseUrl = responses.newUrl()) =>
     Object.fromEntries(new URLSearchParams(slashCommandBody({ text, responseUrl, channelId: CHANNEL })));
 
+  it('warns at start that a policy with no approvers and no admins lets any member approve', () => {
+    const warning = logLines
+      .map((l) => JSON.parse(l) as { level: string; msg: string })
+      .find((l) => l.level === 'warn' && l.msg.includes('names no approvers and no admins'));
+    expect(warning?.msg).toContain('approvals.approvers or roles.admin');
+  });
+
   it('opened the connection through apps.connections.open with the app token, on the fake', () => {
     const opens = slack.callsTo('apps.connections.open');
     expect(opens).toHaveLength(1);
