@@ -35,7 +35,7 @@ async function fetchStanding(deps: StandingDeps, userId: string): Promise<Standi
       guest: Boolean(user?.is_restricted || user?.is_ultra_restricted),
       ...(user?.team_id ? { teamId: user.team_id } : {}),
     };
-    await deps.store.putCache(cacheName(userId), standing, STANDING_CACHE_SECONDS).catch(() => {});
+    void deps.store.putCache(cacheName(userId), standing, STANDING_CACHE_SECONDS).catch(() => {});
     return standing;
   } catch (err) {
     const code = (err as { data?: { error?: string } }).data?.error;
@@ -46,7 +46,10 @@ async function fetchStanding(deps: StandingDeps, userId: string): Promise<Standi
 }
 
 export async function standingOf(deps: StandingDeps, userId: string): Promise<StandingAnswer> {
-  const cached = await withDeadline(deps.store.cached<Standing>(cacheName(userId)), 1_000, 'Redis');
+  // Redis down is not a reason to refuse: Slack is asked, and the listener then says Redis is down.
+  const cached = await withDeadline(deps.store.cached<Standing>(cacheName(userId)), 1_000, 'Redis').catch(
+    () => undefined,
+  );
   if (cached) return cached.value;
   const key = `${deps.store.prefix}\u0000${userId}`;
   let pending = inFlight.get(key);
