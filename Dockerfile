@@ -26,7 +26,7 @@ COPY --chown=node:node bin ./bin
 USER node
 EXPOSE 3000
 HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \
-  CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+  CMD node -e "fetch('http://127.0.0.1:'+(process.env.OPS_PORT||9090)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 # On SIGTERM node stops taking requests and jobs, drains the workers (docs/operations.md) and exits 0.
 ENTRYPOINT ["/usr/bin/tini", "--", "node", "bin/gpuops.js"]
 CMD ["start"]

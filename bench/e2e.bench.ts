@@ -157,6 +157,7 @@ export async function run(
       SLACK_SIGNING_SECRET: SECRET,
       SLACK_API_URL: slack.apiUrl,
       PORT: '0',
+      OPS_PORT: '0',
       REDIS_URL: redisServer.url,
       LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
       CLOUD_API_URL: info.cloudUrl!,

@@ -29,6 +29,8 @@ export const envSchema = z.object({
     .url({ protocol: /^https?$/, error: 'expected an http(s) URL' })
     .default('https://slack.com/api/'),
   PORT: z.coerce.number({ error: 'expected a port number' }).int().min(0).max(65535).default(3000),
+  /** Port of /readyz, /metrics (and /healthz): never the public port Slack's requests arrive on. */
+  OPS_PORT: z.coerce.number({ error: 'expected a port number' }).int().min(0).max(65535).default(9090),
   REDIS_URL: z
     .string()
     .regex(/^rediss?:\/\//, { error: 'expected a redis:// or rediss:// URL' })
@@ -158,6 +160,10 @@ export function parseConfig(raw: Record<string, string | undefined>, purpose: Pu
   }
   const missing = requirements(result.data, purpose);
   if (missing.length > 0) throw new ConfigError(missing.map((m) => `${m.key}: required, ${m.why}`));
+  if (result.data.OPS_PORT !== 0 && result.data.OPS_PORT === result.data.PORT) {
+    // One port would put /metrics and /readyz back on the door Slack (and anyone) reaches.
+    throw new ConfigError(["OPS_PORT: must differ from PORT, which serves Slack's requests"]);
+  }
   return Object.freeze(result.data);
 }
 

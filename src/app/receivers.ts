@@ -15,8 +15,9 @@ import type { Store } from '../store/store.js';
 import { type Lifecycle, StartError, within } from './lifecycle.js';
 import { TOKEN_REFUSED } from './slack-token.js';
 
-// The web role's doors: /healthz, /readyz and /metrics, and Slack's requests over HTTP
-// (POST /slack/events), Socket Mode, or a receiver of the caller's (the demo's terminal chat).
+// The web role's doors: the operations port (OPS_PORT: /healthz, /readyz and /metrics), and Slack's
+// requests over HTTP (POST /slack/events on PORT, beside /healthz only), Socket Mode, or a receiver of
+// the caller's (the demo's terminal chat). Command counts and Slack error codes stay off the public port.
 
 /** What a custom listener gets: the listeners' deps and the Slack settings every receiver uses. */
 export type ListenerFactory = (
@@ -31,7 +32,10 @@ export type ListenerFactory = (
 ) => Promise<{ stop(): Promise<void> }>;
 
 export interface Receivers {
+  /** PORT's bound port in HTTP mode; otherwise the operations port (the only one open). */
   readonly port: number;
+  /** The operations port: /healthz, /readyz, /metrics. */
+  readonly opsPort: number;
   /** Stops taking Slack requests (the probes stay until the lifecycle closes them). */
   readonly stopSlack: (() => Promise<void>) | undefined;
 }
@@ -41,7 +45,11 @@ export async function startReceivers(input: {
   readonly web: boolean;
   readonly socketMode: boolean;
   readonly host: string;
-  readonly bot: { readonly botId: string | undefined; readonly botUserId: string };
+  readonly bot: {
+    readonly botId: string | undefined;
+    readonly botUserId: string;
+    readonly teamId?: string | undefined;
+  };
   readonly store: Store;
   readonly queue: GpuQueue;
   readonly sealer: Sealer;
@@ -81,15 +89,16 @@ export async function startReceivers(input: {
     sealer: input.sealer,
     onCommand: (kind) => metrics.commandReceived(kind),
     guardrails: input.guardrails,
+    botTeamId: bot.teamId,
   };
-  const listen = async <T>(start: () => Promise<T>): Promise<T> => {
+  const listen = async <T>(key: 'PORT' | 'OPS_PORT', start: () => Promise<T>): Promise<T> => {
     try {
       return await start();
     } catch (err) {
       const code = (err as { code?: string }).code;
       if (code === 'EADDRINUSE' || code === 'EACCES') {
         throw new StartError(
-          `Cannot listen on port ${config.PORT} (${code}): set PORT to a free port for this process.`,
+          `Cannot listen on port ${config[key]} (${code}): set ${key} to a free port for this process.`,
           err,
         );
       }
@@ -104,25 +113,29 @@ export async function startReceivers(input: {
     clientOptions,
   };
 
+  // Every role: the operations server on OPS_PORT, for probes and Prometheus inside the cluster.
+  const server = await listen('OPS_PORT', () => startRouteServer(probes, config.OPS_PORT, host));
+  lifecycle.opened('probes', () => server.close());
+  const opsPort = server.port;
+
   if (web && !socketMode && !input.listener) {
+    // The public port keeps /healthz for load balancers that probe the port they send traffic to.
+    const publicRoutes = probes.filter((r) => r.path === '/healthz');
     const slack = createSlackWeb(
-      { ...slackSettings, signingSecret: config.SLACK_SIGNING_SECRET!, routes: probes },
+      { ...slackSettings, signingSecret: config.SLACK_SIGNING_SECRET!, routes: publicRoutes },
       deps,
     );
-    const port = await listen(() => slack.start(config.PORT, host));
+    const port = await listen('PORT', () => slack.start(config.PORT, host));
     lifecycle.opened('slack', () => slack.stop());
-    return { port, stopSlack: () => slack.stop() };
+    return { port, opsPort, stopSlack: () => slack.stop() };
   }
 
-  // Without the HTTP receiver, the probes get a server of their own on PORT.
-  const server = await listen(() => startRouteServer(probes, config.PORT, host));
-  lifecycle.opened('probes', () => server.close());
   if (web && input.listener) {
     const custom = await input.listener(deps, slackSettings);
     lifecycle.opened('slack', () => custom.stop());
-    return { port: server.port, stopSlack: () => custom.stop() };
+    return { port: opsPort, opsPort, stopSlack: () => custom.stop() };
   }
-  if (!socketMode) return { port: server.port, stopSlack: undefined };
+  if (!socketMode) return { port: opsPort, opsPort, stopSlack: undefined };
   const slack = createSlackSocket({ ...slackSettings, appToken: config.SLACK_APP_TOKEN! }, deps);
   lifecycle.opened('slack', () => slack.stop());
   try {
@@ -140,5 +153,5 @@ export async function startReceivers(input: {
       err,
     );
   }
-  return { port: server.port, stopSlack: () => slack.stop() };
+  return { port: opsPort, opsPort, stopSlack: () => slack.stop() };
 }

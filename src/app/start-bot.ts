@@ -9,6 +9,7 @@ import { type BotMetrics, createBotMetrics } from '../obs/bot-metrics.js';
 import { countSlackErrors } from '../obs/count-slack-errors.js';
 import type { DependencyHealth } from '../obs/dependency-health.js';
 import { loadPolicy } from '../policy/load-policy.js';
+import { noDeciderWarning } from '../policy/workspace-access.js';
 import { createSealer, sealKeyFrom } from '../store/sealed.js';
 import { createStore } from '../store/store.js';
 import { createCloudClients } from './clients.js';
@@ -35,7 +36,7 @@ export interface BotOptions extends WorkerTuning {
   readonly startTimeoutMs?: number;
   /**
    * Runs the listeners on a receiver of the caller's instead of HTTP or Socket Mode: `gpuops demo`'s
-   * terminal chat. /healthz, /readyz and /metrics are then served on PORT as in Socket Mode.
+   * terminal chat. /healthz, /readyz and /metrics are then served on OPS_PORT as in every mode.
    */
   readonly listener?: ListenerFactory;
   /** How often the cloud, platform and metrics APIs are checked again after start-up; default 30 s. */
@@ -44,8 +45,10 @@ export interface BotOptions extends WorkerTuning {
 
 export interface RunningBot {
   readonly role: Role;
-  /** Port of the HTTP server (/slack/events in HTTP mode, /healthz, /readyz, /metrics). */
+  /** PORT as bound: /slack/events and /healthz in HTTP mode; the operations port where no Slack port opens. */
   readonly port: number;
+  /** OPS_PORT as bound: /healthz, /readyz, /metrics (never on the public port). */
+  readonly opsPort: number;
   readonly metrics: BotMetrics;
   readonly botUserId: string;
   /** What SIGTERM does: stop taking requests and jobs, finish or release jobs in hand, close everything. */
@@ -77,6 +80,8 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
     // 1. Policy: an invalid file stops the start with its line and rule (docs/policy.md).
     const policy = await loadPolicy(config.GPUOPS_POLICY);
     log.info({ policy: policy.source }, 'policy loaded');
+    const undecided = noDeciderWarning(policy);
+    if (undecided) log.warn({ policy: policy.source }, undecided);
 
     // 2. Redis: the store and the queue, failing fast so the listener still answers in time.
     const connect = redisConnector(config.REDIS_URL, lifecycle, log, startTimeoutMs);
@@ -129,7 +134,14 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
     health?.start(options.dependencyCheckEveryMs ?? DEFAULT_DEPENDENCY_CHECK_EVERY_MS);
     const dependencies = Object.fromEntries((health?.report() ?? []).map((d) => [d.name, d.state]));
     log.info(
-      { role, port: receivers.port, socketMode, shape: config.CLOUD_API_SHAPE, dependencies },
+      {
+        role,
+        port: receivers.port,
+        opsPort: receivers.opsPort,
+        socketMode,
+        shape: config.CLOUD_API_SHAPE,
+        dependencies,
+      },
       'gpuops ready',
     );
 
@@ -150,7 +162,14 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
       })();
       return stopping;
     };
-    return { role, port: receivers.port, metrics, botUserId: bot.botUserId, stop };
+    return {
+      role,
+      port: receivers.port,
+      opsPort: receivers.opsPort,
+      metrics,
+      botUserId: bot.botUserId,
+      stop,
+    };
   } catch (err) {
     await lifecycle.closeAll();
     throw err;

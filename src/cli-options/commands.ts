@@ -16,7 +16,7 @@ const BOT_NOTES = [
 export const START_COMMAND: CliCommand = {
   name: 'start',
   summary:
-    'the bot in the role ROLE names (default all: listener and workers in one process); /healthz, /readyz and /metrics on PORT; SIGTERM drains it',
+    'the bot in the role ROLE names (default all: listener and workers in one process); /slack/events on PORT, /healthz, /readyz and /metrics on OPS_PORT; SIGTERM drains it',
   options: [],
   notes: BOT_NOTES,
 };

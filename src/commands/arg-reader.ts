@@ -45,6 +45,10 @@ function withPeriod(text: string): string {
 }
 
 export type FlagSpec = Readonly<Record<string, 'bool' | 'value' | 'multi'>>;
+/** The flag of every paged list: `/gpu ls --page 3`. */
+export const PAGE_FLAG: FlagSpec = { page: 'value' };
+/** More pages than any list of a project has (20 lines a page). */
+export const MAX_PAGE = 10_000;
 export interface Args {
   readonly positionals: readonly string[];
   readonly values: Readonly<Record<string, readonly string[]>>;
@@ -198,6 +202,20 @@ export class ArgReader {
       this.fail(`${shown(value)} is not a valid ${what.replace(/^(?:the|a|an) /, '')}: ${NAME_RULE}`);
     }
     return value;
+  }
+
+  /** `--page N` of a paged list (1 is the first page), when given. */
+  page(args: Args): { page?: number } {
+    const text = args.values.page?.[0];
+    return text === undefined ? {} : { page: this.count(text, MAX_PAGE, 'page number') };
+  }
+
+  /** A paged list's one name or id argument, and its `--page N`. */
+  pagedName(what: string): { name: string; page?: number } {
+    const a = this.args(PAGE_FLAG);
+    const name = this.name(a.positionals[0], what);
+    this.noMore(a, 1);
+    return { name, ...this.page(a) };
   }
 
   /** Reads the one argument of a subcommand that takes a name or id and nothing else. */

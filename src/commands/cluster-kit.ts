@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Operation } from '../cloud/routes.js';
 import { estimatePool } from '../pricing/cost.js';
 import type { ArgReader } from './arg-reader.js';
-import { count, isId, lookupNeed, name } from './schema-kit.js';
+import { count, isId, lookupNeed, name, page } from './schema-kit.js';
 import type { CommandCost, CostInput, Need } from './spec.js';
 import { MAX_COUNT } from './value-rules.js';
 
@@ -33,6 +33,18 @@ export const clusterNeed = (family: ClusterFamily, cluster: string): Need[] =>
 
 /** A subcommand whose one argument is the cluster. */
 export const onCluster = <K extends string>(kind: K) => z.object({ kind: z.literal(kind), cluster: name });
+
+/** A paged list of one cluster's parts: the cluster, and `--page N`. */
+export const onClusterPaged = <K extends string>(kind: K) =>
+  z.object({ kind: z.literal(kind), cluster: name, page });
+
+/** The parser of a paged list of one cluster's parts. */
+export const pagedCluster =
+  <K extends string>(kind: K) =>
+  (r: ArgReader): { kind: K; cluster: string; page?: number } => {
+    const { name: cluster, ...rest } = r.pagedName(CLUSTER_ARG);
+    return { kind, cluster, ...rest };
+  };
 
 export const poolAddSchema = <K extends string>(kind: K) =>
   z.discriminatedUnion('modal', [

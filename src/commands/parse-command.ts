@@ -116,6 +116,8 @@ function parseWords(r: ArgReader, cursor: WordCursor): GpuCommand {
       r.fail(`\`/gpu ${path}\` needs a subcommand: ${listWords(known)}`);
     }
     if (node.reader?.freeWords) break;
+    // `/gpu fs --page 2`: a flag is the group's own command's, never a subcommand.
+    if (node.reader && !next.quoted && next.value.startsWith('--') && next.value.length > 2) break;
     const near = nearestWord(lower, known, SYNONYMS);
     if (near) r.focus(`${path} ${near}`);
     r.fail(

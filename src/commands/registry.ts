@@ -180,6 +180,7 @@ export function describeCommand(command: GpuCommand): string {
     if (typeof value === 'string') words.push(value);
   }
   if (typeof c.count === 'number') words.push(String(c.count));
+  if (typeof c.page === 'number') words.push(`--page ${c.page}`);
   return words.join(' ');
 }
 

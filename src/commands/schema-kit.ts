@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { UUID } from '../cloud/rules.js';
-import type { ArgReader } from './arg-reader.js';
+import { type ArgReader, MAX_PAGE, PAGE_FLAG } from './arg-reader.js';
 import type { Need } from './spec.js';
 import {
   checkLabelKey,
@@ -33,6 +33,21 @@ export const labelMap = z.record(
 
 /** A command with no arguments. */
 export const simple = <K extends string>(kind: K) => z.object({ kind: z.literal(kind) });
+
+/** The page of a paged list, 1 for the first; absent means the first. */
+export const page = z.number().int().min(1).max(MAX_PAGE).optional();
+
+/** A list without arguments but `--page N`. */
+export const paged = <K extends string>(kind: K) => z.object({ kind: z.literal(kind), page });
+
+/** The parser of a list that takes only `--page N`. */
+export const pagedNoArgs =
+  <K extends string>(kind: K) =>
+  (r: ArgReader): { kind: K; page?: number } => {
+    const a = r.args(PAGE_FLAG);
+    r.noMore(a, 0);
+    return { kind, ...r.page(a) };
+  };
 
 /** A command whose one argument is a name or id in `field`. */
 export const onName = <K extends string, F extends string>(kind: K, field: F) =>

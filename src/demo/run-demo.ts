@@ -253,6 +253,7 @@ export async function runDemo(
         SLACK_SIGNING_SECRET: randomBytes(16).toString('hex'),
         SLACK_API_URL: slack.apiUrl,
         PORT: '0',
+        OPS_PORT: '0',
         REDIS_URL: redisUrl,
         ROLE: 'all',
         LOG_LEVEL: env.LOG_LEVEL ?? (options.logFile ? 'info' : 'error'),

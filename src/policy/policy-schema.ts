@@ -29,11 +29,14 @@ export function parsePolicyDuration(text: string): number | undefined {
 export const USER_ID_RULE =
   'a Slack user id starts with U or W, such as U012AB3CDE (profile → ⋮ → Copy member ID)';
 export const GROUP_ID_RULE = 'a Slack user group id starts with S, such as S0614TZR7';
+export const TEAM_ID_RULE =
+  'a Slack workspace id starts with T, such as T012AB3CDE (auth.test or the workspace URL)';
 export const CHANNEL_ID_RULE =
   'a Slack channel id starts with C or G, such as C0123ABCDEF (shown at the bottom of the channel details)';
 
 const userId = z.string({ error: USER_ID_RULE }).regex(/^[UW][A-Z0-9]{2,}$/, { error: USER_ID_RULE });
 const groupId = z.string({ error: GROUP_ID_RULE }).regex(/^S[A-Z0-9]{2,}$/, { error: GROUP_ID_RULE });
+const teamId = z.string({ error: TEAM_ID_RULE }).regex(/^T[A-Z0-9]{2,}$/, { error: TEAM_ID_RULE });
 const channelId = z
   .string({ error: CHANNEL_ID_RULE })
   .regex(/^[CG][A-Z0-9]{2,}$/, { error: CHANNEL_ID_RULE });
@@ -212,6 +215,15 @@ const idleSchema = z.strictObject({
   check_every: duration.default(DEFAULT_IDLE_CHECK_SECONDS),
 });
 
+/** Who may send requests and press buttons at all, before roles: guests and other workspaces. */
+const accessSchema = z.strictObject({
+  allow_guests: bool.default(false),
+  allow_other_workspaces: bool.default(false),
+  allowed_teams: z
+    .array(teamId, { error: 'allowed_teams is a list of workspace ids, such as [T012AB3CDE]' })
+    .default([]),
+});
+
 /** The daily digest of every watching channel (docs/watch.md). */
 const digestSchema = z.strictObject({
   enabled: bool.default(true),
@@ -232,6 +244,7 @@ export const policyFileSchema = z.strictObject(
       })
       .prefault({}),
     approvals: approvalsSchema.prefault({}),
+    access: accessSchema.prefault({}),
     audit: z
       .strictObject({
         retention: duration.default(DEFAULT_AUDIT_RETENTION_SECONDS),
@@ -275,6 +288,15 @@ export interface ApprovalPolicy {
   readonly lease?: LeasePolicy;
 }
 
+export interface AccessPolicy {
+  /** Guests (single- and multi-channel, users.info is_restricted / is_ultra_restricted) may use gpuops. */
+  readonly allowGuests: boolean;
+  /** Members of any other workspace (Slack Connect, Enterprise Grid) may use gpuops. */
+  readonly allowOtherWorkspaces: boolean;
+  /** Other workspaces whose members may use gpuops; the bot's own always may. */
+  readonly allowedTeams: readonly string[];
+}
+
 export interface WatchPolicy {
   readonly pollEverySeconds: number;
   readonly capacityEverySeconds: number;
@@ -303,6 +325,7 @@ export interface Policy {
   readonly classes: Readonly<Record<OperationClass, PolicyRole>>;
   readonly kinds: Readonly<Partial<Record<GpuCommandKind, PolicyRole>>>;
   readonly approvals: ApprovalPolicy;
+  readonly access: AccessPolicy;
   readonly audit: { readonly retentionSeconds: number; readonly channel?: string };
   readonly pricing: PricingPolicy;
   readonly watch: WatchPolicy;
@@ -343,6 +366,11 @@ export function toPolicy(file: PolicyFile, source: string): Policy {
             },
           }
         : {}),
+    },
+    access: {
+      allowGuests: file.access.allow_guests,
+      allowOtherWorkspaces: file.access.allow_other_workspaces,
+      allowedTeams: file.access.allowed_teams,
     },
     audit: {
       retentionSeconds: file.audit.retention,

@@ -30,12 +30,19 @@ export function instanceLine(i: Instance): string {
 
 export const PAGE_SIZE = 20;
 
-/** A page of a long list as sections of lines, within Slack's block and character limits. */
+/** The buttons under a paged list; each carries the command (without `/gpu`) that shows its page. */
+export const PAGE_ACTIONS = { previous: 'list_page_previous', next: 'list_page_next' } as const;
+
+/**
+ * A page of a long list as sections of lines, within Slack's block and character limits. `commandFor`
+ * (page number from 1 → the command text that lists that page) adds Previous and Next buttons.
+ */
 export function listBlocks(
   title: string,
   lines: readonly string[],
   page = 0,
   pageSize = PAGE_SIZE,
+  commandFor?: (page: number) => string,
 ): { text: string; blocks: KnownBlock[]; pages: number } {
   const pages = Math.max(1, Math.ceil(lines.length / pageSize));
   const current = Math.min(Math.max(page, 0), pages - 1);
@@ -60,9 +67,24 @@ export function listBlocks(
       type: 'context',
       elements: [{ type: 'mrkdwn', text: `Page ${current + 1} of ${pages} · ${lines.length} in all` }],
     });
+    if (commandFor) blocks.push(pageButtons(current, pages, commandFor));
   }
   const text = `${title}: ${lines.length} item${lines.length === 1 ? '' : 's'}`;
   return { text, blocks, pages };
+}
+
+function pageButtons(current: number, pages: number, commandFor: (page: number) => string): KnownBlock {
+  const button = (action: string, label: string, page: number) => ({
+    type: 'button' as const,
+    action_id: action,
+    text: { type: 'plain_text' as const, text: label },
+    value: commandFor(page),
+  });
+  const elements = [
+    ...(current > 0 ? [button(PAGE_ACTIONS.previous, `◀ Previous (${current})`, current)] : []),
+    ...(current < pages - 1 ? [button(PAGE_ACTIONS.next, `Next (${current + 2}) ▶`, current + 2)] : []),
+  ];
+  return { type: 'actions', block_id: 'list_pages', elements };
 }
 
 export function instanceDetailBlocks(i: Instance): KnownBlock[] {

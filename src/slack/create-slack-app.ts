@@ -4,11 +4,13 @@ import type { CustomRoute, Receiver } from '@slack/bolt';
 import { App, HTTPReceiver, LogLevel, SocketModeReceiver } from '@slack/bolt';
 import type { WebClientOptions } from '@slack/web-api';
 import type { Logger } from '../log/logger.js';
+import { accessGate } from './access-gate.js';
 import { registerApprovalActions } from './listeners/approval-actions.js';
 import { registerFormActions } from './listeners/form-actions.js';
 import { registerFormSubmissions } from './listeners/form-submissions.js';
 import { registerGpuCommand } from './listeners/gpu-command.js';
 import { registerLeaseActions } from './listeners/lease-actions.js';
+import { registerPageActions } from './listeners/page-actions.js';
 import { registerWatchActions } from './listeners/watch-actions.js';
 import { createOpenModal } from './open-form.js';
 import { slackRequestPorts } from './request-ports.js';
@@ -56,17 +58,31 @@ export interface SlackSocket {
   stop(): Promise<void>;
 }
 
+/**
+ * The SDK's log lines without the payloads they quote. At debug level Socket Mode logs every
+ * envelope it receives and sends, and the Web API client every request body: form submissions with
+ * cloud-init user data or a pasted kubeconfig, views, messages. Payloads are JSON, so a line is kept
+ * up to its first `{` or `[`; a message that could not be parsed is not quoted at all.
+ */
+function withoutPayload(parts: readonly unknown[]): string {
+  const text = parts.map(String).join(' ');
+  const unparsed = text.indexOf('(will ignore)');
+  if (unparsed >= 0) return `${text.slice(0, unparsed + '(will ignore)'.length)} [payload not logged]`;
+  const at = text.search(/[{[]/);
+  return at < 0 ? text : `${text.slice(0, at)}[payload not logged]`;
+}
+
 function boltLogger(log: Logger) {
   const child = log.child({ component: 'bolt' });
   let level = LogLevel.INFO;
   return {
     // Bolt calls debug() several times per request: build the line only when it will be written.
     debug: (...m: unknown[]) => {
-      if (child.isLevelEnabled('debug')) child.debug(m.map(String).join(' '));
+      if (child.isLevelEnabled('debug')) child.debug(withoutPayload(m));
     },
-    info: (...m: unknown[]) => child.info(m.map(String).join(' ')),
-    warn: (...m: unknown[]) => child.warn(m.map(String).join(' ')),
-    error: (...m: unknown[]) => child.error(m.map(String).join(' ')),
+    info: (...m: unknown[]) => child.info(withoutPayload(m)),
+    warn: (...m: unknown[]) => child.warn(withoutPayload(m)),
+    error: (...m: unknown[]) => child.error(withoutPayload(m)),
     setLevel: (l: LogLevel) => {
       level = l;
     },
@@ -77,6 +93,8 @@ function boltLogger(log: Logger) {
 
 /** Every listener of the bot, whichever receiver delivers the requests. Listener groups register here. */
 export function registerListeners(app: App, deps: SlackDeps): void {
+  // First: guests and other workspaces are refused before any listener sees them (docs/policy.md).
+  if (deps.guardrails) app.use(accessGate(deps, deps.botTeamId));
   // Forms open from the cached catalogue unless the caller supplies its own opener.
   registerGpuCommand(app, { ...deps, openModal: deps.openModal ?? createOpenModal(deps) });
   registerFormSubmissions(app, deps);
@@ -84,6 +102,7 @@ export function registerListeners(app: App, deps: SlackDeps): void {
   registerApprovalActions(app, deps);
   registerLeaseActions(app, deps);
   registerWatchActions(app, deps);
+  registerPageActions(app, deps);
   app.error(async (err) => {
     deps.log.error({ err }, 'unhandled error in a Slack listener');
   });

@@ -34,4 +34,6 @@ export interface SlackDeps {
    * unrelated features only.
    */
   readonly guardrails: Guardrails;
+  /** The bot's own workspace (auth.test team_id): requests from others are refused unless the policy allows. */
+  readonly botTeamId?: string | undefined;
 }

@@ -388,7 +388,8 @@ describe('parseCommand: value rules', () => {
   });
 
   it('refuses flags a subcommand does not take, and flags without values', () => {
-    expect(err('ls --all').message).toBe('`/gpu ls` takes no flags, but got "--all".');
+    expect(err('jobs --all').message).toBe('`/gpu jobs` takes no flags, but got "--all".');
+    expect(err('ls --all').message).toBe('`/gpu ls` has no flag "--all"; it takes --page.');
     expect(err('metrics a --range').message).toBe('--range needs a value after it.');
     expect(err('create a t --image --preemptible').message).toBe('--image needs a value after it.');
     expect(err('create a t --image a --image b').message).toBe('--image was given twice; give it once.');
@@ -411,11 +412,11 @@ describe('parseCommand: value rules', () => {
 describe('parseCommand: suggestions', () => {
   it.each([
     ['strat train-01', 'Did you mean `/gpu start`?', '/gpu start <instance>'],
-    ['lss', 'Did you mean `/gpu ls`?', '/gpu ls'],
-    ['capcity', 'Did you mean `/gpu capacity`?', '/gpu capacity'],
+    ['lss', 'Did you mean `/gpu ls`?', '/gpu ls [--page N]'],
+    ['capcity', 'Did you mean `/gpu capacity`?', '/gpu capacity [--page N]'],
     ['delete train-01', 'Did you mean `/gpu rm`?', '/gpu rm <instance>'],
-    ['kubernetes ls', 'Did you mean `/gpu k8s`?', '/gpu k8s ls'],
-    ['k8s pols prod', 'Did you mean `/gpu k8s pools`?', '/gpu k8s pools <cluster>'],
+    ['kubernetes ls', 'Did you mean `/gpu k8s`?', '/gpu k8s ls [--page N]'],
+    ['k8s pols prod', 'Did you mean `/gpu k8s pools`?', '/gpu k8s pools <cluster> [--page N]'],
     [
       'k8s pool ad prod',
       'Did you mean `/gpu k8s pool add`?',
@@ -426,7 +427,7 @@ describe('parseCommand: suggestions', () => {
       'Did you mean `/gpu slurm adduser`?',
       '/gpu slurm adduser <cluster> [--sudo] [--username U] [--form]',
     ],
-    ['slurm list', 'Did you mean `/gpu slurm ls`?', '/gpu slurm ls'],
+    ['slurm list', 'Did you mean `/gpu slurm ls`?', '/gpu slurm ls [--page N]'],
     ['keys del laptop', 'Did you mean `/gpu keys rm`?', '/gpu keys rm <name>'],
     ['kubeconfig prod', 'Did you mean `/gpu k8s kubeconfig`?', '/gpu k8s kubeconfig <cluster>'],
     ['project usee x', 'Did you mean `/gpu project use`?', '/gpu project use <name|id>'],

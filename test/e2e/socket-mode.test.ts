@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { request } from 'undici';
@@ -9,13 +10,19 @@ import { createLogger } from '../../src/log/logger.js';
 import { type RunningSim, startSim } from '../../src/sim/start-sim.js';
 import { FakeSocketModeServer } from '../fakes/socket-mode-server.js';
 import { redisDb } from '../support/gpuops-process.js';
-import { ResponseUrlServer, slashCommandBody } from '../support/slack-driver.js';
+import {
+  filledValues,
+  ResponseUrlServer,
+  slashCommandBody,
+  viewSubmissionPayload,
+} from '../support/slack-driver.js';
 
 const UNPRICED_POLICY = fileURLToPath(new URL('../fixtures/policy-unpriced.yaml', import.meta.url));
 
 // The bot over Socket Mode, end to end: apps.connections.open on the fake Web API hands out a local
 // WebSocket that speaks Slack's envelope protocol; slash commands arrive as envelopes, the app acks
-// each one with its answer, and the jobs run through real Redis, workers and the simulator.
+// each one with its answer, and the jobs run through real Redis, workers and the simulator. The bot
+// logs at debug, where the SDK reports every WebSocket message: no payload may reach the log.
 
 const BOT_TOKEN = 'xoxb-socket';
 const APP_TOKEN = 'xapp-socket';
@@ -29,6 +36,7 @@ describe('Socket Mode end to end', () => {
   let responses: ResponseUrlServer;
   let redis: Redis;
   let bot: RunningBot;
+  const logLines: string[] = [];
 
   beforeAll(async () => {
     sim = await startSim({ shape: 'B', port: 0, metrics: false, transitionMs: 300, log: () => {} });
@@ -45,6 +53,8 @@ describe('Socket Mode end to end', () => {
         SLACK_SOCKET_MODE: 'true',
         SLACK_API_URL: slack.apiUrl,
         PORT: '0',
+        OPS_PORT: '0',
+        LOG_LEVEL: 'debug',
         REDIS_URL: redisUrl,
         CLOUD_API_URL: sim.info.cloudUrl,
         CLOUD_API_TOKEN: sim.info.cloudToken,
@@ -55,7 +65,7 @@ describe('Socket Mode end to end', () => {
       'bot',
     );
     bot = await startBot(config, {
-      log: createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+      log: createLogger({ level: config.LOG_LEVEL, destination: { write: (l: string) => logLines.push(l) } }),
       host: '127.0.0.1',
       workerTiming: { pollStartMs: 50, pollMaxMs: 200 },
     });
@@ -74,6 +84,13 @@ describe('Socket Mode end to end', () => {
 
   const slashFields = (text: string, responseUrl = responses.newUrl()) =>
     Object.fromEntries(new URLSearchParams(slashCommandBody({ text, responseUrl, channelId: CHANNEL })));
+
+  it('warns at start that a policy with no approvers and no admins lets any member approve', () => {
+    const warning = logLines
+      .map((l) => JSON.parse(l) as { level: string; msg: string })
+      .find((l) => l.level === 'warn' && l.msg.includes('names no approvers and no admins'));
+    expect(warning?.msg).toContain('approvals.approvers or roles.admin');
+  });
 
   it('opened the connection through apps.connections.open with the app token, on the fake', () => {
     const opens = slack.callsTo('apps.connections.open');
@@ -118,6 +135,55 @@ describe('Socket Mode end to end', () => {
     expect(JSON.stringify(post.body.blocks)).toContain('sock-1');
   });
 
+  it('creates from a form with user data and a pasted kubeconfig, and logs neither at debug', async () => {
+    const secret = `ud-${randomBytes(8).toString('hex')}`;
+    const userData = `#cloud-config\nwrite_files:\n- path: /etc/app.env\n  content: API_PASSWORD=${secret}\n`;
+    const kubeSecret = `kc-${randomBytes(8).toString('hex')}`;
+    const kubeconfig = `apiVersion: v1\nkind: Config\nusers:\n- name: admin\n  user:\n    token: ${kubeSecret}\n`;
+    const triggerId = slack.issueTriggerId();
+    const since = slack.mark();
+    const fields = { ...slashFields('create'), trigger_id: triggerId };
+    await socket.waitForAck(socket.sendSlashCommand(fields));
+    const opened = await slack.waitFor('views.open', (c) => c.body.trigger_id === triggerId, 5_000, since);
+    const view = slack.views.get((opened.response as { view: { id: string } }).view.id)!;
+    const blocks = view.view.blocks as Array<{
+      block_id?: string;
+      element?: { type: string; action_id: string };
+    }>;
+    const payload = viewSubmissionPayload({
+      callbackId: String(view.view.callback_id),
+      values: {
+        ...filledValues(blocks, { name: 'sock-logs', type: 'h100-hgx-80gb.1x', user_data: userData }),
+        // A kubeconfig pasted where it does not belong still travels in the envelope.
+        pasted: { paste: { type: 'plain_text_input', value: kubeconfig } },
+      },
+      privateMetadata: String(view.view.private_metadata),
+      viewId: view.id,
+      blocks,
+    });
+    const submitted = slack.mark();
+    await socket.waitForAck(socket.send({ type: 'interactive', payload, accepts_response_payload: true }));
+    const posted = await slack.waitFor(
+      'chat.postMessage',
+      (c) => c.body.channel === CHANNEL,
+      10_000,
+      submitted,
+    );
+    const ts = String((posted.response as { ts: string }).ts);
+    await slack.waitFor(
+      'chat.update',
+      (c) => c.body.ts === ts && /^Done: .*sock-logs is running/.test(String(c.body.text)),
+      20_000,
+      submitted,
+    );
+    const log = logLines.join('');
+    // The debug log is on and says what the SDK did, without the messages themselves.
+    expect(log).toContain('Received a message on the WebSocket');
+    for (const leaked of [secret, kubeSecret, 'API_PASSWORD', 'kind: Config', '#cloud-config']) {
+      expect(log).not.toContain(leaked);
+    }
+  });
+
   it('refuses to start with a clear sentence when Slack refuses the app token', async () => {
     const config = parseConfig(
       {
@@ -126,6 +192,7 @@ describe('Socket Mode end to end', () => {
         SLACK_SOCKET_MODE: 'true',
         SLACK_API_URL: slack.apiUrl,
         PORT: '0',
+        OPS_PORT: '0',
         ROLE: 'web',
         REDIS_URL: redisDb(inject('redisUrl'), DB),
         CLOUD_API_URL: sim.info.cloudUrl,
@@ -138,13 +205,13 @@ describe('Socket Mode end to end', () => {
     ).rejects.toThrow(/^Slack refused SLACK_APP_TOKEN \(invalid_auth\)/);
   });
 
-  it('still serves the probes and /metrics on PORT, and no /slack/events', async () => {
-    const base = `http://127.0.0.1:${bot.port}`;
+  it('still serves the probes and /metrics on OPS_PORT, and no /slack/events', async () => {
+    const base = `http://127.0.0.1:${bot.opsPort}`;
     expect((await request(`${base}/healthz`)).statusCode).toBe(200);
     expect((await request(`${base}/readyz`)).statusCode).toBe(200);
     const metrics = await request(`${base}/metrics`);
     const text = await metrics.body.text();
-    expect(text).toContain('gpuops_commands_total{subcommand="create"} 1');
+    expect(text).toContain('gpuops_commands_total{subcommand="create"} 2');
     expect(text).toContain('gpuops_info{role="all",shape="B",mode="socket"} 1');
     expect((await request(`${base}/slack/events`, { method: 'POST', body: '{}' })).statusCode).toBe(404);
   });

@@ -28,6 +28,7 @@ let responses: ResponseUrlServer;
 let redis: Redis;
 let bot: GpuopsProcess;
 let base: string;
+let ops: string;
 let cloudPort: number;
 let forwarder: Server | undefined;
 
@@ -63,7 +64,7 @@ async function slash(text: string) {
 }
 
 async function readyz() {
-  const res = await request(`${base}/readyz`);
+  const res = await request(`${ops}/readyz`);
   return { status: res.statusCode, body: (await res.body.json()) as Record<string, unknown> };
 }
 
@@ -80,6 +81,7 @@ beforeAll(async () => {
     SLACK_SIGNING_SECRET: SECRET,
     SLACK_API_URL: slack.apiUrl,
     PORT: '0',
+    OPS_PORT: '0',
     REDIS_URL: redisUrl,
     LOG_LEVEL: 'info',
     CLOUD_API_URL: `http://127.0.0.1:${cloudPort}/api/v1alpha1`,
@@ -93,6 +95,7 @@ beforeAll(async () => {
   });
   const ready = await bot.waitForLog((r) => r.msg === 'gpuops ready', 30_000);
   base = `http://127.0.0.1:${ready.port}`;
+  ops = `http://127.0.0.1:${ready.opsPort}`;
 }, 60_000);
 
 afterAll(async () => {

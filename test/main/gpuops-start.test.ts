@@ -28,6 +28,7 @@ let redis: Redis;
 let redisUrl: string;
 let bot: GpuopsProcess;
 let base: string;
+let ops: string;
 
 function env(extra: Record<string, string> = {}): Record<string, string> {
   return {
@@ -35,6 +36,7 @@ function env(extra: Record<string, string> = {}): Record<string, string> {
     SLACK_SIGNING_SECRET: SECRET,
     SLACK_API_URL: slack.apiUrl,
     PORT: '0',
+    OPS_PORT: '0',
     REDIS_URL: redisUrl,
     LOG_LEVEL: 'info',
     CLOUD_API_URL: sim.info.cloudUrl,
@@ -80,8 +82,9 @@ async function channelJob(text: string, phase: 'Done' | 'Failed' = 'Done') {
   return { ts, message: slack.message(CHANNEL, ts)! };
 }
 
+/** The operations port (/healthz, /readyz, /metrics), which the Service does not expose. */
 async function get(path: string) {
-  const res = await request(`${base}${path}`);
+  const res = await request(`${ops}${path}`);
   return { status: res.statusCode, text: await res.body.text() };
 }
 
@@ -96,6 +99,7 @@ beforeAll(async () => {
   const ready = await bot.waitForLog((r) => r.msg === 'gpuops ready', 30_000);
   expect(ready).toMatchObject({ role: 'all', socketMode: false, shape: 'B' });
   base = `http://127.0.0.1:${ready.port}`;
+  ops = `http://127.0.0.1:${ready.opsPort}`;
 }, 60_000);
 
 afterAll(async () => {
@@ -129,6 +133,22 @@ describe('gpuops start', () => {
       status: 'ready',
       checks: { redis: 'ok', queue: 'ok', cloud: 'ok', platform: 'ok' },
     });
+  });
+
+  it('keeps /readyz and /metrics off the port Slack reaches; /healthz answers on both', async () => {
+    expect(ops).not.toBe(base);
+    const onPublic = async (path: string) => {
+      const res = await request(`${base}${path}`);
+      return { status: res.statusCode, text: await res.body.text() };
+    };
+    for (const path of ['/metrics', '/readyz']) {
+      const res = await onPublic(path);
+      expect(res.status).toBe(404);
+      expect(res.text).not.toContain('gpuops_commands_total');
+    }
+    expect((await onPublic('/healthz')).status).toBe(200);
+    expect(await get('/healthz')).toMatchObject({ status: 200 });
+    expect((await get('/metrics')).text).toContain('gpuops_commands_total');
   });
 
   it('retries a simulator fault and shows one final answer, with the instance running', async () => {
@@ -239,11 +259,12 @@ describe('gpuops web and gpuops worker as separate processes', () => {
       expect(webReady.role).toBe('web');
       expect(workerReady.role).toBe('worker');
       base = `http://127.0.0.1:${webReady.port}`;
+      ops = `http://127.0.0.1:${webReady.opsPort}`;
       const { responseUrl } = await slash('ls');
       const post = await responses.waitForPost((p) => responseUrl.endsWith(p.id), 10_000);
       expect(String(post.body.text)).toMatch(/Instances \(\d+\)/);
 
-      const workerBase = `http://127.0.0.1:${workerReady.port}`;
+      const workerBase = `http://127.0.0.1:${workerReady.opsPort}`;
       expect((await request(`${workerBase}/readyz`)).statusCode).toBe(200);
       const workerMetrics = await (await request(`${workerBase}/metrics`)).body.text();
       expect(workerMetrics).toContain('gpuops_jobs_total{name="ls",outcome="done"} 1');
@@ -302,7 +323,7 @@ describe('gpuops start with a bad configuration', () => {
   });
 
   it('exits 1 with a clear sentence when Slack refuses the bot token', async () => {
-    const child = spawnGpuops(['start'], env({ SLACK_BOT_TOKEN: 'xoxb-wrong', PORT: '0' }));
+    const child = spawnGpuops(['start'], env({ SLACK_BOT_TOKEN: 'xoxb-wrong', PORT: '0', OPS_PORT: '0' }));
     const exit = await child.exited;
     expect(exit.code).toBe(1);
     expect(child.stderr()).toContain('Slack refused SLACK_BOT_TOKEN (invalid_auth)');

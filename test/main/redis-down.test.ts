@@ -44,6 +44,7 @@ describe('the bot while its Redis is down', () => {
         SLACK_SIGNING_SECRET: SECRET,
         SLACK_API_URL: slack.apiUrl,
         PORT: '0',
+        OPS_PORT: '0',
         REDIS_URL: redis.url,
         CLOUD_API_URL: sim.info.cloudUrl,
         CLOUD_API_TOKEN: sim.info.cloudToken,
@@ -67,7 +68,7 @@ describe('the bot while its Redis is down', () => {
   const slash = (text: string) =>
     postSigned(`${base}/slack/events`, slashCommandBody({ text, channelId: CHANNEL }), { secret: SECRET });
   const readyz = async () => {
-    const res = await request(`${base}/readyz`);
+    const res = await request(`http://127.0.0.1:${bot.opsPort}/readyz`);
     return { status: res.statusCode, body: (await res.body.json()) as Record<string, unknown> };
   };
 
@@ -88,7 +89,7 @@ describe('the bot while its Redis is down', () => {
     expect(status).toBe(503);
     expect(body.status).toBe('unavailable');
     expect(String(body.reason)).toMatch(/^Redis does not answer PING .*check REDIS_URL/);
-    expect((await request(`${base}/healthz`)).statusCode).toBe(200);
+    expect((await request(`http://127.0.0.1:${bot.opsPort}/healthz`)).statusCode).toBe(200);
   });
 
   it('is ready again once Redis is back, with no trace of the refused request', async () => {

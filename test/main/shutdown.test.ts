@@ -43,6 +43,7 @@ describe('shutdown with a job still running after the grace period', () => {
         SLACK_SIGNING_SECRET: SECRET,
         SLACK_API_URL: slack.apiUrl,
         PORT: '0',
+        OPS_PORT: '0',
         REDIS_URL: redisUrl,
         CLOUD_API_URL: sim.info.cloudUrl,
         CLOUD_API_TOKEN: sim.info.cloudToken,

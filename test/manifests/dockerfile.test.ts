@@ -155,19 +155,21 @@ describe('Dockerfile', () => {
       await server?.close();
     });
 
-    it('asks /healthz, a route every role serves, and passes while the process answers', async () => {
+    it('asks /healthz on OPS_PORT, which every role serves, and passes while the process answers', async () => {
       expect(command()).toContain("'/healthz'");
       const [bin, flag, script] = command()
         .match(/^(node) (-e) "(.*)"$/)!
         .slice(1) as [string, string, string];
       const ok = await run(bin === 'node' ? process.execPath : bin, [flag, script], {
-        env: { PATH: process.env.PATH, PORT: String(server.port) },
+        env: { PATH: process.env.PATH, OPS_PORT: String(server.port) },
       });
       expect(ok.stderr).toBe('');
       // A port nobody listens on: the check fails (exit 1), so Docker marks the container unhealthy.
       await server.close();
       await expect(
-        run(process.execPath, [flag, script], { env: { PATH: process.env.PATH, PORT: String(server.port) } }),
+        run(process.execPath, [flag, script], {
+          env: { PATH: process.env.PATH, OPS_PORT: String(server.port) },
+        }),
       ).rejects.toMatchObject({ code: 1 });
     });
   });

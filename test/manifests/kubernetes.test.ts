@@ -50,17 +50,30 @@ describe('Kubernetes manifests', () => {
     expect(config.data.GPUOPS_POLICY).toBe('/etc/gpuops/policy.yaml');
   });
 
-  it('probe the routes the process serves, on the port it listens on, with a role the CLI knows', () => {
-    const port = Number(byKind('ConfigMap')[0].data.PORT);
+  it('probe the routes the process serves, on the operations port, with a role the CLI knows', () => {
+    const data = byKind('ConfigMap')[0].data;
+    const opsPort = Number(data.OPS_PORT);
+    expect(opsPort).not.toBe(Number(data.PORT));
     for (const d of gpuopsDeployments) {
       const c = d.spec.template.spec.containers[0];
       expect(['web', 'worker', 'start']).toContain(c.args[0]);
-      expect(c.ports[0].containerPort).toBe(port);
-      expect(c.readinessProbe.httpGet.path).toBe('/readyz');
-      expect(c.livenessProbe.httpGet.path).toBe('/healthz');
-      expect(c.readinessProbe.httpGet.port).toBe(c.ports[0].name);
+      const ops = c.ports.find((p: K8sObject) => p.containerPort === opsPort);
+      expect(ops).toBeDefined();
+      expect(c.readinessProbe.httpGet).toEqual({ path: '/readyz', port: ops.name });
+      expect(c.livenessProbe.httpGet).toEqual({ path: '/healthz', port: ops.name });
       expect(d.spec.template.spec.securityContext.runAsNonRoot).toBe(true);
     }
+  });
+
+  it('expose only the Slack port through the Service: /metrics and /readyz stay inside the cluster', () => {
+    const port = Number(byKind('ConfigMap')[0].data.PORT);
+    const service = byKind('Service').find((s) => s.metadata.name === 'gpuops-web');
+    const web = gpuopsDeployments.find((d) => d.metadata.name === 'gpuops-web');
+    const containerPorts = web.spec.template.spec.containers[0].ports;
+    const exposed = service.spec.ports.map(
+      (p: K8sObject) => containerPorts.find((c: K8sObject) => c.name === p.targetPort)?.containerPort,
+    );
+    expect(exposed).toEqual([port]);
   });
 
   it('scale the workers on their own and keep one of each role through disruptions', () => {

@@ -69,6 +69,12 @@ describe('loading the policy file', () => {
       'slurm.sudo',
     ]);
     expect(DEFAULT_POLICY.audit.retentionSeconds).toBe(30 * 86_400);
+    // Guests and other workspaces are refused until the policy lets them in.
+    expect(DEFAULT_POLICY.access).toEqual({
+      allowGuests: false,
+      allowOtherWorkspaces: false,
+      allowedTeams: [],
+    });
     const empty = join(dir, 'empty.yaml');
     await writeFile(empty, '# nothing yet\n');
     const loaded = await loadPolicy(empty);
@@ -213,6 +219,14 @@ describe('loading the policy file', () => {
       column: 3,
       at: 'approvals.lease.required_above_per_hour',
       rule: 'lease.required_above_per_hour is required: a number of US dollars per hour, such as 10 or 2.5',
+    },
+    {
+      name: 'a workspace that is not a team id',
+      text: 'access:\n  allow_guests: true\n  allowed_teams: [acme]\n',
+      line: 3,
+      column: 19,
+      at: 'access.allowed_teams[0]',
+      rule: 'a Slack workspace id starts with T, such as T012AB3CDE (auth.test or the workspace URL)',
     },
     {
       name: 'broken YAML',

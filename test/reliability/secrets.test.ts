@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInfraClient } from '../../src/cloud/index.js';
 import { staticToken } from '../../src/cloud/token-provider.js';
 import { until } from '../support/gpuops-process.js';
-import { interactionBody, postSigned, viewSubmissionPayload } from '../support/slack-driver.js';
+import { filledValues, interactionBody, postSigned, viewSubmissionPayload } from '../support/slack-driver.js';
 import type { Bot, Rig } from './support/reliability-rig.js';
 import {
   finalOf,
@@ -95,25 +95,13 @@ describe('secrets after a full run', () => {
       block_id?: string;
       element?: { type: string; action_id: string };
     }>;
-    const field = (block: string, value: string) => {
-      const element = blocks.find((b) => b.block_id === block)?.element;
-      if (!element) return {};
-      const picked = { text: { type: 'plain_text', text: value }, value };
-      return {
-        [block]: {
-          [element.action_id]: element.type.includes('select')
-            ? { type: element.type, selected_option: picked }
-            : { type: element.type, value },
-        },
-      };
-    };
     const submitted = rig.slack.mark();
     const response = await postSigned(
       bot.url,
       interactionBody(
         viewSubmissionPayload({
           callbackId: String(view.view.callback_id),
-          values: { ...field('name', 'sec-1'), ...field('type', TYPE), ...field('user_data', userData) },
+          values: filledValues(blocks, { name: 'sec-1', type: TYPE, user_data: userData }),
           privateMetadata: String(view.view.private_metadata),
           viewId: view.id,
           blocks,

@@ -42,6 +42,7 @@ import { createWorker } from '../../src/workers/create-worker.js';
 import type { WorkerDeps } from '../../src/workers/worker-deps.js';
 import { OPEN_TEST_POLICY } from './guardrails.js';
 import {
+  DEFAULTS,
   interactionBody,
   postSigned,
   ResponseUrlServer,
@@ -264,6 +265,8 @@ export async function startBotStack(options: BotStackOptions = {}): Promise<BotS
       defaultProjectId: sim.info.projectId,
       sealer,
       guardrails,
+      // As auth.test tells the composition root: the workspace the driver's requests come from.
+      botTeamId: DEFAULTS.teamId,
     },
   );
   // Only tests of the guardrails get the expiry's scheduler job: the others count the queue's jobs.

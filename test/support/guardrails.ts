@@ -19,6 +19,10 @@ export const OPEN_TEST_POLICY: Policy = parsePolicy(
     '  always: []',
     '  unknown_price: allow',
     '  threshold_per_hour: 1000000',
+    // Guests and other workspaces are the subject of their own tests (test/e2e/workspace-access.test.ts).
+    'access:',
+    '  allow_guests: true',
+    '  allow_other_workspaces: true',
   ].join('\n'),
   'open-test-policy.yaml',
 );

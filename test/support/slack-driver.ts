@@ -187,6 +187,25 @@ export function viewSubmissionPayload(options: ViewSubmissionOptions): Record<st
   };
 }
 
+/** A modal's state.values as Slack sends them: each value typed or picked in the block of that id. */
+export function filledValues(
+  blocks: ReadonlyArray<{ block_id?: string; element?: { type: string; action_id: string } }>,
+  fields: Readonly<Record<string, string>>,
+): Record<string, Record<string, unknown>> {
+  const values: Record<string, Record<string, unknown>> = {};
+  for (const [block, value] of Object.entries(fields)) {
+    const element = blocks.find((b) => b.block_id === block)?.element;
+    if (!element) continue;
+    const picked = { text: { type: 'plain_text', text: value }, value };
+    values[block] = {
+      [element.action_id]: element.type.includes('select')
+        ? { type: element.type, selected_option: picked }
+        : { type: element.type, value },
+    };
+  }
+  return values;
+}
+
 /** Interactivity bodies are form-encoded with the JSON in one `payload` field. */
 export function interactionBody(payload: Readonly<Record<string, unknown>>): string {
   return new URLSearchParams({ payload: JSON.stringify(payload) }).toString();

@@ -106,9 +106,34 @@ function contextBlock(request: ApprovalRequest<GpuCommand>, extra: readonly stri
   return { type: 'context', elements: [{ type: 'mrkdwn', text: clip(parts.join(' · '), 2900) }] };
 }
 
+/** The reason src/policy/decide.ts gives a request that waits because of its price. */
+const ABOVE_THRESHOLD = /^It costs about .* that needs no approval\.$/;
+
+/** On a request that waits because of what it costs, Approve asks "this costs …, approve?" first. */
+function costConfirm(request: Partial<Pick<ApprovalRequest<GpuCommand>, 'cost' | 'reasons'>>) {
+  const cost = request.cost;
+  if (!cost?.known || !request.reasons?.some((r) => ABOVE_THRESHOLD.test(r))) return {};
+  return {
+    confirm: {
+      title: { type: 'plain_text' as const, text: 'Approve this cost?' },
+      text: {
+        type: 'mrkdwn' as const,
+        text: clip(
+          `This runs machines costing about *${escapeText(formatCost(cost))}*, above the amount that needs no approval.`,
+          300,
+        ),
+      },
+      confirm: { type: 'plain_text' as const, text: 'Approve' },
+      deny: { type: 'plain_text' as const, text: 'Cancel' },
+      style: 'primary' as const,
+    },
+  };
+}
+
 /** The Approve and Deny buttons of one request. */
 export function decisionButtons(
-  request: Pick<ApprovalRequest<GpuCommand>, 'id'>,
+  request: Pick<ApprovalRequest<GpuCommand>, 'id'> &
+    Partial<Pick<ApprovalRequest<GpuCommand>, 'cost' | 'reasons'>>,
   blockId?: string,
 ): KnownBlock {
   return {
@@ -121,6 +146,7 @@ export function decisionButtons(
         text: { type: 'plain_text', text: 'Approve' },
         style: 'primary',
         value: request.id,
+        ...costConfirm(request),
       },
       {
         type: 'button',

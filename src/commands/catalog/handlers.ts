@@ -15,6 +15,7 @@ import { escapeText } from '../../render/job-message.js';
 import type { Handlers } from '../kit/handler.js';
 import { classifyFailure, PermanentJobError } from '../kit/job-errors.js';
 import type { JobRun, Outcome } from '../kit/job-run.js';
+import { pagedList } from '../kit/paged-list.js';
 import { requirePlatform } from '../kit/require-platform.js';
 
 /** Where the price list is the only source and it is not configured: what an admin can do. */
@@ -43,7 +44,11 @@ export async function listCapacity(run: JobRun): Promise<Outcome> {
   const lines = types.map((t) => capacityLine(t, pricesKnown));
   const available = types.filter(isOffered).length;
   const verb = source === 'capacity' ? 'available' : 'offered';
-  const { blocks } = listBlocks(`Capacity (${available} of ${types.length} types ${verb})`, lines);
+  const { blocks } = pagedList(
+    run.data.command,
+    `Capacity (${available} of ${types.length} types ${verb})`,
+    lines,
+  );
   const notes: string[] = [];
   if (source === 'price-list') notes.push(PRICE_LIST_NOTE);
   if (!run.deps.platform) {

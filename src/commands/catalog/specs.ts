@@ -1,14 +1,14 @@
-import { noArgs, simple } from '../schema-kit.js';
+import { noArgs, paged, pagedNoArgs, simple } from '../schema-kit.js';
 import { defineCommand } from '../spec.js';
 
 const capacity = defineCommand({
   kind: 'capacity',
   group: 'catalog',
-  usage: '/gpu capacity',
+  usage: '/gpu capacity [--page N]',
   summary: 'what can be ordered now per instance type (free machines where the cloud lists them)',
   example: '/gpu capacity',
-  schema: simple('capacity'),
-  parse: noArgs('capacity'),
+  schema: paged('capacity'),
+  parse: pagedNoArgs('capacity'),
   delivery: 'ephemeral',
   operationClass: 'read',
   // Every shape: the capacity listing where the cloud has one, else the platform API's price list.

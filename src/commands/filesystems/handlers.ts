@@ -1,16 +1,20 @@
 import { CloudApiError, CloudNotFoundError, type Filesystem } from '../../cloud/index.js';
 import { filesystemDetailBlocks, filesystemLine } from '../../render/filesystems.js';
-import { listBlocks } from '../../render/instances.js';
 import type { Handlers } from '../kit/handler.js';
 import { PermanentJobError } from '../kit/job-errors.js';
 import type { JobRun, Outcome } from '../kit/job-run.js';
+import { pagedList } from '../kit/paged-list.js';
 import { resolveRef } from '../kit/resolve.js';
 import type { CommandOf } from '../registry.js';
 
 export async function listFilesystems(run: JobRun): Promise<Outcome> {
   const all = await run.deps.cloud.listFilesystems(run.call);
   all.sort((a, b) => a.name.localeCompare(b.name));
-  const { text, blocks } = listBlocks(`Filesystems (${all.length})`, all.map(filesystemLine));
+  const { text, blocks } = pagedList(
+    run.data.command,
+    `Filesystems (${all.length})`,
+    all.map(filesystemLine),
+  );
   return { detail: text, result: blocks };
 }
 

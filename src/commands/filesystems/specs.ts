@@ -1,17 +1,17 @@
 import { z } from 'zod';
 import { checkSize, SIZE_RULE } from '../../cloud/rules.js';
 import { type ArgReader, shown } from '../arg-reader.js';
-import { lookupNeed, name, noArgs, onName, ruled, simple } from '../schema-kit.js';
+import { lookupNeed, name, onName, paged, pagedNoArgs, ruled } from '../schema-kit.js';
 import { defineCommand } from '../spec.js';
 
 const fs = defineCommand({
   kind: 'fs',
   group: 'fs',
-  usage: '/gpu fs',
+  usage: '/gpu fs [--page N]',
   summary: 'list filesystems',
   example: '/gpu fs',
-  schema: simple('fs'),
-  parse: noArgs('fs'),
+  schema: paged('fs'),
+  parse: pagedNoArgs('fs'),
   delivery: 'ephemeral',
   operationClass: 'read',
   needs: ['listFilesystems'],

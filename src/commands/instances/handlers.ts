@@ -1,9 +1,10 @@
 import { CloudConflictError, CloudNotFoundError, type Instance } from '../../cloud/index.js';
-import { instanceDetailBlocks, instanceLine, listBlocks } from '../../render/instances.js';
+import { instanceDetailBlocks, instanceLine } from '../../render/instances.js';
 import { recordInstanceOwner } from '../../store/instance-owners.js';
 import type { Handlers } from '../kit/handler.js';
 import { PermanentJobError } from '../kit/job-errors.js';
 import type { JobRun, Outcome } from '../kit/job-run.js';
+import { pagedList } from '../kit/paged-list.js';
 import { pickByRef, resolveRef } from '../kit/resolve.js';
 import { sealedInput } from '../kit/sealed-input.js';
 import { waitFor } from '../kit/wait-for.js';
@@ -59,7 +60,11 @@ function settled(instance: Instance, verb: string): Outcome {
 export async function listInstances(run: JobRun): Promise<Outcome> {
   const instances = await run.deps.cloud.listInstances(run.call);
   instances.sort((a, b) => a.name.localeCompare(b.name));
-  const { text, blocks } = listBlocks(`Instances (${instances.length})`, instances.map(instanceLine));
+  const { text, blocks } = pagedList(
+    run.data.command,
+    `Instances (${instances.length})`,
+    instances.map(instanceLine),
+  );
   return { detail: text, result: blocks };
 }
 

@@ -3,7 +3,7 @@ import { checkImageRef, DEFAULT_IMAGE, toImageRef } from '../../cloud/rules.js';
 import { estimateMachines, type UnknownCost } from '../../pricing/cost.js';
 import { type ArgReader, shown } from '../arg-reader.js';
 import { createInstanceForm } from '../forms/create-instance-modal.js';
-import { isId, lookupNeed, modal, name, noArgs, onName, ruled, simple, tags } from '../schema-kit.js';
+import { isId, lookupNeed, modal, name, onName, paged, pagedNoArgs, ruled, tags } from '../schema-kit.js';
 import { defineCommand } from '../spec.js';
 import { checkTagKey, checkTagValue } from '../value-rules.js';
 
@@ -17,11 +17,13 @@ const unknownType = (what: string): UnknownCost => ({
 const ls = defineCommand({
   kind: 'ls',
   group: 'instances',
-  usage: '/gpu ls',
+  usage: '/gpu ls [--page N]',
   summary: 'list the instances of the project',
   example: '/gpu ls',
-  schema: simple('ls'),
-  parse: noArgs('ls'),
+  schema: paged('ls'),
+  parse: pagedNoArgs('ls'),
+  notes:
+    'A list longer than 20 lines shows one page at a time, with Previous and Next buttons under it: a press lists that page again, as the person who pressed, in place of the list. `--page N` asks for a page directly. Every list whose usage shows `[--page N]` works the same.',
   delivery: 'ephemeral',
   operationClass: 'read',
   needs: ['listInstances'],

@@ -6,7 +6,6 @@ import {
   k8sPoolReadiness,
   k8sStatus,
 } from '../../render/clusters.js';
-import { listBlocks } from '../../render/instances.js';
 import { escapeText } from '../../render/job-message.js';
 import {
   addPool,
@@ -20,6 +19,7 @@ import {
 import type { Handlers } from '../kit/handler.js';
 import { PermanentJobError } from '../kit/job-errors.js';
 import type { JobRun, Outcome } from '../kit/job-run.js';
+import { pagedList } from '../kit/paged-list.js';
 import { resolveRef } from '../kit/resolve.js';
 import { sealedInput } from '../kit/sealed-input.js';
 import { waitFor } from '../kit/wait-for.js';
@@ -93,7 +93,8 @@ async function waitForCluster(
 
 export async function listK8sClusters(run: JobRun): Promise<Outcome> {
   const clusters = (await run.deps.cloud.listK8sClusters(run.call)).sort(byName);
-  const { text, blocks } = listBlocks(
+  const { text, blocks } = pagedList(
+    run.data.command,
     `Kubernetes clusters (${clusters.length})`,
     clusters.map(k8sClusterLine),
   );
@@ -192,7 +193,8 @@ export async function labelK8sCluster(run: JobRun, command: CommandOf<'k8s.label
 export async function listK8sPools(run: JobRun, command: CommandOf<'k8s.pools'>): Promise<Outcome> {
   const cluster = await resolveCluster(run, command.cluster);
   const pools = await poolsOf(run, cluster);
-  const { text, blocks } = listBlocks(
+  const { text, blocks } = pagedList(
+    command,
     `Node pools of ${cluster.name} (${pools.length})`,
     pools.map(k8sPoolLine),
   );

@@ -5,6 +5,8 @@ import {
   CLUSTER_ARG,
   clusterNeed,
   onCluster,
+  onClusterPaged,
+  pagedCluster,
   parsePoolAdd,
   parsePoolRm,
   poolAddSchema,
@@ -16,7 +18,7 @@ import {
 import { k8sClusterForm } from '../forms/k8s-cluster-modal.js';
 import { k8sRegisterForm } from '../forms/k8s-register-modal.js';
 import { k8sPoolForm } from '../forms/node-pool-modal.js';
-import { labelMap, modal, name, noArgs, ruled, simple } from '../schema-kit.js';
+import { labelMap, modal, name, paged, pagedNoArgs, ruled } from '../schema-kit.js';
 import { defineCommand } from '../spec.js';
 import { checkLabelKey, checkLabelValue } from '../value-rules.js';
 
@@ -25,11 +27,11 @@ const version = ruled(checkK8sVersion, K8S_VERSION_RULE);
 const ls = defineCommand({
   kind: 'k8s.ls',
   group: 'k8s',
-  usage: '/gpu k8s ls',
+  usage: '/gpu k8s ls [--page N]',
   summary: 'list Kubernetes clusters',
   example: '/gpu k8s ls',
-  schema: simple('k8s.ls'),
-  parse: noArgs('k8s.ls'),
+  schema: paged('k8s.ls'),
+  parse: pagedNoArgs('k8s.ls'),
   delivery: 'ephemeral',
   operationClass: 'read',
   needs: ['listK8sClusters'],
@@ -167,11 +169,11 @@ const label = defineCommand({
 const pools = defineCommand({
   kind: 'k8s.pools',
   group: 'k8s',
-  usage: '/gpu k8s pools <cluster>',
+  usage: '/gpu k8s pools <cluster> [--page N]',
   summary: 'list the node pools of a cluster',
   example: '/gpu k8s pools prod',
-  schema: onCluster('k8s.pools'),
-  parse: (r) => ({ kind: 'k8s.pools', cluster: r.onlyName(CLUSTER_ARG) }),
+  schema: onClusterPaged('k8s.pools'),
+  parse: pagedCluster('k8s.pools'),
   delivery: 'ephemeral',
   operationClass: 'read',
   needs: ['listK8sNodePools'],

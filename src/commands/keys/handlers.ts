@@ -1,9 +1,9 @@
 import { CloudBadRequestError, CloudNotFoundError, type SshKey } from '../../cloud/index.js';
-import { listBlocks } from '../../render/instances.js';
 import { keyAddedBlocks, keyLine, shortKey } from '../../render/ssh-keys.js';
 import type { Handlers } from '../kit/handler.js';
 import { PermanentJobError } from '../kit/job-errors.js';
 import type { JobRun, Outcome } from '../kit/job-run.js';
+import { pagedList } from '../kit/paged-list.js';
 import { requirePlatform } from '../kit/require-platform.js';
 import type { CommandOf } from '../registry.js';
 
@@ -27,7 +27,7 @@ export async function listKeys(run: JobRun): Promise<Outcome> {
   const lines = keys.map((k, i) =>
     keyLine({ name: k.name, publicKey: k.public_key, ownerId: owners[i]?.userId }),
   );
-  const { text, blocks } = listBlocks(`SSH keys on the account (${keys.length})`, lines);
+  const { text, blocks } = pagedList(run.data.command, `SSH keys on the account (${keys.length})`, lines);
   return { detail: text, result: blocks };
 }
 

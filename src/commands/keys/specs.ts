@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { checkSshPublicKey, parseSshPublicKey } from '../../cloud/rules.js';
 import { type ArgReader, stripOuterQuotes } from '../arg-reader.js';
 import { sshKeyForm } from '../forms/ssh-key-modal.js';
-import { modal, name, noArgs, onName, ruled, simple } from '../schema-kit.js';
+import { modal, name, onName, paged, pagedNoArgs, ruled } from '../schema-kit.js';
 import { defineCommand } from '../spec.js';
 
 // SSH keys live on the platform API, which every shape has: no infrastructure operation needed.
@@ -10,11 +10,11 @@ import { defineCommand } from '../spec.js';
 const keys = defineCommand({
   kind: 'keys',
   group: 'catalog',
-  usage: '/gpu keys',
+  usage: '/gpu keys [--page N]',
   summary: 'SSH public keys on the account and who added them',
   example: '/gpu keys',
-  schema: simple('keys'),
-  parse: noArgs('keys'),
+  schema: paged('keys'),
+  parse: pagedNoArgs('keys'),
   delivery: 'ephemeral',
   operationClass: 'read',
   needs: [],

@@ -1,9 +1,9 @@
 import { UUID } from '../../cloud/rules.js';
-import { listBlocks } from '../../render/instances.js';
 import { escapeText } from '../../render/job-message.js';
 import type { Handlers } from '../kit/handler.js';
 import { PermanentJobError } from '../kit/job-errors.js';
 import type { JobRun, Outcome } from '../kit/job-run.js';
+import { pagedList } from '../kit/paged-list.js';
 import { pickByRef } from '../kit/resolve.js';
 import type { CommandOf } from '../registry.js';
 
@@ -13,7 +13,7 @@ export async function listProjects(run: JobRun): Promise<Outcome> {
   const lines = projects
     .sort((a, b) => a.name.localeCompare(b.name))
     .map((p) => `${p.id === current ? ':round_pushpin: ' : ''}*${escapeText(p.name)}* · \`${p.id}\``);
-  const { text, blocks } = listBlocks(`Projects (${projects.length})`, lines);
+  const { text, blocks } = pagedList(run.data.command, `Projects (${projects.length})`, lines);
   return { detail: text, result: blocks };
 }
 

@@ -1,14 +1,14 @@
-import { lookupNeed, noArgs, onName, simple } from '../schema-kit.js';
+import { lookupNeed, noArgs, onName, paged, pagedNoArgs, simple } from '../schema-kit.js';
 import { defineCommand, defineDirectCommand } from '../spec.js';
 
 const projects = defineCommand({
   kind: 'projects',
   group: 'basics',
-  usage: '/gpu projects',
+  usage: '/gpu projects [--page N]',
   summary: 'list the projects of the account',
   example: '/gpu projects',
-  schema: simple('projects'),
-  parse: noArgs('projects'),
+  schema: paged('projects'),
+  parse: pagedNoArgs('projects'),
   delivery: 'ephemeral',
   operationClass: 'read',
   needs: ['listProjects'],

@@ -14,7 +14,6 @@ import {
   slurmPoolReadiness,
   slurmUserLine,
 } from '../../render/clusters.js';
-import { listBlocks } from '../../render/instances.js';
 import {
   addPool,
   createOnce,
@@ -27,6 +26,7 @@ import {
 import type { Handlers } from '../kit/handler.js';
 import { PermanentJobError } from '../kit/job-errors.js';
 import type { JobRun, Outcome } from '../kit/job-run.js';
+import { pagedList } from '../kit/paged-list.js';
 import { usernameFromSlackUser } from '../kit/posix-username.js';
 import { resolveRef } from '../kit/resolve.js';
 import { waitFor } from '../kit/wait-for.js';
@@ -74,7 +74,11 @@ async function poolsOf(run: JobRun, clusterId: string): Promise<SlurmNodePool[]>
 
 export async function listSlurmClusters(run: JobRun): Promise<Outcome> {
   const clusters = (await run.deps.cloud.listSlurmClusters(run.call)).sort(byName);
-  const { text, blocks } = listBlocks(`Slurm clusters (${clusters.length})`, clusters.map(slurmClusterLine));
+  const { text, blocks } = pagedList(
+    run.data.command,
+    `Slurm clusters (${clusters.length})`,
+    clusters.map(slurmClusterLine),
+  );
   return { detail: text, result: blocks };
 }
 
@@ -137,7 +141,7 @@ export async function listSlurmPools(run: JobRun, command: CommandOf<'slurm.pool
   const title = perCluster
     ? `Node pools of ${cluster.name} (${pools.length})`
     : `Slurm node pools of this project (${pools.length})`;
-  const { text, blocks } = listBlocks(title, pools.map(slurmPoolLine));
+  const { text, blocks } = pagedList(run.data.command, title, pools.map(slurmPoolLine));
   if (!perCluster)
     blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: POOLS_OF_PROJECT_NOTE }] });
   return { detail: text, result: blocks };
@@ -173,7 +177,11 @@ export async function listSlurmUsers(run: JobRun, command: CommandOf<'slurm.user
   const users = (await run.deps.cloud.listSlurmUsers({ clusterId: cluster.id }, run.call)).sort((a, b) =>
     a.username.localeCompare(b.username),
   );
-  const { text, blocks } = listBlocks(`Users of ${cluster.name} (${users.length})`, users.map(slurmUserLine));
+  const { text, blocks } = pagedList(
+    command,
+    `Users of ${cluster.name} (${users.length})`,
+    users.map(slurmUserLine),
+  );
   return { detail: text, result: blocks };
 }
 

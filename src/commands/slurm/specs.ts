@@ -5,6 +5,8 @@ import {
   CLUSTER_ARG,
   clusterNeed,
   onCluster,
+  onClusterPaged,
+  pagedCluster,
   parsePoolAdd,
   parsePoolRm,
   poolAddSchema,
@@ -16,7 +18,7 @@ import {
 import { slurmPoolForm } from '../forms/node-pool-modal.js';
 import { slurmClusterForm } from '../forms/slurm-cluster-modal.js';
 import { slurmUserForm } from '../forms/slurm-user-modal.js';
-import { modal, name, noArgs, ruled, simple } from '../schema-kit.js';
+import { modal, name, paged, pagedNoArgs, ruled } from '../schema-kit.js';
 import { defineCommand } from '../spec.js';
 
 const username = ruled(checkUsername, USERNAME_RULE);
@@ -24,11 +26,11 @@ const username = ruled(checkUsername, USERNAME_RULE);
 const ls = defineCommand({
   kind: 'slurm.ls',
   group: 'slurm',
-  usage: '/gpu slurm ls',
+  usage: '/gpu slurm ls [--page N]',
   summary: 'list Slurm clusters',
   example: '/gpu slurm ls',
-  schema: simple('slurm.ls'),
-  parse: noArgs('slurm.ls'),
+  schema: paged('slurm.ls'),
+  parse: pagedNoArgs('slurm.ls'),
   delivery: 'ephemeral',
   operationClass: 'read',
   needs: ['listSlurmClusters'],
@@ -90,11 +92,11 @@ const rm = defineCommand({
 const pools = defineCommand({
   kind: 'slurm.pools',
   group: 'slurm',
-  usage: '/gpu slurm pools <cluster>',
+  usage: '/gpu slurm pools <cluster> [--page N]',
   summary: 'list the node pools of a cluster',
   example: '/gpu slurm pools hpc',
-  schema: onCluster('slurm.pools'),
-  parse: (r) => ({ kind: 'slurm.pools', cluster: r.onlyName(CLUSTER_ARG) }),
+  schema: onClusterPaged('slurm.pools'),
+  parse: pagedCluster('slurm.pools'),
   delivery: 'ephemeral',
   operationClass: 'read',
   needs: ['listSlurmNodePools'],
@@ -135,11 +137,11 @@ const poolRm = defineCommand({
 const users = defineCommand({
   kind: 'slurm.users',
   group: 'slurm',
-  usage: '/gpu slurm users <cluster>',
+  usage: '/gpu slurm users <cluster> [--page N]',
   summary: 'list the users of a cluster',
   example: '/gpu slurm users hpc',
-  schema: onCluster('slurm.users'),
-  parse: (r) => ({ kind: 'slurm.users', cluster: r.onlyName(CLUSTER_ARG) }),
+  schema: onClusterPaged('slurm.users'),
+  parse: pagedCluster('slurm.users'),
   delivery: 'ephemeral',
   operationClass: 'read',
   needs: ['listSlurmUsers'],

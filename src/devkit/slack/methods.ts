@@ -100,8 +100,10 @@ export function slackMethods(state: SlackState): Readonly<Record<string, Handler
         ok: true,
         user: {
           id: user.id,
-          team_id: state.teamId,
+          team_id: user.team_id ?? state.teamId,
           name: user.name,
+          is_restricted: user.is_restricted ?? user.is_ultra_restricted ?? false,
+          is_ultra_restricted: user.is_ultra_restricted ?? false,
           real_name: user.real_name ?? '',
           deleted: user.deleted ?? false,
           is_bot: user.is_bot ?? false,

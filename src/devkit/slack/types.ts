@@ -11,6 +11,12 @@ export interface FakeUser {
   readonly is_bot?: boolean;
   readonly deleted?: boolean;
   readonly tz?: string;
+  /** Home workspace; default the fake's own. Another one is a Slack Connect member of a shared channel. */
+  readonly team_id?: string;
+  /** Multi-channel guest. */
+  readonly is_restricted?: boolean;
+  /** Single-channel guest (Slack sets is_restricted too). */
+  readonly is_ultra_restricted?: boolean;
 }
 
 export interface FakeSlackOptions {

@@ -106,6 +106,7 @@ export async function startRig(options: RigOptions = {}): Promise<Rig> {
     SLACK_SIGNING_SECRET: SIGNING_SECRET,
     SLACK_API_URL: slack.apiUrl,
     PORT: '0',
+    OPS_PORT: '0',
     REDIS_URL: redisServer.url,
     LOG_LEVEL: 'info',
     CLOUD_API_URL: sim.info.cloudUrl,

@@ -1,0 +1,88 @@
+import type { AnyMiddlewareArgs, Middleware } from '@slack/bolt';
+import { mayUse, needsStanding } from '../policy/workspace-access.js';
+import type { SlackDeps } from './slack-deps.js';
+import { standingOf } from './user-standing.js';
+
+// Before every listener: a slash command, a button press or a form submission from a guest or from
+// another workspace is refused with a sentence (unless the policy's access section allows it), so no
+// listener, approval included, ever sees it. Events and options requests pass: they act for no one.
+
+type Args = AnyMiddlewareArgs & {
+  ack?: (answer?: unknown) => Promise<void>;
+  respond?: (answer: Record<string, unknown>) => Promise<unknown>;
+  next: () => Promise<void>;
+};
+
+interface Caller {
+  readonly kind: 'command' | 'action' | 'view';
+  readonly userId: string;
+  readonly teamId: string | undefined;
+}
+
+function callerOf(body: Record<string, unknown>): Caller | undefined {
+  if (typeof body.command === 'string' && typeof body.user_id === 'string') {
+    return { kind: 'command', userId: body.user_id, teamId: body.team_id as string | undefined };
+  }
+  const user = body.user as { id?: string; team_id?: string } | undefined;
+  const team = (body.team as { id?: string } | null | undefined)?.id;
+  if (!user?.id) return undefined;
+  if (body.type === 'block_actions') return { kind: 'action', userId: user.id, teamId: user.team_id ?? team };
+  if (body.type === 'view_submission') return { kind: 'view', userId: user.id, teamId: user.team_id ?? team };
+  return undefined;
+}
+
+const COULD_NOT_CHECK = (why: string) =>
+  `I could not check your Slack account just now (Slack answered "${why}"), so nothing was done. Please try again in a minute.`;
+
+async function refuse(args: Args, caller: Caller, text: string): Promise<void> {
+  if (caller.kind === 'command') {
+    await args.ack?.({ response_type: 'ephemeral', text });
+    return;
+  }
+  if (caller.kind === 'view') {
+    await args.ack?.({
+      response_action: 'update',
+      view: {
+        type: 'modal',
+        title: { type: 'plain_text', text: 'gpuops' },
+        blocks: [{ type: 'section', text: { type: 'mrkdwn', text } }],
+      },
+    });
+    return;
+  }
+  await args.ack?.();
+  await args.respond?.({ response_type: 'ephemeral', replace_original: false, text }).catch(() => {});
+}
+
+export function accessGate(deps: SlackDeps, botTeamId: string | undefined): Middleware<AnyMiddlewareArgs> {
+  const { policy } = deps.guardrails;
+  return async (raw) => {
+    const args = raw as Args;
+    const caller = callerOf(args.body as unknown as Record<string, unknown>);
+    if (!caller) return args.next();
+    let guest: boolean | undefined;
+    let homeTeamId: string | undefined;
+    if (needsStanding(policy, botTeamId)) {
+      const standing = await standingOf(
+        { client: deps.client, store: deps.store, log: deps.log },
+        caller.userId,
+      ).catch(() => ({ unreadable: 'Redis did not answer' }));
+      if (typeof standing === 'object' && 'unreadable' in standing) {
+        // Unchecked is refused: a guest must not get in because Slack was slow.
+        if (!policy.access.allowGuests) return refuse(args, caller, COULD_NOT_CHECK(standing.unreadable));
+      } else if (standing !== 'unknown') {
+        guest = standing.guest;
+        homeTeamId = standing.teamId;
+      }
+    }
+    const check = mayUse(policy, botTeamId, { teamId: caller.teamId, guest, homeTeamId });
+    if (!check.allowed) {
+      deps.log.info(
+        { userId: caller.userId, teamId: caller.teamId, kind: caller.kind },
+        'refused: guest or other workspace',
+      );
+      return refuse(args, caller, check.message);
+    }
+    return args.next();
+  };
+}

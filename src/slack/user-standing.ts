@@ -1,0 +1,61 @@
+import type { WebClient } from '@slack/web-api';
+import { withDeadline } from '../commands/kit/with-deadline.js';
+import type { Logger } from '../log/logger.js';
+import type { Store } from '../store/store.js';
+
+// Whether a person is a guest, and of which workspace, from users.info (is_restricted: multi-channel
+// guest, is_ultra_restricted: single-channel guest). Cached in Redis for five minutes, shared by every
+// replica like the user groups, and fetched at most once at a time per person per process.
+
+export const STANDING_CACHE_SECONDS = 300;
+
+export interface Standing {
+  readonly guest: boolean;
+  /** The person's home workspace, where users.info says it. */
+  readonly teamId?: string;
+}
+
+/** `unknown`: Slack does not know the id (user_not_found); `unreadable`: users.info did not answer. */
+export type StandingAnswer = Standing | 'unknown' | { readonly unreadable: string };
+
+export interface StandingDeps {
+  readonly client: WebClient;
+  readonly store: Store;
+  readonly log: Logger;
+}
+
+const inFlight = new Map<string, Promise<StandingAnswer>>();
+const cacheName = (userId: string) => `standing:${userId}`;
+
+async function fetchStanding(deps: StandingDeps, userId: string): Promise<StandingAnswer> {
+  try {
+    const answer = await withDeadline(deps.client.users.info({ user: userId }), 1_500, 'Slack users.info');
+    const user = answer.user;
+    const standing: Standing = {
+      guest: Boolean(user?.is_restricted || user?.is_ultra_restricted),
+      ...(user?.team_id ? { teamId: user.team_id } : {}),
+    };
+    void deps.store.putCache(cacheName(userId), standing, STANDING_CACHE_SECONDS).catch(() => {});
+    return standing;
+  } catch (err) {
+    const code = (err as { data?: { error?: string } }).data?.error;
+    if (code === 'user_not_found') return 'unknown';
+    deps.log.warn({ err, userId }, 'could not read whether a person is a guest');
+    return { unreadable: code ?? 'no answer' };
+  }
+}
+
+export async function standingOf(deps: StandingDeps, userId: string): Promise<StandingAnswer> {
+  // Redis down is not a reason to refuse: Slack is asked, and the listener then says Redis is down.
+  const cached = await withDeadline(deps.store.cached<Standing>(cacheName(userId)), 1_000, 'Redis').catch(
+    () => undefined,
+  );
+  if (cached) return cached.value;
+  const key = `${deps.store.prefix}\u0000${userId}`;
+  let pending = inFlight.get(key);
+  if (!pending) {
+    pending = fetchStanding(deps, userId).finally(() => inFlight.delete(key));
+    inFlight.set(key, pending);
+  }
+  return pending;
+}

@@ -1,0 +1,110 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { APPROVE_ACTION } from '../../src/commands/approvals/render.js';
+import { parsePolicy } from '../../src/policy/load-policy.js';
+import { type BotStack, startBotStack } from '../support/bot-stack.js';
+import { blockActionsPayload } from '../support/slack-driver.js';
+import {
+  askForApproval,
+  buttonsOf,
+  primeCatalog,
+  REQUEST_CHANNEL,
+  requestJobsInQueue,
+  stored,
+} from './guardrails-kit.js';
+
+// The built-in access rules: no approvers, no admins, everyone an operator, as with no policy file.
+// Members of the bot's workspace (T0FAKE) may ask and approve; a guest (users.info is_restricted) and
+// a Slack Connect member of a shared channel (another team) are refused, by command and by button,
+// before any listener acts. A costly request's Approve asks to confirm the cost first.
+
+const POLICY = parsePolicy(`
+approvals:
+  threshold_per_hour: 10
+pricing:
+  types:
+    cpu.16x: { gpu_type: CPU, gpu_count: 0 }
+`);
+
+const GUEST = 'U0GUEST';
+const EXTERNAL = 'U0EXT';
+const OTHER_TEAM = 'T0OTHER';
+
+describe('guests and other workspaces, built-in access rules', () => {
+  let stack: BotStack;
+
+  beforeAll(async () => {
+    stack = await startBotStack({ shape: 'B', policy: POLICY });
+    stack.slack.setUser({ id: GUEST, name: 'guest', is_restricted: true });
+    stack.slack.setUser({ id: EXTERNAL, name: 'ext', team_id: OTHER_TEAM });
+    await primeCatalog(stack);
+  });
+
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  /** A press on the card's Approve as someone, from a team; the answer that came on its response_url. */
+  async function approveAs(
+    pending: Awaited<ReturnType<typeof askForApproval>>,
+    userId: string,
+    teamId?: string,
+  ) {
+    const responseUrl = stack.responses.newUrl();
+    const response = await stack.interact(
+      blockActionsPayload({
+        actionId: APPROVE_ACTION,
+        value: pending.approvalId,
+        text: 'Approve',
+        userId,
+        ...(teamId ? { teamId } : {}),
+        channelId: pending.cardChannel,
+        message: { ts: pending.card.ts, text: pending.card.text ?? '', blocks: pending.card.blocks ?? [] },
+        responseUrl,
+      }),
+    );
+    expect(response.status).toBe(200);
+    return stack.responses.waitForPost((p) => responseUrl.endsWith(p.id), 5_000);
+  }
+
+  it('refuses a guest’s command with what to do, and queues nothing', async () => {
+    const { response } = await stack.command('ls', { userId: GUEST, channelId: REQUEST_CHANNEL });
+    const text = String((response.json() as { text?: string }).text);
+    expect(text).toMatch(/^Guest accounts cannot use gpuops in this workspace/);
+    expect(text).toContain('access.allow_guests');
+    expect(await requestJobsInQueue(stack)).toEqual([]);
+  });
+
+  it('refuses a command from another workspace, naming the policy key that would allow it', async () => {
+    const { response } = await stack.command('ls', { userId: EXTERNAL, channelId: REQUEST_CHANNEL });
+    const text = String((response.json() as { text?: string }).text);
+    expect(text).toContain('only from members of its own workspace');
+    expect(text).toContain('access.allowed_teams');
+  });
+
+  it('refuses Approve from a guest and from a Slack Connect member; the request keeps waiting', async () => {
+    const pending = await askForApproval(stack, 'create big-1 h100-hgx-80gb.8x', {
+      userId: 'U0ADA',
+      approvalChannel: REQUEST_CHANNEL,
+    });
+    const byGuest = await approveAs(pending, GUEST);
+    expect(String(byGuest.body.text)).toMatch(/^Guest accounts cannot use gpuops/);
+    // A shared channel's member: the payload names their own team, unknown to users.info here.
+    const byExternal = await approveAs(pending, 'U0STRANGER', OTHER_TEAM);
+    expect(String(byExternal.body.text)).toContain('only from members of its own workspace');
+    expect((await stored(stack, pending.approvalId)).state).toBe('pending');
+    expect(await requestJobsInQueue(stack)).toEqual([]);
+  });
+
+  it('asks to confirm the cost on Approve of a request above the threshold', async () => {
+    const pending = await askForApproval(stack, 'create big-2 h100-hgx-80gb.8x', {
+      userId: 'U0ADA',
+      approvalChannel: REQUEST_CHANNEL,
+    });
+    const [approve, deny] = buttonsOf(pending.card.blocks) as Array<{
+      confirm?: Record<string, { text: string }>;
+    }>;
+    expect(approve?.confirm?.title?.text).toBe('Approve this cost?');
+    expect(approve?.confirm?.text?.text).toContain('$23.12/h · $554.88/day');
+    expect(deny?.confirm).toBeUndefined();
+  });
+});
