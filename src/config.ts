@@ -35,6 +35,30 @@ export const envSchema = z.object({
     .string()
     .regex(/^rediss?:\/\//, { error: 'expected a redis:// or rediss:// URL' })
     .default('redis://127.0.0.1:6379'),
+  /**
+   * Redis Sentinel: the sentinels as comma-separated host:port. With REDIS_SENTINEL_MASTER, every
+   * connection asks them for the primary and follows a failover; REDIS_URL then gives only the
+   * password, user and database.
+   */
+  REDIS_SENTINELS: z
+    .string()
+    .trim()
+    .regex(/^$|^[^\s,:]+:\d{1,5}(\s*,\s*[^\s,:]+:\d{1,5})*$/, {
+      error: 'expected comma-separated host:port pairs, such as sentinel-1:26379,sentinel-2:26379',
+    })
+    .transform((v) => (v === '' ? undefined : v))
+    .optional(),
+  /** The name the sentinels know the primary by (their `sentinel monitor <name> …`). */
+  REDIS_SENTINEL_MASTER: optionalString,
+  /** The sentinels' own password (their requirepass), when they have one. */
+  REDIS_SENTINEL_PASSWORD: optionalString,
+  /**
+   * Replicas a new job must reach before the request is acknowledged (WAIT). Default 1 with
+   * REDIS_SENTINELS, else 0; 0 turns the check off.
+   */
+  REDIS_WAIT_REPLICAS: z.coerce.number({ error: 'expected a whole number' }).int().min(0).max(16).optional(),
+  /** How long an acknowledgement waits for the replicas, in ms (default 500). */
+  REDIS_WAIT_MS: z.coerce.number({ error: 'expected milliseconds' }).int().min(1).max(1_200).default(500),
   ROLE: z.enum(ROLES, { error: 'expected one of all, web, worker' }).default('all'),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
@@ -114,6 +138,7 @@ function requirements(env: Partial<Env>, purpose: Purpose): Array<{ key: keyof E
       need('CLOUD_AUTH_URL', 'the OAuth token server used with CLOUD_CLIENT_ID');
     }
   };
+  if (env.REDIS_SENTINELS) need('REDIS_SENTINEL_MASTER', 'the name the sentinels know the primary by');
   if (purpose === 'cloud' || purpose === 'bot') cloud();
   if (purpose === 'metrics') {
     need('METRICS_URL', 'the metrics read API address ending in /read');

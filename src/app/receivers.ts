@@ -1,7 +1,9 @@
 import type { FetchFunction } from '@slack/web-api';
+import type { Redis } from 'ioredis';
 import type { RouteTable } from '../cloud/index.js';
 import type { Config } from '../config.js';
 import type { GpuQueue } from '../jobs/queue.js';
+import { replicationCheck } from '../jobs/replicated.js';
 import { type Logger, redactText } from '../log/logger.js';
 import type { BotMetrics } from '../obs/bot-metrics.js';
 import type { DependencyStatus } from '../obs/dependency-health.js';
@@ -52,6 +54,8 @@ export async function startReceivers(input: {
   };
   readonly store: Store;
   readonly queue: GpuQueue;
+  /** The queue's own connection: WAIT on it covers the jobs the queue added. */
+  readonly queueRedis: Redis;
   readonly sealer: Sealer;
   readonly guardrails: Guardrails;
   readonly routes: RouteTable;
@@ -89,6 +93,12 @@ export async function startReceivers(input: {
     sealer: input.sealer,
     onCommand: (kind) => metrics.commandReceived(kind),
     guardrails: input.guardrails,
+    // On a replicated Redis an acknowledgement means the job is on a replica too (docs/operations.md).
+    replicated: replicationCheck(
+      input.queueRedis,
+      config.REDIS_WAIT_REPLICAS ?? (config.REDIS_SENTINELS ? 1 : 0),
+      config.REDIS_WAIT_MS,
+    ),
     botTeamId: bot.teamId,
   };
   const listen = async <T>(key: 'PORT' | 'OPS_PORT', start: () => Promise<T>): Promise<T> => {

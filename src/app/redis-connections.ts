@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
 import { type Logger, redactText } from '../log/logger.js';
 import { type Lifecycle, StartError, within } from './lifecycle.js';
 
@@ -38,15 +38,72 @@ export function safeRedisUrl(url: string): string {
 
 export type Connect = (name: string, behaviour: ConnectionBehaviour) => Promise<Redis>;
 
-/** Opens named connections to `redisUrl`, each closed by the lifecycle, each outage logged once. */
+/** ioredis' options without `replyMapping`, which its constructor types cannot take as optional. */
+type Options = Omit<RedisOptions, 'replyMapping'>;
+
+/** Where Redis is: one server (REDIS_URL), or a primary found through Sentinel. */
+export interface RedisTarget {
+  /** For messages: no password. */
+  readonly describe: string;
+  /** What to check when it cannot be reached. */
+  readonly settings: string;
+  readonly options: Options;
+}
+
+/** The settings' Redis: REDIS_URL alone, or REDIS_SENTINELS with REDIS_SENTINEL_MASTER. */
+export function redisTargetOf(config: {
+  readonly REDIS_URL: string;
+  readonly REDIS_SENTINELS?: string | undefined;
+  readonly REDIS_SENTINEL_MASTER?: string | undefined;
+  readonly REDIS_SENTINEL_PASSWORD?: string | undefined;
+}): RedisTarget {
+  const url = new URL(config.REDIS_URL);
+  const auth: Options = {
+    ...(url.username ? { username: decodeURIComponent(url.username) } : {}),
+    ...(url.password ? { password: decodeURIComponent(url.password) } : {}),
+    ...(url.pathname.length > 1 ? { db: Number(url.pathname.slice(1)) || 0 } : {}),
+    ...(url.protocol === 'rediss:' ? { tls: {} } : {}),
+  };
+  if (!config.REDIS_SENTINELS || !config.REDIS_SENTINEL_MASTER) {
+    return {
+      describe: safeRedisUrl(config.REDIS_URL),
+      settings: 'REDIS_URL',
+      options: { host: url.hostname || '127.0.0.1', port: Number(url.port) || 6379, ...auth },
+    };
+  }
+  const sentinels = config.REDIS_SENTINELS.split(',').map((pair) => {
+    const [host, port] = pair.trim().split(':');
+    return { host: host!, port: Number(port) };
+  });
+  return {
+    describe: `the primary "${config.REDIS_SENTINEL_MASTER}" of the sentinels ${config.REDIS_SENTINELS}`,
+    settings: 'REDIS_SENTINELS, REDIS_SENTINEL_MASTER and REDIS_SENTINEL_PASSWORD',
+    options: {
+      sentinels,
+      name: config.REDIS_SENTINEL_MASTER,
+      ...(config.REDIS_SENTINEL_PASSWORD ? { sentinelPassword: config.REDIS_SENTINEL_PASSWORD } : {}),
+      // Sentinel announces a failover at once: reconnect then rather than at the next failed command.
+      failoverDetector: true,
+      ...auth,
+    },
+  };
+}
+
+/** Opens named connections to `target`, each closed by the lifecycle, each outage logged once. */
 export function redisConnector(
-  redisUrl: string,
+  target: RedisTarget,
   lifecycle: Lifecycle,
   log: Logger,
   startTimeoutMs: number,
 ): Connect {
   return async (name, behaviour) => {
-    const redis = new Redis(redisUrl, { lazyConnect: true, connectionName: `gpuops-${name}`, ...behaviour });
+    const options: Options = {
+      ...target.options,
+      lazyConnect: true,
+      connectionName: `gpuops-${name}`,
+      ...behaviour,
+    };
+    const redis = new Redis(options);
     let down = false;
     redis.on('error', (err) => {
       // ioredis retries forever and reports each try: say it once per outage.
@@ -66,7 +123,7 @@ export function redisConnector(
       await within(redis.connect(), startTimeoutMs, () => new Error(`no answer within ${startTimeoutMs} ms`));
     } catch (err) {
       throw new StartError(
-        `Could not reach Redis at ${safeRedisUrl(redisUrl)} (${redactText((err as Error).message)}): check REDIS_URL and that Redis is running.`,
+        `Could not reach Redis at ${target.describe} (${redactText((err as Error).message)}): check ${target.settings} and that Redis is running.`,
         err,
       );
     }

@@ -16,7 +16,7 @@ import { createCloudClients } from './clients.js';
 import { createGuardrails } from './guardrails.js';
 import { Lifecycle } from './lifecycle.js';
 import { type ListenerFactory, startReceivers } from './receivers.js';
-import { BLOCKING, FAIL_FAST, redisConnector } from './redis-connections.js';
+import { BLOCKING, FAIL_FAST, redisConnector, redisTargetOf } from './redis-connections.js';
 import { checkBotToken } from './slack-token.js';
 import { drainWorker, startWorkers, type WorkerTuning } from './workers.js';
 
@@ -84,7 +84,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
     if (undecided) log.warn({ policy: policy.source }, undecided);
 
     // 2. Redis: the store and the queue, failing fast so the listener still answers in time.
-    const connect = redisConnector(config.REDIS_URL, lifecycle, log, startTimeoutMs);
+    const connect = redisConnector(redisTargetOf(config), lifecycle, log, startTimeoutMs);
     const store = createStore(await connect('store', FAIL_FAST));
     const queueRedis = await connect('queue', FAIL_FAST);
     // Form secrets (user data, kubeconfigs) travel sealed in Redis, never in job data.
@@ -125,7 +125,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
 
     // 6. Receivers: probes, and Slack over HTTP, Socket Mode or the caller's receiver.
     const receivers = await startReceivers({
-      ...{ config, web, socketMode, host: options.host ?? '0.0.0.0', bot, store, queue, sealer },
+      ...{ config, web, socketMode, host: options.host ?? '0.0.0.0', bot, store, queue, queueRedis, sealer },
       ...{ guardrails, routes, metrics, slackFetch, listener: options.listener, startTimeoutMs },
       ...{ shuttingDown: () => shuttingDown, lifecycle, log },
       ...(health ? { dependencies: report(health) } : {}),

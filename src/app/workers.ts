@@ -13,6 +13,7 @@ import type { Logger } from '../log/logger.js';
 import type { BotMetrics } from '../obs/bot-metrics.js';
 import type { Guardrails } from '../policy/guardrails.js';
 import { submitPolicyAction } from '../requests/policy-action.js';
+import { ConversationPacedWebClient } from '../slack/paced-web-client.js';
 import { slackRequestPorts } from '../slack/request-ports.js';
 import type { Sealer } from '../store/sealed.js';
 import type { Store } from '../store/store.js';
@@ -60,7 +61,8 @@ export async function startWorkers(input: {
     // A job waits out a Slack hiccup, but not Slack's default half hour.
     retryConfig: { retries: 5, factor: 2, minTimeout: 500, maxTimeout: 10_000 },
   };
-  const jobSlack = new WebClient(config.SLACK_BOT_TOKEN, slackOptions);
+  // A 429 waits for its own conversation only, never every job of the process (paced-web-client.ts).
+  const jobSlack = new ConversationPacedWebClient(config.SLACK_BOT_TOKEN, slackOptions);
   const worker = createWorker(
     input.workerRedis,
     {

@@ -4,7 +4,7 @@ import { dirname, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { Redis } from 'ioredis';
-import { safeRedisUrl } from '../app/redis-connections.js';
+import { redisTargetOf } from '../app/redis-connections.js';
 import { AUDIT_EXPORT_COMMAND } from '../cli-options/commands.js';
 import {
   CliUsageError,
@@ -56,7 +56,10 @@ export async function runAuditExport(
   try {
     const config = parseConfig(env, 'none');
     const policy = await loadPolicy(config.GPUOPS_POLICY);
-    redis = new Redis(config.REDIS_URL, {
+    // REDIS_URL alone, or the primary the sentinels name (REDIS_SENTINELS).
+    const target = redisTargetOf(config);
+    redis = new Redis({
+      ...target.options,
       lazyConnect: true,
       maxRetriesPerRequest: 1,
       connectTimeout: 5_000,
@@ -68,7 +71,7 @@ export async function runAuditExport(
     } catch (err) {
       throw new AppError(
         ErrorCode.Config,
-        `Could not reach Redis at ${safeRedisUrl(config.REDIS_URL)} (${redactText((err as Error).message)}): check REDIS_URL and that Redis is running.`,
+        `Could not reach Redis at ${target.describe} (${redactText((err as Error).message)}): check ${target.settings} and that Redis is running.`,
       );
     }
     const audit = createAudit(redis, {

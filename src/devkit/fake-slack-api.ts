@@ -1,11 +1,13 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createSeededRandom, type SeededRandom } from '../sim/seeded-random.js';
 import { slackMethods } from './slack/methods.js';
 import { SlackState } from './slack/slack-state.js';
 import {
   closeServer,
   decodeField,
   decodeForm,
+  type FakeChaos,
   type FakeSlackOptions,
   type Handler,
   type Injection,
@@ -31,6 +33,9 @@ export class FakeSlackApi extends SlackState {
   private readonly appToken: string;
   private readonly handlers: Readonly<Record<string, Handler>> = slackMethods(this);
   private readonly injections = new Map<string, Injection[]>();
+  /** `method channel` → when the rate limit Slack answered there ends. */
+  private readonly limitedUntil = new Map<string, number>();
+  private chaosOptions: (FakeChaos & { readonly random: SeededRandom }) | undefined;
 
   private constructor(options: FakeSlackOptions) {
     super(options);
@@ -121,19 +126,52 @@ export class FakeSlackApi extends SlackState {
     });
   }
 
-  /** The next `times` calls to `method` get HTTP 429 with Retry-After. */
-  rateLimit(method: string, retryAfterSeconds = 1, times = 1): void {
+  /**
+   * The next `times` calls to `method` get HTTP 429 with Retry-After. With `channel`, only calls to
+   * that conversation, and the limit then holds as Slack's does: every call to `method` there within
+   * Retry-After is answered 429 too (with the seconds left), while other conversations go through.
+   */
+  rateLimit(
+    method: string,
+    retryAfterSeconds = 1,
+    times = 1,
+    options: { readonly channel?: string } = {},
+  ): void {
     this.inject(method, {
       remaining: times,
       status: 429,
       body: { ok: false, error: 'ratelimited' },
       headers: { 'retry-after': String(retryAfterSeconds) },
+      ...(options.channel !== undefined
+        ? { channel: options.channel, holdMs: retryAfterSeconds * 1000 }
+        : {}),
     });
   }
 
-  /** The next `times` calls to `method` answer { ok: false, error }. */
-  failWith(method: string, error: string, times = 1): void {
-    this.inject(method, { remaining: times, status: 200, body: { ok: false, error }, headers: {} });
+  /** The next `times` calls to `method` (to `channel`, when given) answer { ok: false, error }. */
+  failWith(method: string, error: string, times = 1, options: { readonly channel?: string } = {}): void {
+    this.inject(method, {
+      remaining: times,
+      status: 200,
+      body: { ok: false, error },
+      headers: {},
+      ...(options.channel !== undefined ? { channel: options.channel } : {}),
+    });
+  }
+
+  /** Whether a per-conversation rate limit (rateLimit with `channel`) still holds there now. */
+  isRateLimited(method: string, channel: string): boolean {
+    return this.heldLimit(method, channel) !== undefined;
+  }
+
+  /** The next `times` calls to `method` are answered as usual, after `delayMs` (a slow Slack). */
+  slow(method: string, delayMs: number, times = 1): void {
+    this.inject(method, { remaining: times, status: 200, body: {}, headers: {}, delayMs });
+  }
+
+  /** Random rate limits and not_in_channel answers from now on (see FakeChaos); undefined stops them. */
+  chaos(options: FakeChaos | undefined): void {
+    this.chaosOptions = options ? { ...options, random: createSeededRandom(options.seed ?? 1) } : undefined;
   }
 
   /** Throws, listing every Block Kit violation and every request the fake did not expect. */
@@ -155,13 +193,49 @@ export class FakeSlackApi extends SlackState {
     this.injections.set(method, list);
   }
 
-  private takeInjection(method: string): Injection | undefined {
+  private takeInjection(method: string, channel: string | undefined): Injection | undefined {
     const list = this.injections.get(method);
-    const first = list?.[0];
+    const index = list?.findIndex((i) => i.channel === undefined || i.channel === channel) ?? -1;
+    const first = index >= 0 ? list![index] : undefined;
     if (!first) return undefined;
     first.remaining--;
-    if (first.remaining <= 0) list!.shift();
+    if (first.remaining <= 0) list!.splice(index, 1);
     return first;
+  }
+
+  /** A rate limit still holding for this method and conversation: its answer, with the seconds left. */
+  private heldLimit(method: string, channel: string | undefined): Injection | undefined {
+    if (channel === undefined) return undefined;
+    const until = this.limitedUntil.get(`${method} ${channel}`) ?? 0;
+    const left = until - Date.now();
+    if (left <= 0) return undefined;
+    return {
+      remaining: 0,
+      status: 429,
+      body: { ok: false, error: 'ratelimited' },
+      headers: { 'retry-after': String(Math.ceil(left / 1000)) },
+    };
+  }
+
+  private chaosAnswer(method: string, channel: string | undefined): Injection | undefined {
+    const chaos = this.chaosOptions;
+    if (!chaos) return undefined;
+    const applies = chaos.methods ? chaos.methods.includes(method) : method.startsWith('chat.');
+    if (!applies) return undefined;
+    const draw = chaos.random.next();
+    const limited = chaos.rateLimited ?? 0;
+    if (draw < limited) {
+      return {
+        remaining: 0,
+        status: 429,
+        body: { ok: false, error: 'ratelimited' },
+        headers: { 'retry-after': String(chaos.retryAfterSeconds ?? 1) },
+      };
+    }
+    if (channel !== undefined && draw < limited + (chaos.notInChannel ?? 0)) {
+      return { remaining: 0, status: 200, body: { ok: false, error: 'not_in_channel' }, headers: {} };
+    }
+    return undefined;
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -210,7 +284,18 @@ export class FakeSlackApi extends SlackState {
     this.calls.push(call);
 
     let headers: Record<string, string> = {};
-    const injected = this.takeInjection(method);
+    const channel = typeof body.channel === 'string' ? body.channel : undefined;
+    let injected =
+      this.heldLimit(method, channel) ??
+      this.takeInjection(method, channel) ??
+      this.chaosAnswer(method, channel);
+    if (injected?.delayMs !== undefined) {
+      await new Promise((resolve) => setTimeout(resolve, injected!.delayMs));
+      injected = undefined;
+    }
+    if (injected?.holdMs !== undefined && channel !== undefined) {
+      this.limitedUntil.set(`${method} ${channel}`, Date.now() + injected.holdMs);
+    }
     if (injected) {
       call.status = injected.status;
       call.response = injected.body;

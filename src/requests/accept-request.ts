@@ -70,6 +70,11 @@ export interface PendingApproval {
   readonly message?: MessageRef;
   /** What to tell the requester, ephemerally: why it waits, where it went, until when. */
   readonly notice: string;
+  /**
+   * With `deferPosts`: posts the card and the requester's message, after the acknowledgement. Resolves
+   * with a corrected notice when the card could not be posted, else undefined. Never throws.
+   */
+  readonly followUp?: () => Promise<string | undefined>;
 }
 
 /** A request that would not run (no such instance, a type the cloud does not sell): nothing queued. */
@@ -80,6 +85,15 @@ export interface Rejected {
   /** The same in plain text, for a form field. */
   readonly plain: string;
   readonly field: TargetProblem['field'];
+}
+
+export interface AcceptExtra {
+  readonly sealed?: SealedInputs;
+  /**
+   * The caller answers Slack first (within its 3 s) and runs the result's `followUp` afterwards: no
+   * Slack call is made before the request is durably queued or waiting for approval.
+   */
+  readonly deferPosts?: boolean;
 }
 
 /** What became of a request a person made, from any entry point (command, form, button). */
@@ -301,7 +315,7 @@ async function requestApproval(
   command: GpuCommand,
   ctx: JobContext,
   assessment: Assessment,
-  extra: { readonly sealed?: SealedInputs },
+  extra: AcceptExtra,
 ): Promise<AcceptResult> {
   const { policy, approvals } = guardrails;
   const approvalId = approvalIdFor(ctx, command);
@@ -341,24 +355,37 @@ async function requestApproval(
   );
   if (!created) return { status: 'duplicate', jobId: approvalId };
 
-  let card: MessageRef | undefined;
-  let cardProblem: string | undefined;
-  try {
-    card = await deps.ports.post(approvalChannel, approvalCard(request));
-    if (card) await withDeadline(approvals.setCard(approvalId, card), REDIS_MS, 'Redis');
-  } catch (err) {
-    cardProblem = slackError(err);
-    deps.log.warn({ err, approvalId, approvalChannel }, 'could not post an approval card');
-  }
-  let message: MessageRef | undefined;
-  if (deliveryOf(command.kind) === 'channel') {
-    try {
-      message = await deps.ports.post(ctx.channelId, waitingMessage(request));
-      if (message) await withDeadline(approvals.setRequesterMessage(approvalId, message), REDIS_MS, 'Redis');
-    } catch (err) {
-      deps.log.warn({ err, approvalId }, "could not post the requester's waiting message");
+  const what = `\`${escapeText(describeCommand(command))}\``;
+  const why = assessment.need.reasons.join(' ');
+  const where = `<#${approvalChannel}>`;
+  const sentNotice = `:raised_hand: ${what} needs an approval: ${why} I sent it to ${where}, where ${describeApprovers(policy, command.kind)} can approve or deny it until ${slackDate(request.expiresAt)}. You will see the decision on your request.`;
+  const problemNotice = (problem: string) =>
+    `:raised_hand: ${what} needs an approval: ${why} :warning: I could not post it to ${where} (Slack said "${problem}"): invite gpuops there. Approvers can still decide it with \`/gpu approvals\` until ${slackDate(request.expiresAt)}.`;
+
+  // The card and the requester's message: after the acknowledgement when the caller defers its posts.
+  const post = async () => {
+    // The requester's message first: once the card is up, everything the approvers act on is there.
+    let message: MessageRef | undefined;
+    if (deliveryOf(command.kind) === 'channel') {
+      try {
+        message = await deps.ports.post(ctx.channelId, waitingMessage(request));
+        if (message)
+          await withDeadline(approvals.setRequesterMessage(approvalId, message), REDIS_MS, 'Redis');
+      } catch (err) {
+        deps.log.warn({ err, approvalId }, "could not post the requester's waiting message");
+      }
     }
-  }
+    let card: MessageRef | undefined;
+    let cardProblem: string | undefined;
+    try {
+      card = await deps.ports.post(approvalChannel, approvalCard(request));
+      if (card) await withDeadline(approvals.setCard(approvalId, card), REDIS_MS, 'Redis');
+    } catch (err) {
+      cardProblem = slackError(err);
+      deps.log.warn({ err, approvalId, approvalChannel }, 'could not post an approval card');
+    }
+    return { card, message, cardProblem };
+  };
   guardrails.onApproval?.('requested');
   await record(deps, guardrails, {
     ...requestAudit(command, ctx),
@@ -370,19 +397,26 @@ async function requestApproval(
     approvalId,
   });
 
-  const what = `\`${escapeText(describeCommand(command))}\``;
-  const why = assessment.need.reasons.join(' ');
-  const where = `<#${approvalChannel}>`;
-  const notice = cardProblem
-    ? `:raised_hand: ${what} needs an approval: ${why} :warning: I could not post it to ${where} (Slack said "${cardProblem}"): invite gpuops there. Approvers can still decide it with \`/gpu approvals\` until ${slackDate(request.expiresAt)}.`
-    : `:raised_hand: ${what} needs an approval: ${why} I sent it to ${where}, where ${describeApprovers(policy, command.kind)} can approve or deny it until ${slackDate(request.expiresAt)}. You will see the decision on your request.`;
+  if (extra.deferPosts) {
+    return {
+      status: 'pending-approval',
+      approvalId,
+      approvalChannel,
+      notice: sentNotice,
+      followUp: async () => {
+        const { cardProblem } = await post();
+        return cardProblem ? problemNotice(cardProblem) : undefined;
+      },
+    };
+  }
+  const { card, message, cardProblem } = await post();
   return {
     status: 'pending-approval',
     approvalId,
     approvalChannel,
     ...(card ? { card } : {}),
     ...(message ? { message } : {}),
-    notice,
+    notice: cardProblem ? problemNotice(cardProblem) : sentNotice,
   };
 }
 
@@ -394,7 +428,7 @@ export async function acceptRequest(
   deps: AcceptDeps,
   command: GpuCommand,
   ctx: JobContext,
-  extra: { readonly sealed?: SealedInputs } = {},
+  extra: AcceptExtra = {},
 ): Promise<AcceptResult> {
   const guardrails = deps.guardrails;
 

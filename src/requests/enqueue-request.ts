@@ -1,25 +1,62 @@
 import { type CommandJobData, commandJobDataSchema } from '../commands/job-payload.js';
+import { CANNOT_POST, slackCode } from '../commands/kit/slack-failure.js';
 import { withDeadline } from '../commands/kit/with-deadline.js';
 import type { GpuCommand } from '../commands/registry.js';
 import { deliveryOf, describeCommand } from '../commands/registry.js';
 import type { JobContext, LeaseTerms, SealedInputs } from '../jobs/job-data.js';
 import type { MessageRef } from '../jobs/message-ref.js';
 import { type GpuQueue, jobIdFor } from '../jobs/queue.js';
+import { MaybeQueuedError } from '../jobs/replicated.js';
 import type { Logger } from '../log/logger.js';
 import { renderJobMessage } from '../render/job-message.js';
 import type { Store } from '../store/store.js';
-import type { RequestPorts } from './ports.js';
+import type { ChatMessage, RequestPorts } from './ports.js';
 
 export interface EnqueueDeps {
   readonly queue: GpuQueue;
   readonly store: Store;
   readonly ports: RequestPorts;
   readonly log: Logger;
+  /**
+   * On a replicated Redis: resolves once the job just added is on enough replicas, else throws and
+   * the request is taken back (src/jobs/replicated.ts).
+   */
+  readonly replicated?: (() => Promise<void>) | undefined;
 }
 
 export type EnqueueResult =
-  | { readonly status: 'queued'; readonly jobId: string; readonly message?: MessageRef }
+  | {
+      readonly status: 'queued';
+      readonly jobId: string;
+      readonly message?: MessageRef;
+      /**
+       * With `deferPosts`: the Slack posts left for after the acknowledgement. Resolves with what to
+       * tell the requester when a post failed (where the bot cannot post, what to do), else undefined.
+       * Never throws.
+       */
+      readonly followUp?: () => Promise<string | undefined>;
+    }
   | { readonly status: 'duplicate'; readonly jobId: string };
+
+/**
+ * How long a job deferred by `deferPosts` waits for its "Queued" message before it starts anyway (the
+ * listener releases it as soon as the message is up; this only matters if the listener died first).
+ */
+export const ANNOUNCE_HOLD_MS = 10_000;
+
+/**
+ * What the requester is told when a post for their request failed: in a conversation the bot cannot
+ * post to, what to do about it; else that the request goes on and its message follows.
+ */
+export function postProblemNotice(code: string, what: string): string {
+  if (code === 'is_archived') {
+    return `:warning: This channel is archived, so I cannot post here. ${what} I will answer you privately; use an active channel next time.`;
+  }
+  if (CANNOT_POST.has(code)) {
+    return `:warning: I cannot post in this conversation (Slack said "${code}"): invite @gpuops here, or use a public channel. ${what} If I still cannot post there, I will answer you privately.`;
+  }
+  return `:hourglass_flowing_sand: ${what} Slack is slow to take my messages right now (it said "${code}"); the progress follows shortly.`;
+}
 
 /**
  * How long the same request from the same person counts as a repeat. A change (start, create, rm)
@@ -48,6 +85,11 @@ export interface EnqueueExtra {
   readonly message?: MessageRef;
   /** The stop time the machine gets once running (policy approvals.lease). */
   readonly lease?: LeaseTerms;
+  /**
+   * The caller acknowledges Slack first and posts afterwards (the listener, within Slack's 3 s): no
+   * Slack call here; the job is held until `followUp` has posted its "Queued" message.
+   */
+  readonly deferPosts?: boolean;
 }
 
 /** Same person, channel and command: the key of the dedupe claim. */
@@ -73,15 +115,17 @@ export async function enqueueRequest(
   }
 
   let message: MessageRef | undefined = extra.message;
-  if (!message && deliveryOf(command.kind) === 'channel') {
-    const { text, blocks } = renderJobMessage({
-      phase: 'queued',
-      request: describeCommand(command),
-      userId: ctx.userId,
-      startedAt: ctx.requestedAt,
-      now: ctx.requestedAt,
-      jobId,
-    });
+  const announce = !message && deliveryOf(command.kind) === 'channel';
+  const { text, blocks } = renderJobMessage({
+    phase: 'queued',
+    request: describeCommand(command),
+    userId: ctx.userId,
+    startedAt: ctx.requestedAt,
+    now: ctx.requestedAt,
+    jobId,
+  });
+  const hold = announce && extra.deferPosts === true;
+  if (announce && !hold) {
     try {
       message = await deps.ports.post(ctx.channelId, { text, blocks });
     } catch (err) {
@@ -90,6 +134,7 @@ export async function enqueueRequest(
     }
   }
 
+  let added = false;
   const data: CommandJobData = commandJobDataSchema.parse({
     v: 1,
     command,
@@ -116,22 +161,95 @@ export async function enqueueRequest(
       'Redis',
     );
     if (message) await withDeadline(deps.store.setJobMessage(jobId, message), 1_500, 'Redis');
-    await withDeadline(deps.queue.add(command.kind, data, { jobId }), 1_500, 'the queue');
+    added = true;
+    // Held back (delayed) while its "Queued" message is posted after the acknowledgement, and on a
+    // replicated Redis until it is known to be on a replica, so no worker runs a job that could still
+    // be taken back. A lost release only delays it: it runs when the hold ends.
+    const delay = hold ? ANNOUNCE_HOLD_MS : deps.replicated ? REPLICATION_HOLD_MS : undefined;
+    const job = await withDeadline(
+      deps.queue.add(command.kind, data, { jobId, ...(delay !== undefined ? { delay } : {}) }),
+      1_500,
+      'the queue',
+    );
+    if (deps.replicated) {
+      await withDeadline(deps.replicated(), 1_500, 'the Redis replicas');
+      // A held job is released once its message is up (announceHeld).
+      if (!hold) {
+        await withDeadline(job.promote(), 1_500, 'the queue').catch((err: unknown) =>
+          deps.log.warn({ err, jobId }, `could not release a job at once; it runs within ${delay} ms`),
+        );
+      }
+    }
   } catch (err) {
     // A message the job did not post (the requester's, of an approved request) is not taken back.
-    await undoAccepted(deps, jobId, extra.message ? undefined : message);
+    const removed = await undoAccepted(deps, jobId, extra.message ? undefined : message);
+    // The add was sent (its answer may be what got lost) and the job could not be taken back: it may
+    // run after a failover. The person must hear that, not "nothing was started".
+    if (added && !removed && !neverSent(err)) throw new MaybeQueuedError(jobId, err);
     throw err;
   }
-  return { status: 'queued', jobId, ...(message ? { message } : {}) };
+  if (!hold) return { status: 'queued', jobId, ...(message ? { message } : {}) };
+  return {
+    status: 'queued',
+    jobId,
+    followUp: () => announceHeld(deps, jobId, ctx.channelId, { text, blocks }),
+  };
 }
 
-/** Redis failed half-way: take back the "Queued" message and the job record, so nothing says it started. */
+/**
+ * After the acknowledgement: posts the held job's "Queued" message, which the job then edits, and
+ * releases the job. A post that fails leaves the job to post its own message (a 429) or to answer
+ * privately (a conversation the bot cannot post to); the requester is told which.
+ */
+async function announceHeld(
+  deps: EnqueueDeps,
+  jobId: string,
+  channel: string,
+  content: ChatMessage,
+): Promise<string | undefined> {
+  let problem: string | undefined;
+  try {
+    const message = await deps.ports.post(channel, content);
+    if (message) await withDeadline(deps.store.setJobMessage(jobId, message), 1_500, 'Redis');
+  } catch (err) {
+    problem = slackCode(err);
+    deps.log.warn({ err, jobId }, 'could not post the queued message');
+  }
+  try {
+    const job = await withDeadline(deps.queue.getJob(jobId), 1_500, 'the queue');
+    if (job && (await job.isDelayed())) await job.promote();
+  } catch (err) {
+    // It starts when its hold ends instead.
+    deps.log.warn({ err, jobId }, 'could not release a held job');
+  }
+  return problem ? postProblemNotice(problem, `Your request is queued as job ${jobId}.`) : undefined;
+}
+
+/** How long a job waits, at most, to be released once it is known to be on a replica. */
+const REPLICATION_HOLD_MS = 10_000;
+
+/** ioredis refused to send at all (no connection, no offline queue): nothing reached Redis. */
+function neverSent(err: unknown): boolean {
+  return /Stream isn't writeable/.test(String((err as Error | undefined)?.message));
+}
+
+/**
+ * Redis failed half-way: take back the job, the "Queued" message and the job record, so nothing says
+ * it started. True when the job is known to be gone from the queue.
+ */
 async function undoAccepted(
   deps: EnqueueDeps,
   jobId: string,
   message: MessageRef | undefined,
-): Promise<void> {
+): Promise<boolean> {
   const undo: Promise<unknown>[] = [
+    // Added but not on a replica: it must not run after the person was told it did not happen.
+    // BullMQ answers 0 when it could not remove it (a worker holds it already).
+    // On a replicated Redis the removal counts only once a replica has it too, as the add did.
+    withDeadline(deps.queue.remove(jobId), 500, 'the queue').then(async (n) => {
+      if (n !== 1) throw new Error(`job ${jobId} could not be taken back (a worker may hold it)`);
+      if (deps.replicated) await withDeadline(deps.replicated(), 1_000, 'the Redis replicas');
+    }),
     withDeadline(
       deps.store.updateJob(jobId, { state: 'failed', detail: 'Not started: the queue was unreachable.' }),
       500,
@@ -139,8 +257,10 @@ async function undoAccepted(
     ),
   ];
   if (message) undo.push(deps.ports.remove(message));
-  for (const result of await Promise.allSettled(undo)) {
+  const results = await Promise.allSettled(undo);
+  for (const result of results) {
     if (result.status === 'rejected')
       deps.log.warn({ err: result.reason, jobId }, 'could not undo a request');
   }
+  return results[0]!.status === 'fulfilled';
 }

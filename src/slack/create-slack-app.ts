@@ -120,7 +120,13 @@ function createApp(
     logger,
     // No listener reads context.conversation; Bolt's default store would look it up on every request.
     convoStore: false,
-    clientOptions: { ...options.clientOptions, slackApiUrl: options.slackApiUrl },
+    // A 429 fails that one call at once: the SDK's default would pause every call of the listener for
+    // Retry-After, and every command on this replica would then miss Slack's 3 s acknowledgement.
+    clientOptions: {
+      ...options.clientOptions,
+      rejectRateLimitedCalls: true,
+      slackApiUrl: options.slackApiUrl,
+    },
     ...(options.botId && options.botUserId
       ? { botId: options.botId, botUserId: options.botUserId, tokenVerificationEnabled: false }
       : {}),

@@ -6,6 +6,7 @@ import type { GpuCommand } from '../commands/registry.js';
 import type { GpuQueue } from '../jobs/queue.js';
 import type { Logger } from '../log/logger.js';
 import type { Guardrails } from '../policy/guardrails.js';
+import type { Refused } from '../requests/accept-request.js';
 import type { RequestPorts } from '../requests/ports.js';
 import type { Sealer } from '../store/sealed.js';
 import type { Store } from '../store/store.js';
@@ -23,7 +24,12 @@ export interface SlackDeps {
   readonly routes: RouteTable;
   readonly defaultProjectId?: string | undefined;
   /** Opens the form of a command typed without arguments; returns an acknowledgement text if any. */
-  readonly openModal?: (command: GpuCommand, slash: SlashCommand) => Promise<{ text?: string } | undefined>;
+  /** `access`: the requester's access check, under way; the form opens without waiting long for it. */
+  readonly openModal?: (
+    command: GpuCommand,
+    slash: SlashCommand,
+    access?: Promise<Refused | undefined>,
+  ) => Promise<{ text?: string } | undefined>;
   /** Seals secrets typed into forms (user data, kubeconfigs) before their job is queued. */
   readonly sealer?: Sealer | undefined;
   /** Counts commands for /metrics. */
@@ -34,6 +40,8 @@ export interface SlackDeps {
    * unrelated features only.
    */
   readonly guardrails: Guardrails;
+  /** On a replicated Redis: the check that an added job reached a replica (src/jobs/replicated.ts). */
+  readonly replicated?: (() => Promise<void>) | undefined;
   /** The bot's own workspace (auth.test team_id): requests from others are refused unless the policy allows. */
   readonly botTeamId?: string | undefined;
 }

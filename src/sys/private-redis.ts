@@ -23,6 +23,8 @@ export interface PrivateRedisOptions {
   readonly install?: boolean;
   /** Append-only file with fsync on every write (the durability the reliability suite relies on). */
   readonly appendOnly?: boolean;
+  /** More redis-server arguments, e.g. `--replicaof 127.0.0.1 6379` for a replica. */
+  readonly extraArgs?: readonly string[];
   readonly log?: (line: string) => void;
 }
 
@@ -96,6 +98,7 @@ export async function startPrivateRedis(options: PrivateRedisOptions = {}): Prom
     '--maxmemory-policy',
     'noeviction',
     ...(options.appendOnly ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']),
+    ...(options.extraArgs ?? []),
   ];
   let child: ChildProcess;
   const launch = async () => {

@@ -330,3 +330,72 @@ describe('fake Slack Web API with the real WebClient', () => {
     );
   });
 });
+
+describe('conversations and limits as Slack documents them', () => {
+  it('refuses posts where the bot cannot post: private, DM, group DM, archived', async () => {
+    fake.setConversation('G0SECRET', { kind: 'private' });
+    fake.setConversation('D0PEOPLE', { kind: 'im' });
+    fake.setConversation('C0MPDM', { kind: 'mpim' });
+    fake.setConversation('C0OLD', { kind: 'public', member: true, archived: true });
+    const post = (channel: string) => slackError(client.chat.postMessage({ channel, text: 'x' }));
+    expect(await post('G0SECRET')).toBe('not_in_channel');
+    expect(await post('D0PEOPLE')).toBe('channel_not_found');
+    expect(await post('C0MPDM')).toBe('channel_not_found');
+    expect(await post('C0OLD')).toBe('is_archived');
+    // Invited: the same post lands.
+    fake.setConversation('G0SECRET', { kind: 'private', member: true });
+    await client.chat.postMessage({ channel: 'G0SECRET', text: 'now in' });
+    expect(fake.channelView('G0SECRET').map((m) => m.text)).toEqual(['now in']);
+  });
+
+  it('posts in a public channel without membership, but an ephemeral there needs it', async () => {
+    fake.setConversation('C0OPEN', { kind: 'public', member: false });
+    await client.chat.postMessage({ channel: 'C0OPEN', text: 'chat:write.public' });
+    expect(await slackError(client.chat.postEphemeral({ channel: 'C0OPEN', user: 'U0ADA', text: 'x' }))).toBe(
+      'not_in_channel',
+    );
+    expect(fake.ephemerals).toEqual([]);
+  });
+
+  it('holds a 429 for Retry-After on one conversation while others go through', async () => {
+    fake.rateLimit('chat.postMessage', 30, 1, { channel: 'C0BUSY' });
+    const strict = clientFor(TOKEN, { rejectRateLimitedCalls: true });
+    for (let i = 0; i < 2; i++) {
+      const err = await strict.chat.postMessage({ channel: 'C0BUSY', text: 'x' }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(WebAPIRateLimitedError);
+      expect((err as WebAPIRateLimitedError).retryAfter).toBeGreaterThan(28);
+    }
+    await strict.chat.postMessage({ channel: 'C0CALM', text: 'unaffected' });
+    expect(fake.channelView('C0CALM')).toHaveLength(1);
+    expect(fake.channelView('C0BUSY')).toHaveLength(0);
+  });
+
+  it('answers a share of calls 429 or not_in_channel at random, repeatably', async () => {
+    fake.chaos({ rateLimited: 0.3, notInChannel: 0.3, seed: 7 });
+    const strict = clientFor(TOKEN, { rejectRateLimitedCalls: true });
+    const outcomes: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      outcomes.push(
+        await strict.chat
+          .postMessage({ channel: 'C1', text: `m${i}` })
+          .then(() => 'ok')
+          .catch((e: unknown) =>
+            e instanceof WebAPIRateLimitedError ? '429' : String((e as WebAPIPlatformError).data?.error),
+          ),
+      );
+    }
+    expect(new Set(outcomes)).toEqual(new Set(['ok', '429', 'not_in_channel']));
+    fake.chaos(undefined);
+    await strict.chat.postMessage({ channel: 'C1', text: 'calm again' });
+  });
+
+  it('opens a view only within 3 s of the trigger', async () => {
+    const stale = fake.issueTriggerId(3_100);
+    const view = { type: 'modal', title: { type: 'plain_text', text: 'x' }, blocks: [] };
+    expect(await slackError(client.views.open({ trigger_id: stale, view: view as never }))).toBe(
+      'expired_trigger_id',
+    );
+    const fresh = fake.issueTriggerId(2_000);
+    await client.views.open({ trigger_id: fresh, view: view as never });
+  });
+});

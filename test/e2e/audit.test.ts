@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadPolicy } from '../../src/policy/load-policy.js';
-import type { Policy } from '../../src/policy/policy-schema.js';
+import type { Policy } from '../../src/policy/policy.js';
 import {
   BOT_TOKEN,
   type BotStack,
@@ -118,11 +118,12 @@ describe('the example policy, end to end, shape A', () => {
       user_data: userData,
     });
     expect(created).toBe('');
+    // On the response_url the form was opened with: it reaches the requester wherever they are.
     const notice = await until(
-      () => stack.slack.ephemerals.find((e) => e.user === 'U0ADA' && /form-big/.test(String(e.text))),
+      () => stack.responses.posts.find((p) => /form-big/.test(String(p.body.text))),
       'the notice that the form request waits for approval',
     );
-    expect(notice.text).toContain(`<#${APPROVALS}>`);
+    expect(String(notice.body.text)).toContain(`<#${APPROVALS}>`);
     const card = await until(
       () => stack.slack.messages(APPROVALS).find((m) => String(m.text).includes('form-big')),
       'the card of the form request',

@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
 import { APPROVE_ACTION, DENY_ACTION, DENY_CALLBACK } from '../../src/commands/approvals/render.js';
+import { encodeModalMetadata, type ModalMetadata } from '../../src/commands/forms/modal-metadata.js';
 import type { StoredMessage } from '../../src/devkit/fake-slack-api.js';
 import { addSystemJob } from '../../src/jobs/system-jobs.js';
 import type { ApprovalRequest } from '../../src/store/approvals.js';
@@ -53,9 +54,12 @@ export async function askForApproval(
   expect(response.status).toBe(200);
   const ack = String((JSON.parse(response.text) as { text?: string }).text ?? '');
   expect(ack, `ack of "${text}"`).toContain('needs an approval');
+  // The requester's message goes first, then the card (after the acknowledgement): once the card is
+  // there, both are.
   const posted = await stack.slack.waitFor(
     'chat.postMessage',
-    (c) => c.body.channel === options.approvalChannel,
+    (c) =>
+      c.body.channel === options.approvalChannel && !String(c.body.text).startsWith('Waiting for approval'),
     5_000,
     since,
   );
@@ -203,4 +207,29 @@ export async function messageWhen(
     `message ${ts} in ${channel} to match ${pattern}`,
     timeoutMs,
   );
+}
+
+/** A submitted create form (name and type typed in), from `userId`, opened with `metadata`. */
+export function createFormSubmission(
+  userId: string,
+  metadata: ModalMetadata,
+  name: string,
+  type = 'h100-hgx-80gb.1x',
+): Record<string, unknown> {
+  const field = (blockId: string, label: string) => ({
+    type: 'input',
+    block_id: blockId,
+    label: { type: 'plain_text', text: label },
+    element: { type: 'plain_text_input', action_id: 'value' },
+  });
+  return viewSubmissionPayload({
+    callbackId: 'gpuops.form.create',
+    userId,
+    privateMetadata: encodeModalMetadata(metadata),
+    blocks: [field('name', 'Name'), field('type', 'Type')],
+    values: {
+      name: { value: { type: 'plain_text_input', value: name } },
+      type: { value: { type: 'plain_text_input', value: type } },
+    },
+  });
 }

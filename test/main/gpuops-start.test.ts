@@ -168,8 +168,13 @@ describe('gpuops start', () => {
 
   it('posts its own message when the listener could not, and counts the Slack error', async () => {
     slack.failWith('chat.postMessage', 'not_in_channel', 1);
-    const { response, since } = await slash(`project use ${sim.info.projectId}`);
-    expect(JSON.parse(response.text).text).toMatch(/Queued as job/);
+    const { response, responseUrl, since } = await slash(`project use ${sim.info.projectId}`);
+    expect(response.status).toBe(200);
+    // Told after the acknowledgement, through the response_url, what happened and what to do.
+    const told = await responses.waitForPost((p) => responseUrl.endsWith(p.id), 10_000);
+    expect(String(told.body.text)).toMatch(
+      /invite @gpuops here, or use a public channel\. Your request is queued as job/,
+    );
     // The job posts the one message itself and edits it to the end.
     const own = await slack.waitFor(
       'chat.postMessage',

@@ -120,15 +120,23 @@ describe('bad input at the listener', () => {
   });
 
   /** A 200 with something a person can read, or an empty ack whose answer went to the channel or a form. */
-  function expectClear(response: SignedResponse, channelId: string, since: number, triggerId?: string): void {
+  async function expectClear(
+    response: SignedResponse,
+    channelId: string,
+    since: number,
+    triggerId?: string,
+  ): Promise<void> {
     expect(response.status).toBe(200);
     if (response.text === '') {
-      const later = rig.slack.calls.slice(since);
-      const shown = later.some(
-        (c) =>
-          (c.method === 'chat.postMessage' && c.body.channel === channelId) ||
-          (c.method === 'views.open' && triggerId !== undefined && c.body.trigger_id === triggerId),
-      );
+      // A form opens before the acknowledgement; a channel message is posted right after it.
+      const form = rig.slack.calls
+        .slice(since)
+        .some((c) => c.method === 'views.open' && triggerId !== undefined && c.body.trigger_id === triggerId);
+      if (form) return;
+      const shown = await rig.slack
+        .waitFor('chat.postMessage', (c) => c.body.channel === channelId, 5_000, since)
+        .then(() => true)
+        .catch(() => false);
       expect(shown, 'an empty acknowledgement must come with a channel message or a form').toBe(true);
       return;
     }
@@ -144,7 +152,7 @@ describe('bad input at the listener', () => {
     const channelId = `C0FZ${n}`;
     const triggerId = `${Date.now()}.${n}.fuzz`;
     const sent = await slash(rig, web.url, text, { channelId, userId: `U0FZ${n}`, triggerId });
-    expectClear(sent.response, channelId, sent.since, triggerId);
+    await expectClear(sent.response, channelId, sent.since, triggerId);
   }
 
   it('answers thousands of fuzzed /gpu texts clearly and keeps running', async () => {
@@ -241,13 +249,10 @@ describe('bad input at the listener', () => {
           );
           expect(response.status).toBe(200);
           if (response.text === '') {
-            // Taken: the request shows in the form's channel (its "Queued" message or an approval card).
+            // Taken: the request shows in the form's channel (its "Queued" message or an approval card),
+            // posted right after the acknowledgement.
             const channel = (JSON.parse(view.private_metadata) as { channelId: string }).channelId;
-            expect(
-              rig.slack.calls
-                .slice(since)
-                .some((c) => c.method === 'chat.postMessage' && c.body.channel === channel),
-            ).toBe(true);
+            await rig.slack.waitFor('chat.postMessage', (c) => c.body.channel === channel, 5_000, since);
             return;
           }
           const body = response.json() as { response_action?: string; errors?: Record<string, unknown> };

@@ -23,10 +23,11 @@ import { createMetricCatalog } from '../../src/metrics/catalog.js';
 import { createMetricsClient } from '../../src/metrics/metrics-client.js';
 import { type BotMetrics, createBotMetrics } from '../../src/obs/bot-metrics.js';
 import type { Guardrails } from '../../src/policy/guardrails.js';
-import { DEFAULT_POLICY, type Policy } from '../../src/policy/policy-schema.js';
+import { DEFAULT_POLICY, type Policy } from '../../src/policy/policy.js';
 import { submitPolicyAction } from '../../src/requests/policy-action.js';
 import { type RunningSim, startSim } from '../../src/sim/start-sim.js';
 import { createSlackWeb, type SlackWeb } from '../../src/slack/create-slack-app.js';
+import { ConversationPacedWebClient } from '../../src/slack/paced-web-client.js';
 import { slackRequestPorts } from '../../src/slack/request-ports.js';
 import type { SnapshotDeps } from '../../src/snapshot/take-snapshot.js';
 import { createApprovals } from '../../src/store/approvals.js';
@@ -218,7 +219,11 @@ export async function startBotStack(options: BotStackOptions = {}): Promise<BotS
     leases: createLeases(redis, { prefix: `t${id}` }),
     onApproval: (outcome) => metrics.countApproval(outcome),
   };
-  const slackClient = new WebClient(BOT_TOKEN, { slackApiUrl: slack.apiUrl, retryConfig: { retries: 2 } });
+  // As the composition root builds it: a 429 waits for its conversation only.
+  const slackClient = new ConversationPacedWebClient(BOT_TOKEN, {
+    slackApiUrl: slack.apiUrl,
+    retryConfig: { retries: 2 },
+  });
   const deps: WorkerDeps = {
     cloud,
     platform,

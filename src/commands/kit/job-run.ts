@@ -8,7 +8,7 @@ import { deliveryOf, describeCommand } from '../registry.js';
 import type { Delivery } from '../spec.js';
 import { DEFAULT_TIMING, type HandlerDeps, type WorkerTiming } from './handler-deps.js';
 import { PermanentJobError } from './job-errors.js';
-import { classifySlackFailure } from './slack-failure.js';
+import { cannotPostHere, classifySlackFailure } from './slack-failure.js';
 
 /** What the requester is told, within seconds, when the cloud does not answer and a retry is coming. */
 export function cloudWaitText(attemptNote?: string): string {
@@ -34,6 +34,9 @@ export class JobRun<D extends HandlerDeps = HandlerDeps> {
   readonly timing: WorkerTiming;
   private message: MessageRef | undefined;
   private toldCloudWaitNow = false;
+  /** Slack's answer when the request's channel refuses the bot (this attempt); the answers go privately. */
+  private blockedBy: string | undefined;
+  private toldBlocked = false;
   /** The notice on its way: later messages wait for it, so it never lands over the final answer. */
   private noticeSent: Promise<void> = Promise.resolve();
 
@@ -173,7 +176,59 @@ export class JobRun<D extends HandlerDeps = HandlerDeps> {
     });
   }
 
+  /**
+   * Shows the request's state where the requester can see it, best-effort: a Slack failure is logged,
+   * never the job's outcome (the cloud may already have done the work). Where the bot cannot post
+   * (not in a private channel, a DM between people, archived), the first notice and the end go to the
+   * requester privately instead: the response_url, else a DM.
+   */
   private async show(phase: JobPhase, detail?: string, result?: readonly KnownBlock[]): Promise<void> {
+    if (this.blockedBy === undefined) {
+      try {
+        await this.showInChannel(phase, detail, result);
+        return;
+      } catch (err) {
+        if (!cannotPostHere(err)) {
+          this.deps.log.warn({ jobId: this.job.id, phase, err }, 'could not show a job’s progress in Slack');
+          return;
+        }
+        this.blockedBy = (err as { data?: { error?: string } }).data?.error ?? 'not_in_channel';
+      }
+    }
+    const final = phase === 'done' || phase === 'failed';
+    if (this.toldBlocked && !final) return;
+    this.toldBlocked = true;
+    const { text, blocks } = this.rendered(phase, detail, result);
+    const note = blockedNote(this.data.ctx.channelId, this.blockedBy);
+    await this.answerElsewhere({
+      text: `${note}\n${text}`,
+      blocks: [{ type: 'section', text: { type: 'mrkdwn', text: note } }, ...blocks],
+    });
+  }
+
+  /** The requester's private fallback: their response_url while it lives, else a DM from the bot. */
+  private async answerElsewhere(content: { text: string; blocks: KnownBlock[] }): Promise<void> {
+    const url = this.data.ctx.responseUrl;
+    try {
+      if (url) {
+        await this.deps.respond(url, { response_type: 'ephemeral', replace_original: false, ...content });
+        return;
+      }
+    } catch (err) {
+      this.deps.log.warn({ jobId: this.job.id, err }, 'could not answer on the response_url; sending a DM');
+    }
+    try {
+      await this.deps.slack.chat.postMessage({ channel: this.data.ctx.userId, ...content });
+    } catch (err) {
+      this.deps.log.warn({ jobId: this.job.id, err }, 'could not reach the requester in Slack at all');
+    }
+  }
+
+  private async showInChannel(
+    phase: JobPhase,
+    detail?: string,
+    result?: readonly KnownBlock[],
+  ): Promise<void> {
     const { text, blocks } = this.rendered(phase, detail, result);
     const ref = this.message ?? (await this.deps.store.jobMessage(this.job.id!));
     if (ref) {
@@ -204,11 +259,24 @@ export class JobRun<D extends HandlerDeps = HandlerDeps> {
       await this.deps.respond(url, { response_type: 'ephemeral', replace_original: true, text, blocks });
       return;
     }
-    await this.deps.slack.chat.postEphemeral({
-      channel: this.data.ctx.channelId,
-      user: this.data.ctx.userId,
-      text,
-      blocks,
-    });
+    try {
+      await this.deps.slack.chat.postEphemeral({
+        channel: this.data.ctx.channelId,
+        user: this.data.ctx.userId,
+        text,
+        blocks,
+      });
+    } catch (err) {
+      // An ephemeral needs the bot in the conversation: a DM reaches the requester anywhere.
+      if (!cannotPostHere(err)) throw err;
+      await this.deps.slack.chat.postMessage({ channel: this.data.ctx.userId, text, blocks });
+    }
   }
+}
+
+/** What the requester is told when the bot cannot post where they asked. */
+export function blockedNote(channelId: string, code: string | undefined): string {
+  return code === 'is_archived'
+    ? `:warning: <#${channelId}> is archived, so I answer you here instead.`
+    : `:warning: I cannot post in <#${channelId}> (Slack said "${code}"): invite @gpuops there, or use a public channel. I answer you here instead.`;
 }

@@ -65,3 +65,23 @@ export function classifySlackFailure(err: unknown): SlackFailure {
 export function waitBeforeSend(now: number, notBefore: number): number {
   return Math.max(0, notBefore - now);
 }
+
+/** Slack's answers that mean the bot cannot post in that conversation at all. */
+export const CANNOT_POST: ReadonlySet<string> = new Set([
+  'not_in_channel',
+  'channel_not_found',
+  'is_archived',
+  'restricted_action',
+]);
+
+/** Slack's error code of a failed call: `ratelimited` for a 429, `no answer` when there is none. */
+export function slackCode(err: unknown): string {
+  const e = err as { code?: string; data?: { error?: string } } | undefined;
+  if (e?.code === 'slack_webapi_rate_limited_error') return 'ratelimited';
+  return e?.data?.error ?? 'no answer';
+}
+
+/** Whether a Slack error means the bot cannot post in that conversation (so retrying cannot help). */
+export function cannotPostHere(err: unknown): boolean {
+  return CANNOT_POST.has(slackCode(err));
+}

@@ -26,6 +26,8 @@ export function slackMethods(state: SlackState): Readonly<Record<string, Handler
       if (invalid) return invalid;
       // Posting to a user id lands in the DM with that user, as in Slack.
       const channel = /^[UW]/.test(channelArg) ? state.dmChannelFor(channelArg) : channelArg;
+      const denied = state.accessError(call.method, channel);
+      if (denied) return denied;
       const threadTs =
         typeof body.thread_ts === 'string' && body.thread_ts !== '' ? body.thread_ts : undefined;
       if (threadTs !== undefined && !state.message(channel, threadTs)) {
@@ -39,6 +41,8 @@ export function slackMethods(state: SlackState): Readonly<Record<string, Handler
       const { body } = call;
       const channel = String(body.channel ?? '');
       const ts = String(body.ts ?? '');
+      const denied = state.accessError(call.method, channel);
+      if (denied) return denied;
       const stored = state.message(channel, ts);
       if (!stored || stored.deleted) return { ok: false, error: 'message_not_found' };
       const invalid = state.checkMessage(call.method, body);
@@ -53,6 +57,8 @@ export function slackMethods(state: SlackState): Readonly<Record<string, Handler
       const user = String(body.user ?? '');
       if (channel === '') return { ok: false, error: 'channel_not_found' };
       if (user === '') return { ok: false, error: 'user_not_in_channel' };
+      const denied = state.accessError(call.method, channel);
+      if (denied) return denied;
       const invalid = state.checkMessage(call.method, body);
       if (invalid) return invalid;
       const ephemeral = state.addEphemeral(channel, user, body);

@@ -40,6 +40,38 @@ export interface FakeSlackOptions {
   readonly filesDir?: string;
   /** Told about each Web API method the fake does not know (the demo prints it). */
   readonly onUnknownMethod?: (method: string) => void;
+  /**
+   * Conversations as Slack knows them (see FakeConversation). A channel not listed here is a public
+   * channel the bot is in, as before: strictness is opt-in, per conversation.
+   */
+  readonly conversations?: Readonly<Record<string, FakeConversation>>;
+}
+
+/**
+ * A conversation and the bot's place in it, which decides what Slack answers: a private channel the
+ * bot is not in gives `not_in_channel`, a DM or group DM between people (where `/gpu` can be typed)
+ * gives `channel_not_found`, an archived channel `is_archived`. chat.postEphemeral needs the bot to be
+ * a member even of a public channel (chat:write.public covers chat.postMessage only); response_urls
+ * work everywhere.
+ */
+export interface FakeConversation {
+  readonly kind: 'public' | 'private' | 'im' | 'mpim';
+  /** Whether the bot is a member; default true for public channels, false otherwise. */
+  readonly member?: boolean;
+  readonly archived?: boolean;
+}
+
+/**
+ * Random answers on Slack's bad days, for load runs: each Web API call of `methods` (default every
+ * chat.* call) is answered 429 with `retryAfterSeconds` at rate `rateLimited`, and each call naming a
+ * channel `not_in_channel` at rate `notInChannel`. Seeded, so a run can be repeated.
+ */
+export interface FakeChaos {
+  readonly rateLimited?: number;
+  readonly notInChannel?: number;
+  readonly retryAfterSeconds?: number;
+  readonly methods?: readonly string[];
+  readonly seed?: number;
 }
 
 /** What a person could see change, in order, for whoever shows it (the demo's terminal). */
@@ -154,6 +186,12 @@ export interface Injection {
   readonly status: number;
   readonly body: Record<string, unknown>;
   readonly headers: Record<string, string>;
+  /** Only calls naming this channel (body.channel) take it. */
+  readonly channel?: string;
+  /** A 429 that then holds for Retry-After seconds: calls within it are answered 429 too. */
+  readonly holdMs?: number;
+  /** Answer normally, but only after this long (a slow Slack). */
+  readonly delayMs?: number;
 }
 
 export type Handler = (call: RecordedCall) => Record<string, unknown> | Promise<Record<string, unknown>>;

@@ -12,6 +12,7 @@ import { readForm } from '../../commands/read-form.js';
 import { formSpecOf } from '../../commands/registry.js';
 import type { JobContext, SealedInputs } from '../../jobs/job-data.js';
 import { acceptRequest } from '../../requests/accept-request.js';
+import { postToResponseUrl } from '../response-url.js';
 import type { SlackDeps } from '../slack-deps.js';
 import { REDIS_DOWN } from './gpu-command.js';
 
@@ -67,7 +68,35 @@ async function discard(deps: SlackDeps, sealed: SealedInputs | undefined): Promi
   }
 }
 
-async function submit(deps: SlackDeps, body: ViewSubmitAction): Promise<ViewResponseAction | undefined> {
+/** What to answer Slack, and what to do once it is answered (the posts, within no deadline). */
+interface Submitted {
+  readonly response?: ViewResponseAction;
+  readonly after?: () => Promise<void>;
+}
+
+async function submit(deps: SlackDeps, body: ViewSubmitAction): Promise<Submitted> {
+  const response = await answer(deps, body);
+  if (response === undefined) return {};
+  return 'after' in response ? (response as Submitted) : { response: response as ViewResponseAction };
+}
+
+/**
+ * Tells the requester privately: through the form's saved response_url, which works wherever the form
+ * was opened from (chat.postEphemeral fails where the bot is not a member), else an ephemeral.
+ */
+async function tellRequester(deps: SlackDeps, ctx: JobContext, text: string): Promise<void> {
+  const answer = ctx.responseUrl
+    ? postToResponseUrl(ctx.responseUrl, { response_type: 'ephemeral', replace_original: false, text })
+    : deps.client.chat.postEphemeral({ channel: ctx.channelId, user: ctx.userId, text });
+  await answer.catch((err: unknown) =>
+    deps.log.warn({ err }, 'could not tell the requester where their request went'),
+  );
+}
+
+async function answer(
+  deps: SlackDeps,
+  body: ViewSubmitAction,
+): Promise<ViewResponseAction | Submitted | undefined> {
   const { view } = body;
   let metadata: ModalMetadata;
   try {
@@ -101,7 +130,10 @@ async function submit(deps: SlackDeps, body: ViewSubmitAction): Promise<ViewResp
       ...(metadata.responseUrl ? { responseUrl: metadata.responseUrl } : {}),
       requestedAt: Date.now(),
     };
-    const result = await acceptRequest(deps, read.command, requestCtx, sealed ? { sealed } : {});
+    const result = await acceptRequest(deps, read.command, requestCtx, {
+      ...(sealed ? { sealed } : {}),
+      deferPosts: true,
+    });
     // The same request is already queued: it keeps its own sealed values, these are not needed.
     if (result.status === 'duplicate') await discard(deps, sealed);
     if (result.status === 'refused') {
@@ -119,13 +151,25 @@ async function submit(deps: SlackDeps, body: ViewSubmitAction): Promise<ViewResp
       const block = result.field === 'type' ? (typed ? TYPE_OTHER_BLOCK : TYPE_BLOCK) : spec.firstBlock;
       return { response_action: 'errors', errors: placed({ [block]: result.plain }, view, spec.firstBlock) };
     }
+    // The form closes at once; the posts follow the acknowledgement.
     if (result.status === 'pending-approval') {
-      // The form closes; its sealed values wait with the request. The requester learns where it went.
-      await deps.client.chat
-        .postEphemeral({ channel: requestCtx.channelId, user: requestCtx.userId, text: result.notice })
-        .catch((err: unknown) =>
-          deps.log.warn({ err }, 'could not tell the requester where their request went'),
-        );
+      // Its sealed values wait with the request. The requester learns where it went.
+      const { followUp, notice } = result;
+      return {
+        after: async () => {
+          const corrected = await followUp?.();
+          await tellRequester(deps, requestCtx, corrected ?? notice);
+        },
+      };
+    }
+    if (result.status === 'queued' && result.followUp) {
+      const { followUp } = result;
+      return {
+        after: async () => {
+          const note = await followUp();
+          if (note) await tellRequester(deps, requestCtx, note);
+        },
+      };
     }
     return undefined;
   } catch (err) {
@@ -144,17 +188,20 @@ export function registerFormSubmissions(app: App, deps: SlackDeps): void {
   app.view<ViewSubmitAction>(
     { callback_id: new RegExp(`^${CALLBACK_PREFIX.replaceAll('.', '\\.')}`), type: 'view_submission' },
     async ({ ack, body }) => {
-      const response = await submit(deps, body).catch((err: unknown): ViewResponseAction | undefined => {
+      const { response, after } = await submit(deps, body).catch((err: unknown): Submitted => {
         deps.log.error({ err }, 'could not handle a form submission');
         const first = inputBlocks(body.view)[0];
         return first
           ? {
-              response_action: 'errors',
-              errors: { [first]: 'Something unexpected went wrong; it was logged.' },
+              response: {
+                response_action: 'errors',
+                errors: { [first]: 'Something unexpected went wrong; it was logged.' },
+              },
             }
-          : undefined;
+          : {};
       });
       await ack(response);
+      await after?.().catch((err: unknown) => deps.log.warn({ err }, 'could not finish a form submission'));
     },
   );
 }

@@ -8,6 +8,7 @@ import { sections } from '../../commands/kit/direct.js';
 import { parseCommand } from '../../commands/parse-command.js';
 import { deliveryOf } from '../../commands/registry.js';
 import type { JobContext } from '../../jobs/job-data.js';
+import { MaybeQueuedError } from '../../jobs/replicated.js';
 import { groupsInPolicy, mayApprove } from '../../policy/decide.js';
 import { acceptDirect, acceptRequest, checkAccess } from '../../requests/accept-request.js';
 import { SLASH_COMMAND } from '../app-manifest.js';
@@ -18,19 +19,55 @@ interface Reply {
   readonly text?: string;
   readonly blocks?: KnownBlock[];
   readonly response_type?: 'ephemeral' | 'in_channel';
+  /** Slack posts for after the acknowledgement; resolves with what else to tell the requester. */
+  readonly followUp?: () => Promise<string | undefined>;
 }
 
 export const REDIS_DOWN =
   'gpuops cannot reach its queue right now, so nothing was started. Please try again in a minute.';
 
-/** `/gpu …`: verify (Bolt), parse, check, acknowledge, and enqueue — never a call to the cloud here. */
+/** Redis failed over while the request was being stored: it may still run (src/jobs/replicated.ts). */
+export const MAYBE_QUEUED =
+  'Redis failed over while gpuops was storing this request, so it may or may not run. Check `/gpu jobs` in a minute before sending it again.';
+
+/**
+ * The listener answers within this, whatever Redis does (Slack gives up after 3 s): a request still
+ * being stored then gets MAYBE_QUEUED, as it may yet be stored.
+ */
+const ANSWER_WITHIN_MS = 2_500;
+
+class AnswerTooSlow extends Error {}
+
+/**
+ * `/gpu …`: verify (Bolt), parse, check, enqueue, acknowledge — and only then post to Slack (the
+ * "Queued" message, an approval card), so a slow or rate-limited Slack cannot make a queued request
+ * miss Slack's 3 s acknowledgement. Never a call to the cloud here.
+ */
 export function registerGpuCommand(app: App, deps: SlackDeps): void {
-  app.command(SLASH_COMMAND, async ({ command, ack }) => {
-    const reply = await answer(command, deps).catch((err: unknown): Reply => {
-      deps.log.error({ err }, 'could not accept /gpu');
-      return { response_type: 'ephemeral', text: REDIS_DOWN };
+  app.command(SLASH_COMMAND, async ({ command, ack, respond }) => {
+    let timer: NodeJS.Timeout | undefined;
+    const tooSlow = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new AnswerTooSlow('no answer within 2.5 s')), ANSWER_WITHIN_MS);
     });
+    const { followUp, ...reply } = await Promise.race([answer(command, deps), tooSlow])
+      .catch((err: unknown): Reply => {
+        deps.log.error({ err }, 'could not accept /gpu');
+        const maybe = err instanceof MaybeQueuedError || err instanceof AnswerTooSlow;
+        return { response_type: 'ephemeral', text: maybe ? MAYBE_QUEUED : REDIS_DOWN };
+      })
+      .finally(() => clearTimeout(timer));
     await ack(reply.text || reply.blocks ? { response_type: 'ephemeral', ...reply } : undefined);
+    if (!followUp) return;
+    const note = await followUp().catch((err: unknown) => {
+      deps.log.warn({ err }, 'could not finish posting a request');
+      return undefined;
+    });
+    // Through the response_url: it reaches the requester wherever they typed, bot member or not.
+    if (note) {
+      await respond({ response_type: 'ephemeral', replace_original: false, text: note }).catch(
+        (err: unknown) => deps.log.warn({ err }, 'could not tell the requester what happened'),
+      );
+    }
   });
 }
 
@@ -67,22 +104,27 @@ async function answer(slash: SlashCommand, deps: SlackDeps): Promise<Reply> {
       break;
   }
   if ('modal' in command && command.modal) {
-    // No form for someone who may not submit it.
-    const refused = await checkAccess(deps, command.kind, ctx);
+    // No form for someone who may not submit it; but the form opens before Slack's trigger id expires,
+    // whatever the check takes (the submission is checked again).
+    const access = checkAccess(deps, command.kind, ctx);
+    if (deps.openModal) return (await deps.openModal(command, slash, access)) ?? {};
+    const refused = await access;
     if (refused) return { text: refused.message };
-    if (deps.openModal) return (await deps.openModal(command, slash)) ?? {};
     return {
       text: 'That form is not available in this version; give the arguments instead (see /gpu help).',
     };
   }
   // A replayed request (valid signature, within five minutes) starts nothing new.
   if (!(await firstDelivery(deps.store, slash.trigger_id))) return { text: REPLAYED_COMMAND };
-  const result = await acceptRequest(deps, command, ctx);
+  const result = await acceptRequest(deps, command, ctx, { deferPosts: true });
   if (result.status === 'refused' || result.status === 'rejected') return { text: result.message };
   // Said before it runs: what the cloud will not let anyone list or delete afterwards.
   const warning = orphanWarning(command.kind, deps.routes);
-  const withWarning = (text: string | undefined) =>
-    warning ? { text: text ? `${warning}\n${text}` : warning } : text ? { text } : {};
+  const followUp = 'followUp' in result && result.followUp ? { followUp: result.followUp } : {};
+  const withWarning = (text: string | undefined) => ({
+    ...(warning ? { text: text ? `${warning}\n${text}` : warning } : text ? { text } : {}),
+    ...followUp,
+  });
   if (result.status === 'pending-approval') return withWarning(result.notice);
   if (result.status === 'duplicate') {
     return { text: `Already on it: that same request is job ${result.jobId}.` };
@@ -93,9 +135,11 @@ async function answer(slash: SlashCommand, deps: SlackDeps): Promise<Reply> {
     case 'dm':
       return withWarning(':envelope: I will send it to you in a direct message.');
     default:
-      // The channel message is the answer; say nothing more unless it could not be posted.
+      // The channel message, posted right after this answer, is the answer: say nothing more here.
       return withWarning(
-        result.message ? undefined : `:hourglass_flowing_sand: Queued as job ${result.jobId}.`,
+        result.message || result.followUp
+          ? undefined
+          : `:hourglass_flowing_sand: Queued as job ${result.jobId}.`,
       );
   }
 }

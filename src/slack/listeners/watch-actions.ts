@@ -13,6 +13,7 @@ import {
 import { acceptRequest, checkAccess } from '../../requests/accept-request.js';
 import { createIdleState } from '../../store/idle-state.js';
 import { openForm } from '../open-form.js';
+import { postToResponseUrl } from '../response-url.js';
 import type { SlackDeps } from '../slack-deps.js';
 import { REDIS_DOWN } from './gpu-command.js';
 
@@ -58,12 +59,18 @@ async function markAlert(deps: SlackDeps, body: Press, note: string): Promise<vo
     .catch((err: unknown) => deps.log.warn({ err }, 'could not update an idle alert'));
 }
 
+/**
+ * Answers the person who pressed, privately: through the press's response_url, which works wherever
+ * the button is (chat.postEphemeral fails where the bot is not a member), else an ephemeral.
+ */
 async function tellPresser(deps: SlackDeps, body: Press, text: string): Promise<void> {
   const { channelId } = where(body);
-  if (!channelId) return;
-  await deps.client.chat
-    .postEphemeral({ channel: channelId, user: body.user.id, text })
-    .catch((err: unknown) => deps.log.warn({ err }, 'could not answer a button'));
+  const answer = body.response_url
+    ? postToResponseUrl(body.response_url, { response_type: 'ephemeral', replace_original: false, text })
+    : channelId
+      ? deps.client.chat.postEphemeral({ channel: channelId, user: body.user.id, text })
+      : Promise.resolve();
+  await answer.catch((err: unknown) => deps.log.warn({ err }, 'could not answer a button'));
 }
 
 async function pressStop(deps: SlackDeps, body: Press, value: IdleButtonValue): Promise<void> {
@@ -152,20 +159,21 @@ export function registerWatchActions(app: App, deps: SlackDeps): void {
     const { channelId } = where(body);
     if (!value || !channelId) return;
     try {
-      // No form for someone who may not submit it.
-      const refused = await checkAccess(deps, 'create', { userId: body.user.id, channelId });
-      if (refused) {
-        await tellPresser(deps, body, refused.message);
-        return;
-      }
-      const result = await openForm(deps, {
-        form: 'create',
-        prefill: { type: value.t },
-        triggerId: body.trigger_id,
-        channelId,
-        userId: body.user.id,
-        responseUrl: body.response_url,
-      });
+      // No form for someone who may not submit it; but the form opens before the trigger id expires,
+      // whatever the check takes (the submission is checked again).
+      const access = checkAccess(deps, 'create', { userId: body.user.id, channelId });
+      const result = await openForm(
+        deps,
+        {
+          form: 'create',
+          prefill: { type: value.t },
+          triggerId: body.trigger_id,
+          channelId,
+          userId: body.user.id,
+          responseUrl: body.response_url,
+        },
+        access,
+      );
       if (!result.ok) await tellPresser(deps, body, result.text);
     } catch (err) {
       deps.log.error({ err }, 'could not open the create form from the waitlist');
