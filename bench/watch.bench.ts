@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { createInfraClient, type InfraClient } from '../src/cloud/index.js';
 import { staticToken } from '../src/cloud/token-provider.js';
 import { createLogger } from '../src/log/logger.js';
-import { DEFAULT_POLICY } from '../src/policy/policy-schema.js';
+import { DEFAULT_POLICY } from '../src/policy/policy.js';
 import { startSim } from '../src/sim/start-sim.js';
 import { createStore } from '../src/store/store.js';
 import { createSnapshotStore } from '../src/store/watch-snapshots.js';

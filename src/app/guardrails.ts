@@ -6,7 +6,7 @@ import type { Logger } from '../log/logger.js';
 import type { BotMetrics } from '../obs/bot-metrics.js';
 
 import type { Guardrails } from '../policy/guardrails.js';
-import type { Policy } from '../policy/policy-schema.js';
+import type { Policy } from '../policy/policy.js';
 import { createApprovals } from '../store/approvals.js';
 import { createAudit } from '../store/audit.js';
 import { createLeases } from '../store/leases.js';

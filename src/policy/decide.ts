@@ -1,6 +1,7 @@
 import { commandPath, type GpuCommandKind, operationClassOf } from '../commands/registry.js';
 import { type CostEstimate, formatUsd } from '../pricing/cost.js';
-import { type LeasePolicy, POLICY_ROLES, type Policy, type PolicyRole, ROLE_RANK } from './policy-schema.js';
+import type { LeasePolicy, Policy } from './policy.js';
+import { POLICY_ROLES, type PolicyRole, ROLE_RANK } from './policy-schema.js';
 
 // Pure decisions over a Policy: which role a person has, whether they may run a kind, whether it waits
 // for an approver, and whether a given person may approve. Messages are Slack mrkdwn sentences.

@@ -2,7 +2,7 @@ import type { GpuCommand } from '../commands/registry.js';
 import type { Approvals } from '../store/approvals.js';
 import type { Audit } from '../store/audit.js';
 import type { Leases } from '../store/leases.js';
-import type { Policy } from './policy-schema.js';
+import type { Policy } from './policy.js';
 
 // What the guardrails need at run time, built once by the composition root and handed to both the
 // listener (authorization, approval cards, clicks) and the workers (audit of job starts and outcomes,

@@ -12,7 +12,8 @@ import {
   type z,
 } from 'zod';
 import { AppError, ErrorCode } from '../errors.js';
-import { DEFAULT_POLICY, type Policy, policyFileSchema, toPolicy } from './policy-schema.js';
+import { DEFAULT_POLICY, type Policy, toPolicy } from './policy.js';
+import { policyFileSchema } from './policy-schema.js';
 
 // Reads the policy file and says exactly where it is wrong: every problem carries the file's line and
 // column, found by walking the YAML nodes along the failing zod path. An invalid file stops start-up.

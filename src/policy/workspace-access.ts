@@ -1,4 +1,4 @@
-import type { Policy } from './policy-schema.js';
+import type { Policy } from './policy.js';
 
 // Who may reach gpuops at all, before roles (docs/policy.md, "Guests and other workspaces"): members
 // of the bot's own workspace; guests and members of other workspaces (Slack Connect, Grid) only when

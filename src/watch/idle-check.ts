@@ -1,5 +1,5 @@
 import type { Instance } from '../cloud/index.js';
-import type { IdlePolicy } from '../policy/policy-schema.js';
+import type { IdlePolicy } from '../policy/policy.js';
 import { answeredAlertBlocks, autoStopReply, idleAlertMessage } from '../render/idle-alert.js';
 import { chartFileName, summaryMrkdwn } from '../render/metrics-message.js';
 import { type SnapshotDeps, takeSnapshot } from '../snapshot/take-snapshot.js';

@@ -1,4 +1,4 @@
-import type { Policy } from '../policy/policy-schema.js';
+import type { Policy } from '../policy/policy.js';
 import { type CostEstimate, estimateMachines, gpusOfType, type PriceBook } from '../pricing/cost.js';
 import { readCatalog } from '../store/catalog-cache.js';
 import type { Store } from '../store/store.js';

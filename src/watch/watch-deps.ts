@@ -2,7 +2,7 @@ import type { WebClient } from '@slack/web-api';
 import type { InfraClient, PlatformClient } from '../cloud/index.js';
 import type { Shape } from '../cloud/shape.js';
 import type { Logger } from '../log/logger.js';
-import type { Policy } from '../policy/policy-schema.js';
+import type { Policy } from '../policy/policy.js';
 import type { EnqueueResult } from '../requests/enqueue-request.js';
 import type { PolicyAction } from '../requests/policy-action.js';
 import type { SnapshotDeps } from '../snapshot/take-snapshot.js';

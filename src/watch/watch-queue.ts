@@ -2,7 +2,7 @@ import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { QUEUE_PREFIX } from '../jobs/queue.js';
-import type { Policy } from '../policy/policy-schema.js';
+import type { Policy } from '../policy/policy.js';
 
 // The watchers' own queue: their schedulers fire often and their drains wait out Slack's rate limits,
 // so they run beside the request queue rather than in it, and never hold up a person's request. Same

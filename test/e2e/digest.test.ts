@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addSystemJob } from '../../src/jobs/system-jobs.js';
-import { DEFAULT_POLICY, policyFileSchema, toPolicy } from '../../src/policy/policy-schema.js';
+import { DEFAULT_POLICY, toPolicy } from '../../src/policy/policy.js';
+import { policyFileSchema } from '../../src/policy/policy-schema.js';
 import { readCatalog } from '../../src/store/catalog-cache.js';
 import { sendDigests } from '../../src/watch/digest.js';
 import { pollProject } from '../../src/watch/poll-project.js';

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredMessage } from '../../src/devkit/fake-slack-api.js';
 import { addSystemJob } from '../../src/jobs/system-jobs.js';
-import { type Policy, policyFileSchema, toPolicy } from '../../src/policy/policy-schema.js';
+import { type Policy, toPolicy } from '../../src/policy/policy.js';
+import { policyFileSchema } from '../../src/policy/policy-schema.js';
 import { IDLE_ACTIONS } from '../../src/render/idle-alert.js';
 import { readCatalog } from '../../src/store/catalog-cache.js';
 import { createIdleState } from '../../src/store/idle-state.js';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadPolicy, PolicyError, parsePolicy } from '../../src/policy/load-policy.js';
-import { DEFAULT_POLICY, DEFAULTS_SOURCE } from '../../src/policy/policy-schema.js';
+import { DEFAULT_POLICY, DEFAULTS_SOURCE } from '../../src/policy/policy.js';
 
 const EXAMPLE = resolve(new URL('../../docs/policy.example.yaml', import.meta.url).pathname);
 

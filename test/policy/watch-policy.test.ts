@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { PolicyError, parsePolicy } from '../../src/policy/load-policy.js';
-import { CRON_RULE, DEFAULT_POLICY, TZ_RULE } from '../../src/policy/policy-schema.js';
+import { DEFAULT_POLICY } from '../../src/policy/policy.js';
+import { CRON_RULE, TZ_RULE } from '../../src/policy/policy-schema.js';
 
 // The watchers' settings in the policy file (docs/watch.md): safe defaults with no file, and a wrong
 // schedule or time zone stops gpuops at start with its line, like every other setting.

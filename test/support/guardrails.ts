@@ -3,7 +3,7 @@ import { gpuCommandSchema } from '../../src/commands/registry.js';
 import { createLogger } from '../../src/log/logger.js';
 import type { Guardrails } from '../../src/policy/guardrails.js';
 import { parsePolicy } from '../../src/policy/load-policy.js';
-import type { Policy } from '../../src/policy/policy-schema.js';
+import type { Policy } from '../../src/policy/policy.js';
 import { createApprovals } from '../../src/store/approvals.js';
 import { createAudit } from '../../src/store/audit.js';
 import { createLeases } from '../../src/store/leases.js';

@@ -7,7 +7,7 @@ import type { InfraClient } from '../../src/cloud/index.js';
 import { classifySlackFailure } from '../../src/commands/kit/slack-failure.js';
 import { FakeSlackApi } from '../../src/devkit/fake-slack-api.js';
 import { createLogger } from '../../src/log/logger.js';
-import { DEFAULT_POLICY } from '../../src/policy/policy-schema.js';
+import { DEFAULT_POLICY } from '../../src/policy/policy.js';
 import { createStore, type Store } from '../../src/store/store.js';
 import { createOutbox, type NewOutboxEntry } from '../../src/store/watch-outbox.js';
 import { createWatchWorker } from '../../src/watch/create-watch-worker.js';
