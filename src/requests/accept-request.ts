@@ -1,53 +1,26 @@
-import { approvalCard, slackDate, waitingMessage } from '../commands/approvals/render.js';
 import { withDeadline } from '../commands/kit/with-deadline.js';
-import {
-  commandPath,
-  deliveryOf,
-  describeCommand,
-  estimateCommand,
-  type GpuCommand,
-  type GpuCommandKind,
-} from '../commands/registry.js';
-import type { CommandCost } from '../commands/spec.js';
-import type { JobContext, LeaseTerms, SealedInputs } from '../jobs/job-data.js';
-import type { MessageRef } from '../jobs/message-ref.js';
+import { commandPath, estimateCommand, type GpuCommand, type GpuCommandKind } from '../commands/registry.js';
+import type { JobContext } from '../jobs/job-data.js';
 import { jobIdFor } from '../jobs/queue.js';
 import { addSystemJob } from '../jobs/system-jobs.js';
-import {
-  type ApprovalNeed,
-  approvalChannelFor,
-  authorize,
-  describeApprovers,
-  groupsInPolicy,
-  leaseFor,
-  needsApproval,
-} from '../policy/decide.js';
+import { authorize, groupsInPolicy, leaseFor, needsApproval } from '../policy/decide.js';
 import type { Guardrails } from '../policy/guardrails.js';
 import type { PolicyRole } from '../policy/policy-schema.js';
 import { type CostEstimate, formatCost, type PriceBook } from '../pricing/cost.js';
-import { escapeText } from '../render/job-message.js';
-import { approvalIdFor } from '../store/approvals.js';
-import { type AuditInput, auditFieldsOf } from '../store/audit.js';
+import { auditFieldsOf } from '../store/audit.js';
 import { type Catalog, readCatalog } from '../store/catalog-cache.js';
 import { instanceTypeOf } from '../store/instance-types-seen.js';
+import { type AcceptDeps, type AcceptExtra, REDIS_MS, record, requestAudit } from './accept-kit.js';
 import { type TargetProblem, targetInstance, targetProblem } from './check-target.js';
-import {
-  dedupeSeconds,
-  type EnqueueDeps,
-  type EnqueueResult,
-  enqueueRequest,
-  requestFingerprint,
-} from './enqueue-request.js';
+import { type EnqueueResult, enqueueRequest } from './enqueue-request.js';
+import { type Assessment, type PendingApproval, requestApproval } from './request-approval.js';
+
+export type { AcceptDeps, AcceptExtra, PendingApproval };
 
 // The one door every request goes through, whatever it came from: the typed command, a form, or a
 // button on a message (idle alerts, the waitlist). The guardrails live here, so no entry point can
 // bypass them: who may run it (the policy's roles), whether it waits for an approver (its kind, its
 // cost from the cached catalogue), and the audit trail of every request. docs/policy.md.
-
-export interface AcceptDeps extends EnqueueDeps {
-  /** The policy and its stores: the built-in defaults when there is no policy file, never absent. */
-  readonly guardrails: Guardrails;
-}
 
 export interface Refused {
   readonly status: 'refused';
@@ -57,24 +30,6 @@ export interface Refused {
   readonly plain: string;
   readonly role: PolicyRole;
   readonly needed: PolicyRole;
-}
-
-export interface PendingApproval {
-  readonly status: 'pending-approval';
-  readonly approvalId: string;
-  /** Where the card went. */
-  readonly approvalChannel: string;
-  /** The card, unless Slack refused it (the notice then says so). */
-  readonly card?: MessageRef;
-  /** The requester's message in their channel (channel-delivered kinds). */
-  readonly message?: MessageRef;
-  /** What to tell the requester, ephemerally: why it waits, where it went, until when. */
-  readonly notice: string;
-  /**
-   * With `deferPosts`: posts the card and the requester's message, after the acknowledgement. Resolves
-   * with a corrected notice when the card could not be posted, else undefined. Never throws.
-   */
-  readonly followUp?: () => Promise<string | undefined>;
 }
 
 /** A request that would not run (no such instance, a type the cloud does not sell): nothing queued. */
@@ -87,42 +42,12 @@ export interface Rejected {
   readonly field: TargetProblem['field'];
 }
 
-export interface AcceptExtra {
-  readonly sealed?: SealedInputs;
-  /**
-   * The caller answers Slack first (within its 3 s) and runs the result's `followUp` afterwards: no
-   * Slack call is made before the request is durably queued or waiting for approval.
-   */
-  readonly deferPosts?: boolean;
-}
-
 /** What became of a request a person made, from any entry point (command, form, button). */
 export type AcceptResult = EnqueueResult | Refused | PendingApproval | Rejected;
 
 /** How long the listener waits for a fresh catalogue before sending a request on unchecked. */
 const FRESH_CATALOG_WAIT_MS = 1_500;
 const FRESH_CATALOG_POLL_MS = 100;
-
-const REDIS_MS = 1_500;
-
-/** Appends to the audit trail; a failure is logged, never the reason a request fails. */
-async function record(deps: AcceptDeps, guardrails: Guardrails, input: AuditInput): Promise<void> {
-  try {
-    await withDeadline(guardrails.audit.append(input), REDIS_MS, 'Redis');
-  } catch (err) {
-    deps.log.warn({ err, operation: input.operation }, 'could not append to the audit trail');
-  }
-}
-
-function requestAudit(command: GpuCommand, ctx: JobContext): Omit<AuditInput, 'outcome'> {
-  return {
-    event: 'request',
-    actor: ctx.userId,
-    ...auditFieldsOf(command),
-    ...(ctx.projectId ? { project: ctx.projectId } : {}),
-    channel: ctx.channelId,
-  };
-}
 
 /**
  * Whether `userId` may run `kind` in `channelId`: undefined when allowed,
@@ -163,14 +88,6 @@ export async function acceptDirect(
     ...(refused ? { parameters: { ...auditFieldsOf(command).parameters, needed: refused.needed } } : {}),
   });
   return refused;
-}
-
-interface Assessment {
-  readonly cost?: CommandCost;
-  readonly need: ApprovalNeed;
-  readonly lease?: LeaseTerms;
-  readonly capacity?: string;
-  readonly project?: string;
 }
 
 const NOT_CACHED: CostEstimate = {
@@ -302,122 +219,6 @@ async function checkTarget(
     }
   }
   return undefined;
-}
-
-function slackError(err: unknown): string {
-  return (err as { data?: { error?: string } }).data?.error ?? 'no answer';
-}
-
-/** Sends a request to its approvers: the request in Redis, the card, the requester's message. */
-async function requestApproval(
-  deps: AcceptDeps,
-  guardrails: Guardrails,
-  command: GpuCommand,
-  ctx: JobContext,
-  assessment: Assessment,
-  extra: AcceptExtra,
-): Promise<AcceptResult> {
-  const { policy, approvals } = guardrails;
-  const approvalId = approvalIdFor(ctx, command);
-  // A double submission finds the first request instead of making a second card.
-  const holder = await withDeadline(
-    deps.store.claimRequest(requestFingerprint(command, ctx), approvalId, dedupeSeconds(command)),
-    REDIS_MS,
-    'Redis',
-  );
-  if (holder !== undefined) return { status: 'duplicate', jobId: holder };
-  const approvalChannel = approvalChannelFor(policy, ctx.channelId);
-  const { created, request } = await withDeadline(
-    approvals.create({
-      command,
-      ctx,
-      ...(assessment.cost ? { cost: assessment.cost.estimate } : {}),
-      reasons: assessment.need.reasons,
-      approvalChannel,
-      expiresAfterSeconds: policy.approvals.expiresAfterSeconds,
-      ...(assessment.lease
-        ? {
-            lease: {
-              seconds: assessment.lease.seconds,
-              remindBeforeSeconds: assessment.lease.remindBeforeSeconds,
-            },
-          }
-        : {}),
-      ...(extra.sealed ? { sealed: extra.sealed } : {}),
-      display: {
-        ...(assessment.project ? { project: assessment.project } : {}),
-        ...(assessment.capacity ? { capacity: assessment.capacity } : {}),
-        approvers: describeApprovers(policy, command.kind),
-      },
-    }),
-    REDIS_MS,
-    'Redis',
-  );
-  if (!created) return { status: 'duplicate', jobId: approvalId };
-
-  const what = `\`${escapeText(describeCommand(command))}\``;
-  const why = assessment.need.reasons.join(' ');
-  const where = `<#${approvalChannel}>`;
-  const sentNotice = `:raised_hand: ${what} needs an approval: ${why} I sent it to ${where}, where ${describeApprovers(policy, command.kind)} can approve or deny it until ${slackDate(request.expiresAt)}. You will see the decision on your request.`;
-  const problemNotice = (problem: string) =>
-    `:raised_hand: ${what} needs an approval: ${why} :warning: I could not post it to ${where} (Slack said "${problem}"): invite gpuops there. Approvers can still decide it with \`/gpu approvals\` until ${slackDate(request.expiresAt)}.`;
-
-  // The card and the requester's message: after the acknowledgement when the caller defers its posts.
-  const post = async () => {
-    // The requester's message first: once the card is up, everything the approvers act on is there.
-    let message: MessageRef | undefined;
-    if (deliveryOf(command.kind) === 'channel') {
-      try {
-        message = await deps.ports.post(ctx.channelId, waitingMessage(request));
-        if (message)
-          await withDeadline(approvals.setRequesterMessage(approvalId, message), REDIS_MS, 'Redis');
-      } catch (err) {
-        deps.log.warn({ err, approvalId }, "could not post the requester's waiting message");
-      }
-    }
-    let card: MessageRef | undefined;
-    let cardProblem: string | undefined;
-    try {
-      card = await deps.ports.post(approvalChannel, approvalCard(request));
-      if (card) await withDeadline(approvals.setCard(approvalId, card), REDIS_MS, 'Redis');
-    } catch (err) {
-      cardProblem = slackError(err);
-      deps.log.warn({ err, approvalId, approvalChannel }, 'could not post an approval card');
-    }
-    return { card, message, cardProblem };
-  };
-  guardrails.onApproval?.('requested');
-  await record(deps, guardrails, {
-    ...requestAudit(command, ctx),
-    parameters: {
-      ...auditFieldsOf(command).parameters,
-      ...(assessment.cost ? { cost: formatCost(assessment.cost.estimate) } : {}),
-    },
-    outcome: 'needs-approval',
-    approvalId,
-  });
-
-  if (extra.deferPosts) {
-    return {
-      status: 'pending-approval',
-      approvalId,
-      approvalChannel,
-      notice: sentNotice,
-      followUp: async () => {
-        const { cardProblem } = await post();
-        return cardProblem ? problemNotice(cardProblem) : undefined;
-      },
-    };
-  }
-  const { card, message, cardProblem } = await post();
-  return {
-    status: 'pending-approval',
-    approvalId,
-    approvalChannel,
-    ...(card ? { card } : {}),
-    ...(message ? { message } : {}),
-    notice: cardProblem ? problemNotice(cardProblem) : sentNotice,
-  };
 }
 
 /**

@@ -1,0 +1,45 @@
+import { withDeadline } from '../commands/kit/with-deadline.js';
+import type { GpuCommand } from '../commands/registry.js';
+import type { JobContext, SealedInputs } from '../jobs/job-data.js';
+import type { Guardrails } from '../policy/guardrails.js';
+import { type AuditInput, auditFieldsOf } from '../store/audit.js';
+import type { EnqueueDeps } from './enqueue-request.js';
+
+// What the steps of the request pipeline share (accept-request.ts, request-approval.ts): their
+// dependencies, the caller's extras, and the one way a request goes on the audit trail.
+
+export interface AcceptDeps extends EnqueueDeps {
+  /** The policy and its stores: the built-in defaults when there is no policy file, never absent. */
+  readonly guardrails: Guardrails;
+}
+
+export interface AcceptExtra {
+  readonly sealed?: SealedInputs;
+  /**
+   * The caller answers Slack first (within its 3 s) and runs the result's `followUp` afterwards: no
+   * Slack call is made before the request is durably queued or waiting for approval.
+   */
+  readonly deferPosts?: boolean;
+}
+
+/** Redis steps of a request give up after this: the listener must answer within Slack's 3 s. */
+export const REDIS_MS = 1_500;
+
+/** Appends to the audit trail; a failure is logged, never the reason a request fails. */
+export async function record(deps: AcceptDeps, guardrails: Guardrails, input: AuditInput): Promise<void> {
+  try {
+    await withDeadline(guardrails.audit.append(input), REDIS_MS, 'Redis');
+  } catch (err) {
+    deps.log.warn({ err, operation: input.operation }, 'could not append to the audit trail');
+  }
+}
+
+export function requestAudit(command: GpuCommand, ctx: JobContext): Omit<AuditInput, 'outcome'> {
+  return {
+    event: 'request',
+    actor: ctx.userId,
+    ...auditFieldsOf(command),
+    ...(ctx.projectId ? { project: ctx.projectId } : {}),
+    channel: ctx.channelId,
+  };
+}

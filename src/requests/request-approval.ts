@@ -1,0 +1,161 @@
+import { approvalCard, slackDate, waitingMessage } from '../commands/approvals/render.js';
+import { withDeadline } from '../commands/kit/with-deadline.js';
+import { deliveryOf, describeCommand, type GpuCommand } from '../commands/registry.js';
+import type { CommandCost } from '../commands/spec.js';
+import type { JobContext, LeaseTerms } from '../jobs/job-data.js';
+import type { MessageRef } from '../jobs/message-ref.js';
+import { type ApprovalNeed, approvalChannelFor, describeApprovers } from '../policy/decide.js';
+import type { Guardrails } from '../policy/guardrails.js';
+import { formatCost } from '../pricing/cost.js';
+import { escapeText } from '../render/job-message.js';
+import { approvalIdFor } from '../store/approvals.js';
+import { auditFieldsOf } from '../store/audit.js';
+import { type AcceptDeps, type AcceptExtra, REDIS_MS, record, requestAudit } from './accept-kit.js';
+import { dedupeSeconds, requestFingerprint } from './enqueue-request.js';
+
+// The approval step of the request pipeline: a request that waits for an approver is stored once (a
+// double submission finds the first), its card goes to the approval channel and the requester sees
+// where it went. With deferPosts the Slack posts wait until the caller has acknowledged Slack.
+
+export interface PendingApproval {
+  readonly status: 'pending-approval';
+  readonly approvalId: string;
+  /** Where the card went. */
+  readonly approvalChannel: string;
+  /** The card, unless Slack refused it (the notice then says so). */
+  readonly card?: MessageRef;
+  /** The requester's message in their channel (channel-delivered kinds). */
+  readonly message?: MessageRef;
+  /** What to tell the requester, ephemerally: why it waits, where it went, until when. */
+  readonly notice: string;
+  /**
+   * With `deferPosts`: posts the card and the requester's message, after the acknowledgement. Resolves
+   * with a corrected notice when the card could not be posted, else undefined. Never throws.
+   */
+  readonly followUp?: () => Promise<string | undefined>;
+}
+
+/** What accept-request.ts found out about a request before it asks for an approval. */
+export interface Assessment {
+  readonly cost?: CommandCost;
+  readonly need: ApprovalNeed;
+  readonly lease?: LeaseTerms;
+  readonly capacity?: string;
+  readonly project?: string;
+}
+
+function slackError(err: unknown): string {
+  return (err as { data?: { error?: string } }).data?.error ?? 'no answer';
+}
+
+/** Sends a request to its approvers: the request in Redis, the card, the requester's message. */
+export async function requestApproval(
+  deps: AcceptDeps,
+  guardrails: Guardrails,
+  command: GpuCommand,
+  ctx: JobContext,
+  assessment: Assessment,
+  extra: AcceptExtra,
+): Promise<PendingApproval | { readonly status: 'duplicate'; readonly jobId: string }> {
+  const { policy, approvals } = guardrails;
+  const approvalId = approvalIdFor(ctx, command);
+  // A double submission finds the first request instead of making a second card.
+  const holder = await withDeadline(
+    deps.store.claimRequest(requestFingerprint(command, ctx), approvalId, dedupeSeconds(command)),
+    REDIS_MS,
+    'Redis',
+  );
+  if (holder !== undefined) return { status: 'duplicate', jobId: holder };
+  const approvalChannel = approvalChannelFor(policy, ctx.channelId);
+  const { created, request } = await withDeadline(
+    approvals.create({
+      command,
+      ctx,
+      ...(assessment.cost ? { cost: assessment.cost.estimate } : {}),
+      reasons: assessment.need.reasons,
+      approvalChannel,
+      expiresAfterSeconds: policy.approvals.expiresAfterSeconds,
+      ...(assessment.lease
+        ? {
+            lease: {
+              seconds: assessment.lease.seconds,
+              remindBeforeSeconds: assessment.lease.remindBeforeSeconds,
+            },
+          }
+        : {}),
+      ...(extra.sealed ? { sealed: extra.sealed } : {}),
+      display: {
+        ...(assessment.project ? { project: assessment.project } : {}),
+        ...(assessment.capacity ? { capacity: assessment.capacity } : {}),
+        approvers: describeApprovers(policy, command.kind),
+      },
+    }),
+    REDIS_MS,
+    'Redis',
+  );
+  if (!created) return { status: 'duplicate', jobId: approvalId };
+
+  const what = `\`${escapeText(describeCommand(command))}\``;
+  const why = assessment.need.reasons.join(' ');
+  const where = `<#${approvalChannel}>`;
+  const sentNotice = `:raised_hand: ${what} needs an approval: ${why} I sent it to ${where}, where ${describeApprovers(policy, command.kind)} can approve or deny it until ${slackDate(request.expiresAt)}. You will see the decision on your request.`;
+  const problemNotice = (problem: string) =>
+    `:raised_hand: ${what} needs an approval: ${why} :warning: I could not post it to ${where} (Slack said "${problem}"): invite gpuops there. Approvers can still decide it with \`/gpu approvals\` until ${slackDate(request.expiresAt)}.`;
+
+  // The card and the requester's message: after the acknowledgement when the caller defers its posts.
+  const post = async () => {
+    // The requester's message first: once the card is up, everything the approvers act on is there.
+    let message: MessageRef | undefined;
+    if (deliveryOf(command.kind) === 'channel') {
+      try {
+        message = await deps.ports.post(ctx.channelId, waitingMessage(request));
+        if (message)
+          await withDeadline(approvals.setRequesterMessage(approvalId, message), REDIS_MS, 'Redis');
+      } catch (err) {
+        deps.log.warn({ err, approvalId }, "could not post the requester's waiting message");
+      }
+    }
+    let card: MessageRef | undefined;
+    let cardProblem: string | undefined;
+    try {
+      card = await deps.ports.post(approvalChannel, approvalCard(request));
+      if (card) await withDeadline(approvals.setCard(approvalId, card), REDIS_MS, 'Redis');
+    } catch (err) {
+      cardProblem = slackError(err);
+      deps.log.warn({ err, approvalId, approvalChannel }, 'could not post an approval card');
+    }
+    return { card, message, cardProblem };
+  };
+  guardrails.onApproval?.('requested');
+  await record(deps, guardrails, {
+    ...requestAudit(command, ctx),
+    parameters: {
+      ...auditFieldsOf(command).parameters,
+      ...(assessment.cost ? { cost: formatCost(assessment.cost.estimate) } : {}),
+    },
+    outcome: 'needs-approval',
+    approvalId,
+  });
+
+  if (extra.deferPosts) {
+    return {
+      status: 'pending-approval',
+      approvalId,
+      approvalChannel,
+      notice: sentNotice,
+      followUp: async () => {
+        const { cardProblem } = await post();
+        return cardProblem ? problemNotice(cardProblem) : undefined;
+      },
+    };
+  }
+  const { card, message, cardProblem } = await post();
+  return {
+    status: 'pending-approval',
+    approvalId,
+    approvalChannel,
+    ...(card ? { card } : {}),
+    ...(message ? { message } : {}),
+    notice: cardProblem ? problemNotice(cardProblem) : sentNotice,
+  };
+}
