@@ -1,9 +1,11 @@
 import { EventEmitter } from 'node:events';
 import { checkBlocks, checkView, LIMITS } from '../block-kit-limits.js';
+import { answerResponseUrl } from './respond.js';
 import { saveFileIn } from './save-file.js';
 import {
   type EphemeralMessage,
   type FakeActivity,
+  type FakeConversation,
   type FakeSlackOptions,
   type FakeUser,
   type MessageVersion,
@@ -33,6 +35,8 @@ export class SlackState {
   readonly files = new Map<string, StoredFile>();
   readonly users = new Map<string, FakeUser>();
   readonly usergroups = new Map<string, readonly string[]>();
+  /** Conversations declared by the test (options.conversations, setConversation); others are public. */
+  readonly conversations = new Map<string, FakeConversation>();
   readonly teamId: string;
   readonly botUserId: string;
   readonly botId: string;
@@ -53,6 +57,7 @@ export class SlackState {
     this.socketModeUrl = options.socketModeUrl;
     for (const user of options.users ?? []) this.users.set(user.id, user);
     for (const [id, members] of Object.entries(options.usergroups ?? {})) this.usergroups.set(id, members);
+    for (const [id, c] of Object.entries(options.conversations ?? {})) this.conversations.set(id, c);
     this.events.setMaxListeners(0);
   }
 
@@ -98,6 +103,27 @@ export class SlackState {
 
   setUsergroup(id: string, members: readonly string[]): void {
     this.usergroups.set(id, members);
+  }
+
+  /** Declares (or changes: invite the bot, archive) a conversation; see FakeConversation. */
+  setConversation(id: string, conversation: FakeConversation): void {
+    this.conversations.set(id, conversation);
+  }
+
+  /**
+   * What Slack answers the bot posting to `channel` with `method`, or null when it may: a private
+   * channel it is not in gives not_in_channel, a DM or group DM it is not in channel_not_found, an
+   * archived channel is_archived. chat.postEphemeral needs membership even in a public channel.
+   */
+  accessError(method: string, channel: string): Json | null {
+    const c = this.conversations.get(channel);
+    if (!c) return null;
+    if (c.archived) return { ok: false, error: 'is_archived' };
+    const member = c.member ?? c.kind === 'public';
+    if (member) return null;
+    if (c.kind === 'im' || c.kind === 'mpim') return { ok: false, error: 'channel_not_found' };
+    if (c.kind === 'public' && method !== 'chat.postEphemeral') return null; // chat:write.public
+    return { ok: false, error: 'not_in_channel' };
   }
 
   /** Calls `listener` with every change a person could see; returns how to stop listening. */
@@ -348,29 +374,6 @@ export class SlackState {
   respond(id: string, body: Json): [number, Json] {
     const origin = this.responseUrls.get(id);
     if (!origin) return [404, { ok: false, error: 'expired_url' }];
-    const flag = (v: unknown) => v === true || v === 'true';
-    const place = origin.place;
-    if (place?.kind === 'message') {
-      const message = this.message(place.channel, place.ts);
-      if (message && flag(body.delete_original)) {
-        this.remove(message);
-        return [200, { ok: true }];
-      }
-      if (message && flag(body.replace_original)) {
-        this.edit(message, { text: body.text, blocks: Array.isArray(body.blocks) ? body.blocks : [] });
-        return [200, { ok: true }];
-      }
-    }
-    if (body.response_type === 'in_channel') {
-      this.store(origin.channelId, body, undefined);
-      return [200, { ok: true }];
-    }
-    if (place?.kind === 'ephemeral' && flag(body.replace_original)) {
-      this.addEphemeral(origin.channelId, origin.userId, body, { replacing: place.id });
-    } else {
-      // Replacing the answer to a command shows the new answer in its place; here, below it.
-      this.addEphemeral(origin.channelId, origin.userId, body, { replaced: flag(body.replace_original) });
-    }
-    return [200, { ok: true }];
+    return answerResponseUrl(this, origin, body);
   }
 }
