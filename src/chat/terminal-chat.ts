@@ -1,5 +1,6 @@
 import type { ChatIo } from './chat-io.js';
-import { ackContent, CHAT_HELP, failureReason, looksLikeError } from './chat-text.js';
+import { answerTo, failuresSince } from './chat-outcome.js';
+import { ackContent, CHAT_HELP, failureReason } from './chat-text.js';
 import type { ButtonRef, DirectoryUser, LocalSlackApi } from './local-slack-api.js';
 import type { RenderContext, TerminalStyle } from './render-terminal.js';
 import { fillForm } from './terminal-form.js';
@@ -259,7 +260,7 @@ export class TerminalChat {
     const failed = await this.afterRequest(mark);
     if (refused === undefined || failed.failed !== undefined) return failed;
     // Refused before any job: the reason is what the bot answered (the tag given twice, the bad key).
-    return { failed: this.answerTo(actor.userId, mark) ?? refused };
+    return { failed: answerTo(this.options.slack, actor.userId, mark) ?? refused };
   }
 
   private async press(ref: string): Promise<{ failed?: string }> {
@@ -344,50 +345,8 @@ export class TerminalChat {
       }
     }
     if (formFailure !== undefined) return { failed: formFailure };
-    const failed = this.failuresSince(mark);
+    const failed = failuresSince(this.options.slack, mark);
     return failed.length > 0 ? { failed: failed.join('; ') } : {};
-  }
-
-  /** What people saw since `mark` that reports a failure: a job that ended Failed, an error answer. */
-  private failuresSince(mark: number): string[] {
-    const out: string[] = [];
-    const seen = new Set<number>();
-    for (const activity of this.options.slack.activitySince(mark)) {
-      if (activity.kind === 'message' && !seen.has(activity.message.number)) {
-        seen.add(activity.message.number);
-        const text = activity.message.text;
-        if (!activity.message.deleted && /^Failed\b/.test(text ?? '')) {
-          out.push(`#${activity.message.number} ${this.shown({ text })}`);
-        }
-      }
-      if (activity.kind === 'ephemeral' && looksLikeError(activity.ephemeral.text)) {
-        out.push(this.shown(activity.ephemeral));
-      }
-    }
-    return out;
-  }
-
-  /** The first answer shown to `userId` alone since `mark`, as the chat drew it. */
-  private answerTo(userId: string, mark: number): string | undefined {
-    for (const activity of this.options.slack.activitySince(mark)) {
-      if (activity.kind === 'ephemeral' && activity.ephemeral.user === userId) {
-        const shown = this.shown(activity.ephemeral);
-        if (shown !== '') return shown;
-      }
-    }
-    return undefined;
-  }
-
-  /**
-   * The first line of an answer as the chat shows it (mentions as @name, no emphasis marks), with a
-   * failed job's repeat of the command (`Failed: /gpu … — `) left out: the summary names the line.
-   */
-  private shown(content: {
-    readonly text?: string | undefined;
-    readonly blocks?: readonly unknown[] | undefined;
-  }): string {
-    const text = content.text?.replace(/^Failed: \/gpu\b[^\n]*? — /, 'Failed: ');
-    return this.options.slack.firstLineShown({ ...content, text });
   }
 
   // ---------- forms ----------
