@@ -76,6 +76,11 @@ export interface SlurmUserRef {
 export interface InfraClient {
   readonly shape: Shape;
   readonly routes: RouteTable;
+  /**
+   * How long one call waits for an answer before this client gives up. Creates are never retried by
+   * the client, so a create sent is answered or abandoned within this (src/commands/kit/earlier-send.ts).
+   */
+  readonly timeoutMs: number;
   /** Whether the configured shape (with overrides) has the operation. */
   supports(operation: Operation): boolean;
   /** The operations available, in the order of OPERATIONS. */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ValidationError } from '../errors.js';
 import { CloudUnsupportedError } from './cloud-errors.js';
-import { createHttpClient, type HttpResponse } from './http-client.js';
+import { createHttpClient, DEFAULT_TIMEOUT_MS, type HttpResponse } from './http-client.js';
 import {
   addSlurmUserInput,
   createFilesystemInput,
@@ -172,6 +172,7 @@ export function createInfraClient(options: InfraClientOptions): InfraClient {
   const client: InfraClient = {
     shape,
     routes,
+    timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     supports: (op) => routes[op] !== undefined,
     operations: () => OPERATIONS.filter((op) => routes[op] !== undefined),
 

@@ -34,6 +34,17 @@ export async function processJob(job: Job<JobData>, deps: WorkerDeps, signal: Ab
     deps.log.error({ jobId: job.id, name: job.name, err }, 'job data rejected');
     throw new UnrecoverableError(classifyFailure(err).message);
   }
+  // A job whose final answer is recorded never acts again, whatever its lock did: a worker that lost
+  // the lock in a Redis outage longer than it, or a finished job retried, must not repeat a start,
+  // stop or delete the person was already told about (the record outlives BullMQ's: docs/operations.md).
+  const answered = await deps.store.job(job.id!);
+  if (answered?.state === 'done' || answered?.state === 'failed') {
+    deps.log.warn(
+      { jobId: job.id, name: job.name, state: answered.state },
+      'job already answered; not run again',
+    );
+    return answered.detail ?? answered.state;
+  }
   const run = new JobRun(job, data, deps, signal);
   const handler = handlerFor(data.command.kind);
   const attempts = job.opts.attempts ?? 1;

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { BOT_TOKEN, type BotStack, startBotStack } from '../support/bot-stack.js';
 import { type GpuopsProcess, spawnScript, until } from '../support/gpuops-process.js';
@@ -8,6 +9,8 @@ import { type GpuopsProcess, spawnScript, until } from '../support/gpuops-proces
 
 const CHANNEL = 'C0GPU';
 const TYPE = 'h100-hgx-80gb.1x';
+/** How long the simulator holds the create in the take-over test. */
+const HOLD_MS = 8_000;
 
 describe('a worker killed mid-create', () => {
   let stack: BotStack;
@@ -23,7 +26,7 @@ describe('a worker killed mid-create', () => {
     await stack?.close();
   });
 
-  const startWorker = async () => {
+  const startWorker = async (env: Record<string, string> = {}) => {
     const worker = spawnScript('test/support/worker-entry.ts', {
       REDIS_URL: inject('redisUrl'),
       QUEUE_PREFIX: stack.queuePrefix,
@@ -36,6 +39,7 @@ describe('a worker killed mid-create', () => {
       SLACK_BOT_TOKEN: BOT_TOKEN,
       LOCK_MS: '1000',
       STALLED_MS: '500',
+      ...env,
     });
     workers.push(worker);
     await worker.waitForLog((r) => r.msg === 'worker ready', 30_000);
@@ -84,6 +88,54 @@ describe('a worker killed mid-create', () => {
     expect(stack.slack.callsTo('chat.postMessage')).toHaveLength(1);
     await stack.drained();
 
+    second.child.kill('SIGTERM');
+    expect((await second.exited).code).toBe(0);
+  }, 60_000);
+
+  it('sends a create once even when the cloud still holds it as another worker takes over', async () => {
+    // The cloud holds the create for 8 s, far longer than the 1 s job lock: the second worker takes the
+    // job over while the first request is still under way and finds no machine yet. It must wait
+    // until the client would have given up on that request (CLOUD_TIMEOUT_MS from the recorded send),
+    // look again, and adopt the machine: a second create would be a second paid machine.
+    const env = { CLOUD_TIMEOUT_MS: '10000' };
+    stack.sim.control.addFault({ operation: 'createInstance', latencyMs: HOLD_MS, count: 1 });
+    const first = await startWorker(env);
+    const since = stack.slack.mark();
+    const { response } = await stack.command(`create held-1 ${TYPE}`);
+    expect(response.status).toBe(200);
+    const posted = await stack.slack.waitFor('chat.postMessage', () => true, 5_000, since);
+    const ts = String((posted.response as { ts: string }).ts);
+    await until(
+      () => (stack.sim.control.creates().attempts.createInstance?.['held-1'] ?? 0) >= 1,
+      'the create request to reach the simulator',
+    );
+    const heldUntil = Date.now() + HOLD_MS;
+    first.child.kill('SIGKILL');
+    await first.exited;
+    // At once, while the simulator still holds the first create.
+    const second = await startWorker(env);
+    expect(stack.sim.control.createCount('createInstance', 'held-1')).toBe(0);
+
+    await stack.slack.waitFor(
+      'chat.update',
+      (c) => c.body.ts === ts && /^(Done|Failed):/.test(String(c.body.text)),
+      30_000,
+      since,
+    );
+    // The simulator serves the held request when its hold ends, whatever became of the worker that sent
+    // it (as a cloud does): count the machines only after that.
+    await sleep(Math.max(0, heldUntil + 500 - Date.now()));
+    const message = stack.slack.message(CHANNEL, ts)!;
+    expect(message.text, 'the request should end Done on the one machine').toMatch(
+      /^Done: .*held-1 is running/,
+    );
+    const machines = (await stack.cloud.listInstances()).filter((i) => i.name === 'held-1');
+    expect(
+      machines.map((m) => m.name),
+      'one machine, not one per attempt',
+    ).toEqual(['held-1']);
+    expect(stack.sim.control.createCount('createInstance', 'held-1')).toBe(1);
+    await stack.drained();
     second.child.kill('SIGTERM');
     expect((await second.exited).code).toBe(0);
   }, 60_000);

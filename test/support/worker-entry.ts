@@ -33,6 +33,7 @@ const worker = createWorker(
       shape,
       tokens: staticToken(need('CLOUD_API_TOKEN')),
       projectId,
+      ...(process.env.CLOUD_TIMEOUT_MS ? { timeoutMs: Number(process.env.CLOUD_TIMEOUT_MS) } : {}),
     }),
     slack: new WebClient(need('SLACK_BOT_TOKEN'), {
       slackApiUrl: need('SLACK_API_URL'),

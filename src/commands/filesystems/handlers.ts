@@ -1,5 +1,6 @@
 import { CloudApiError, CloudNotFoundError, type Filesystem } from '../../cloud/index.js';
 import { filesystemDetailBlocks, filesystemLine } from '../../render/filesystems.js';
+import { markNotSent, markSent, waitOutEarlierSend } from '../kit/earlier-send.js';
 import type { Handlers } from '../kit/handler.js';
 import { PermanentJobError } from '../kit/job-errors.js';
 import type { JobRun, Outcome } from '../kit/job-run.js';
@@ -44,7 +45,11 @@ export async function createFilesystem(run: JobRun, command: CommandOf<'fs.creat
   if (!filesystemId) {
     const sent = run.progress<CreateProgress>().sent === true;
     if (cloud.supports('listFilesystems')) {
-      const existing = (await cloud.listFilesystems(run.call)).filter((f) => f.name === command.name);
+      const named = async () =>
+        (await cloud.listFilesystems(run.call)).filter((f) => f.name === command.name);
+      let existing = await named();
+      // An earlier attempt's create may still be held by the cloud: wait it out before sending another.
+      if (existing.length === 0 && (await waitOutEarlierSend(run, cloud.timeoutMs))) existing = await named();
       if (sent && existing.length === 1) {
         made = existing[0]!;
       } else if (existing.length > 0) {
@@ -59,12 +64,12 @@ export async function createFilesystem(run: JobRun, command: CommandOf<'fs.creat
     }
     if (!made) {
       await run.update('working', `Creating filesystem ${command.name} (${command.size})…`);
-      await run.saveProgress({ sent: true });
+      await markSent(run);
       try {
         made = await cloud.createFilesystem({ name: command.name, size: command.size }, run.call);
       } catch (err) {
         // The cloud answered with an error, so nothing was made: a retry may send the create again.
-        if (err instanceof CloudApiError) await run.saveProgress({ sent: false });
+        if (err instanceof CloudApiError) await markNotSent(run);
         throw err;
       }
     }

@@ -1,6 +1,7 @@
 import { CloudConflictError, CloudNotFoundError, type Instance } from '../../cloud/index.js';
 import { instanceDetailBlocks, instanceLine } from '../../render/instances.js';
 import { recordInstanceOwner } from '../../store/instance-owners.js';
+import { markSent, waitOutEarlierSend } from '../kit/earlier-send.js';
 import type { Handlers } from '../kit/handler.js';
 import { PermanentJobError } from '../kit/job-errors.js';
 import type { JobRun, Outcome } from '../kit/job-run.js';
@@ -136,7 +137,10 @@ export async function createInstance(run: JobRun, command: CreateArgs): Promise<
   const jobId = run.job.id!;
   let instanceId = run.progress<CreateProgress>().instanceId;
   if (!instanceId) {
-    const existing = (await cloud.listInstances(run.call)).filter((i) => i.name === command.name);
+    const named = async () => (await cloud.listInstances(run.call)).filter((i) => i.name === command.name);
+    let existing = await named();
+    // An earlier attempt's create may still be held by the cloud: wait it out before sending another.
+    if (existing.length === 0 && (await waitOutEarlierSend(run, cloud.timeoutMs))) existing = await named();
     // Ours: tagged by this job; or, where the cloud does not echo tags, the only one of that name
     // after this job recorded that it sent the create.
     const sent = run.progress<CreateProgress>().sent === true;
@@ -154,7 +158,7 @@ export async function createInstance(run: JobRun, command: CreateArgs): Promise<
       // From the create form only: sealed in Redis, never in the command or the job data.
       const userData = await sealedInput(run, 'userData');
       await run.update('working', `Creating ${command.name} (${command.type})…`);
-      await run.saveProgress({ sent: true });
+      await markSent(run);
       const created = await cloud.createInstance(
         {
           name: command.name,

@@ -16,6 +16,7 @@ import {
   recordedTarget,
   removePool,
 } from '../kit/cluster-ops.js';
+import { markSent, waitOutEarlierSend } from '../kit/earlier-send.js';
 import type { Handlers } from '../kit/handler.js';
 import { PermanentJobError } from '../kit/job-errors.js';
 import type { JobRun, Outcome } from '../kit/job-run.js';
@@ -243,7 +244,10 @@ export async function registerK8sCluster(run: JobRun, request: CommandOf<'k8s.re
   let clusterId = run.progress<RegisterProgress>().clusterId;
   let cluster: KubernetesCluster | undefined;
   if (!clusterId) {
-    const existing = (await cloud.listK8sClusters(run.call)).filter((c) => c.name === command.name);
+    const named = async () => (await cloud.listK8sClusters(run.call)).filter((c) => c.name === command.name);
+    let existing = await named();
+    // An earlier attempt's registration may still be held by the cloud: wait it out before another.
+    if (existing.length === 0 && (await waitOutEarlierSend(run, cloud.timeoutMs))) existing = await named();
     if (existing.length === 1 && run.progress<RegisterProgress>().sent === true) {
       cluster = existing[0]!;
     } else if (existing.length > 0) {
@@ -256,7 +260,7 @@ export async function registerK8sCluster(run: JobRun, request: CommandOf<'k8s.re
         );
       }
       await run.update('working', `Registering Kubernetes cluster ${command.name}…`);
-      await run.saveProgress({ sent: true });
+      await markSent(run);
       try {
         cluster = await cloud.registerK8sCluster(
           {

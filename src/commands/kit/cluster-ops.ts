@@ -1,6 +1,7 @@
 import { CloudConflictError, CloudNotFoundError } from '../../cloud/index.js';
 import type { Readiness } from '../../render/clusters.js';
 import { listBlocks } from '../../render/instances.js';
+import { markSent, waitOutEarlierSend } from './earlier-send.js';
 import { PermanentJobError } from './job-errors.js';
 import type { JobRun, Outcome } from './job-run.js';
 import { pickPool } from './pick-pool.js';
@@ -66,7 +67,9 @@ export async function createOnce<T extends { readonly id: string }>(
   const progress = run.progress<Record<string, unknown>>();
   const recorded = progress[o.idKey];
   if (typeof recorded === 'string' && recorded !== '') return recorded;
-  const existing = await o.find();
+  let existing = await o.find();
+  // An earlier attempt's create may still be held by the cloud: wait it out before sending another.
+  if (!existing && (await waitOutEarlierSend(run, run.deps.cloud.timeoutMs))) existing = await o.find();
   let id: string;
   if (existing && progress.sent === true) {
     id = existing.id;
@@ -74,7 +77,7 @@ export async function createOnce<T extends { readonly id: string }>(
     throw o.taken(existing);
   } else {
     await run.update('working', o.working);
-    await run.saveProgress({ sent: true });
+    await markSent(run);
     try {
       id = (await o.create()).id;
     } catch (err) {
