@@ -7,7 +7,8 @@
 # Builds use the host's network (--network host): apt and npm reach the mirrors and the registry the
 # way this machine does, whatever its resolver. Containers that run are never given it.
 # Bases are cached: a tag that already exists is not rebuilt (--rebuild-bases forces it).
-# Options: --rebuild-bases, --if-missing (skip everything when the project image exists).
+# Options: --rebuild-bases, --if-missing (skip everything when the project image exists),
+# --debian-only (stop after the Debian base: the smoke test then checks podman can run it).
 set -euo pipefail
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -15,11 +16,13 @@ LOG_PREFIX="image-build:"
 
 rebuild_bases=0
 if_missing=0
+debian_only=0
 for arg in "$@"; do
   case "$arg" in
     --rebuild-bases) rebuild_bases=1 ;;
     --if-missing) if_missing=1 ;;
-    *) die "unknown option $arg (--rebuild-bases, --if-missing)" ;;
+    --debian-only) debian_only=1 ;;
+    *) die "unknown option $arg (--rebuild-bases, --if-missing, --debian-only)" ;;
   esac
 done
 
@@ -116,6 +119,8 @@ if need_base "$DEBIAN_IMAGE"; then
 else
   log "Debian base $DEBIAN_IMAGE: cached"
 fi
+
+[ "$debian_only" -eq 0 ] || exit 0
 
 # --- 2. Node --------------------------------------------------------------------------------------
 if need_base "$NODE_IMAGE"; then

@@ -54,7 +54,7 @@ t() {
 image_exists() { t 60 podman image exists "$1"; }
 
 # The Debian packages podman needs here; installs what is missing (root and apt-get only).
-PODMAN_PACKAGES=(podman runc netavark aardvark-dns fuse-overlayfs slirp4netns uidmap mmdebstrap)
+PODMAN_PACKAGES=(podman runc catatonit netavark aardvark-dns fuse-overlayfs slirp4netns uidmap mmdebstrap)
 ensure_podman() {
   local missing=() p
   for p in "${PODMAN_PACKAGES[@]}"; do
