@@ -29,7 +29,8 @@ export async function run(
   const warmup = options.warmup ?? 500;
   const redisServer = await startPrivateRedis();
   const sim = await startSim({ shape: 'B', port: 0, metrics: false, transitionMs: 0, log: () => {} });
-  const slack = await FakeSlackApi.start({ tokens: [BOT_TOKEN] });
+  // The load generator's requests come from this workspace: the bot's own (others are refused).
+  const slack = await FakeSlackApi.start({ tokens: [BOT_TOKEN], teamId: 'T0BENCH' });
   const children: GpuopsProcess[] = [];
   const redis = new Redis(redisServer.url, { maxRetriesPerRequest: 1 });
   try {
@@ -131,6 +132,13 @@ export async function run(
     const bareP99 = median(bareRows.map((r) => r.p99_ms));
     const mineP99 = median(mineRows.map((r) => r.p99_ms));
     const answered = gpuopsRuns.every((r) => r.samples.every((s) => s.includes('Looking that up')));
+    // A refusal is cheaper than a queued request: a run whose answers are not the queued lookup's
+    // measured something else, and must not be read as the acknowledgement's cost.
+    if (!answered) {
+      throw new Error(
+        `gpuops did not queue the benchmark's /gpu ls (it answered: ${gpuopsRuns[0]?.samples[0] ?? 'nothing'})`,
+      );
+    }
     return {
       name: 'ack',
       description: `Signed /gpu ls, ${count} requests at concurrency ${concurrency} (after ${warmup} warm-up) per round, ${rounds} interleaved rounds, load generator in its own process`,
