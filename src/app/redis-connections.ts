@@ -82,8 +82,15 @@ export function redisTargetOf(config: {
       sentinels,
       name: config.REDIS_SENTINEL_MASTER,
       ...(config.REDIS_SENTINEL_PASSWORD ? { sentinelPassword: config.REDIS_SENTINEL_PASSWORD } : {}),
-      // Sentinel announces a failover at once: reconnect then rather than at the next failed command.
-      failoverDetector: true,
+      // No `failoverDetector`: in ioredis its +switch-master subscription outlives the connection it
+      // was made for, and a failover announced while the client is asking the sentinels for the
+      // primary ends the client for good ("Connection is closed." on every command, BullMQ's
+      // duplicates too), so a store or worker connection never came back after the primary was
+      // killed. The client needs no announcement: a dead primary drops its connections, and Sentinel
+      // disconnects the clients of every server it reconfigures; each reconnect asks the sentinels
+      // again. Reconnecting at least once a second (ioredis' default backs off to 5 s) follows the
+      // promotion within a second of it.
+      retryStrategy: (times: number) => Math.min(times * 100, 1_000),
       ...auth,
     },
   };

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type CommandJobData, commandJobDataSchema } from '../commands/job-payload.js';
 import { CANNOT_POST, slackCode } from '../commands/kit/slack-failure.js';
 import { withDeadline } from '../commands/kit/with-deadline.js';
@@ -135,6 +136,7 @@ export async function enqueueRequest(
   }
 
   let added = false;
+  let holdEndsAt = 0;
   const data: CommandJobData = commandJobDataSchema.parse({
     v: 1,
     command,
@@ -166,6 +168,7 @@ export async function enqueueRequest(
     // replicated Redis until it is known to be on a replica, so no worker runs a job that could still
     // be taken back. A lost release only delays it: it runs when the hold ends.
     const delay = hold ? ANNOUNCE_HOLD_MS : deps.replicated ? REPLICATION_HOLD_MS : undefined;
+    holdEndsAt = Date.now() + ANNOUNCE_HOLD_MS;
     const job = await withDeadline(
       deps.queue.add(command.kind, data, { jobId, ...(delay !== undefined ? { delay } : {}) }),
       1_500,
@@ -192,7 +195,7 @@ export async function enqueueRequest(
   return {
     status: 'queued',
     jobId,
-    followUp: () => announceHeld(deps, jobId, ctx.channelId, { text, blocks }),
+    followUp: () => announceHeld(deps, jobId, ctx.channelId, { text, blocks }, holdEndsAt),
   };
 }
 
@@ -200,30 +203,61 @@ export async function enqueueRequest(
  * After the acknowledgement: posts the held job's "Queued" message, which the job then edits, and
  * releases the job. A post that fails leaves the job to post its own message (a 429) or to answer
  * privately (a conversation the bot cannot post to); the requester is told which.
+ *
+ * The message's reference and the release go to Redis after the post, and Redis may be failing over
+ * just then (the acknowledgement was given before it died). Both are tried again until shortly before
+ * the hold ends, when the job starts anyway; a reference that never got stored by then would leave
+ * the job to post a second message and this one showing "Queued" for ever, so this one is removed.
  */
 async function announceHeld(
   deps: EnqueueDeps,
   jobId: string,
   channel: string,
   content: ChatMessage,
+  holdEndsAt: number,
 ): Promise<string | undefined> {
   let problem: string | undefined;
+  let message: MessageRef | undefined;
   try {
-    const message = await deps.ports.post(channel, content);
-    if (message) await withDeadline(deps.store.setJobMessage(jobId, message), 1_500, 'Redis');
+    message = await deps.ports.post(channel, content);
   } catch (err) {
     problem = slackCode(err);
     deps.log.warn({ err, jobId }, 'could not post the queued message');
   }
-  try {
-    const job = await withDeadline(deps.queue.getJob(jobId), 1_500, 'the queue');
-    if (job && (await job.isDelayed())) await job.promote();
-  } catch (err) {
-    // It starts when its hold ends instead.
-    deps.log.warn({ err, jobId }, 'could not release a held job');
+  // Past this the job may be starting on its own: a reference stored later could come too late.
+  const lastTry = holdEndsAt - HOLD_END_MARGIN_MS;
+  let kept = message === undefined;
+  for (;;) {
+    try {
+      if (!kept) {
+        await withDeadline(deps.store.setJobMessage(jobId, message!), 1_500, 'Redis');
+        kept = true;
+      }
+      const job = await withDeadline(deps.queue.getJob(jobId), 1_500, 'the queue');
+      if (job && (await job.isDelayed())) await withDeadline(job.promote(), 1_500, 'the queue');
+      break;
+    } catch (err) {
+      if (Date.now() + ANNOUNCE_RETRY_MS > lastTry) {
+        // It starts when its hold ends instead.
+        deps.log.warn({ err, jobId }, 'could not release a held job');
+        break;
+      }
+      await sleep(ANNOUNCE_RETRY_MS);
+    }
+  }
+  if (message && !kept) {
+    deps.log.warn({ jobId }, 'could not store where the queued message is; the job posts its own');
+    await deps.ports
+      .remove(message)
+      .catch((err: unknown) => deps.log.warn({ err, jobId }, 'could not remove the queued message'));
   }
   return problem ? postProblemNotice(problem, `Your request is queued as job ${jobId}.`) : undefined;
 }
+
+/** How long before its hold ends a held job's message reference is last tried (clocks may differ a little). */
+const HOLD_END_MARGIN_MS = 2_000;
+/** Between tries to store a held job's message reference and release it, while Redis fails over. */
+const ANNOUNCE_RETRY_MS = 250;
 
 /** How long a job waits, at most, to be released once it is known to be on a replica. */
 const REPLICATION_HOLD_MS = 10_000;
