@@ -52,6 +52,15 @@ export async function startSentinelSet(): Promise<SentinelSet> {
     extraArgs: ['--replicaof', '127.0.0.1', String(primary.port)],
   });
   const sentinels = await Promise.all([0, 1, 2].map(() => startSentinel(primary.port)));
+  // Whatever fails from here on, no server or sentinel outlives the set.
+  const stopAll = async () => {
+    for (const s of sentinels) {
+      s.child.kill('SIGKILL');
+      await rm(s.dir, { recursive: true, force: true });
+    }
+    await replica.close();
+    await primary.close();
+  };
   const ask = new Redis({
     port: sentinels[0]!.port,
     host: '127.0.0.1',
@@ -66,7 +75,8 @@ export async function startSentinelSet(): Promise<SentinelSet> {
   // Ready when the replica follows the primary and every sentinel sees both and its two peers.
   const follower = new Redis(replica.url, { maxRetriesPerRequest: 1 });
   follower.on('error', () => {});
-  const deadline = Date.now() + 30_000;
+  // Sentinels find each other through hello messages every 2 s; a loaded machine takes longer.
+  const deadline = Date.now() + 60_000;
   for (;;) {
     const info = await follower.info('replication').catch(() => '');
     const master = (await ask.call('SENTINEL', 'master', MASTER).catch(() => [])) as string[];
@@ -78,8 +88,12 @@ export async function startSentinelSet(): Promise<SentinelSet> {
     ) {
       break;
     }
-    if (Date.now() > deadline)
+    if (Date.now() > deadline) {
+      ask.disconnect();
+      follower.disconnect();
+      await stopAll();
       throw new Error('the sentinels did not see the primary, the replica and each other');
+    }
     await sleep(200);
   }
   follower.disconnect();
@@ -90,12 +104,7 @@ export async function startSentinelSet(): Promise<SentinelSet> {
     primaryPort,
     async close() {
       ask.disconnect();
-      for (const s of sentinels) {
-        s.child.kill('SIGKILL');
-        await rm(s.dir, { recursive: true, force: true });
-      }
-      await replica.close();
-      await primary.close();
+      await stopAll();
     },
   };
 }
