@@ -169,6 +169,7 @@ fi
 # the build gets this machine's CA bundle and registry as build secrets: mounted for one RUN, never
 # stored in a layer or in the history.
 npmrc="$WORK_DIR/build.npmrc"
+trap 'rm -f "$npmrc"' EXIT
 printf 'registry=%s\n' "$(npm_registry)" >"$npmrc"
 secrets=(--secret "id=npmrc,src=$npmrc")
 ca="${NPM_CA_FILE:-/etc/ssl/certs/ca-certificates.crt}"
