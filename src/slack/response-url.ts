@@ -12,3 +12,34 @@ export async function postToResponseUrl(url: string, body: Record<string, unknow
   await res.body?.cancel();
   if (!res.ok) throw new Error(`the response_url answered ${res.status}`);
 }
+
+/** Where a private answer goes: the person, and the response_url or conversation to reach them by. */
+export interface PrivateAnswerTarget {
+  readonly userId: string;
+  readonly responseUrl?: string | undefined;
+  readonly channelId?: string | undefined;
+}
+
+/**
+ * Answers one person privately: through the response_url when there is one (it works wherever the
+ * command was typed or the button pressed), else an ephemeral in the conversation. Never throws: a
+ * failure is logged as `what`.
+ */
+export async function tellPrivately(
+  deps: {
+    readonly client: {
+      chat: { postEphemeral(args: { channel: string; user: string; text: string }): Promise<unknown> };
+    };
+    readonly log: { warn(fields: object, msg: string): void };
+  },
+  target: PrivateAnswerTarget,
+  text: string,
+  what: string,
+): Promise<void> {
+  const answer = target.responseUrl
+    ? postToResponseUrl(target.responseUrl, { response_type: 'ephemeral', replace_original: false, text })
+    : target.channelId
+      ? deps.client.chat.postEphemeral({ channel: target.channelId, user: target.userId, text })
+      : Promise.resolve();
+  await answer.catch((err: unknown) => deps.log.warn({ err }, what));
+}

@@ -2,8 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REDIS_DOWN } from '../../src/slack/listeners/gpu-command.js';
 import { until } from '../support/gpuops-process.js';
-import type { Bot, Rig, Sent } from './support/reliability-rig.js';
-import { finalOf, finals, messageOf, slash, startRig, TYPE } from './support/reliability-rig.js';
+import type { Bot, LaneRequest, Rig } from './support/reliability-rig.js';
+import { finalOf, finals, messageOf, sendLanes, startRig } from './support/reliability-rig.js';
 
 // Redis killed (SIGKILL, as a crash) in the middle of a stream of commands and started again on its
 // append-only file (appendfsync always, as production runs it). Commands sent while it is down are
@@ -16,12 +16,7 @@ const RUN_MS = 5_000;
 const KILL_AT_MS = 1_500;
 const DOWN_MS = 1_500;
 
-interface Request {
-  /** When it was sent, in ms from the start of the run. */
-  readonly at: number;
-  readonly sent: Sent;
-  readonly kind: 'create' | 'ls';
-  readonly name: string;
+interface Request extends LaneRequest {
   readonly acknowledged: boolean;
 }
 
@@ -42,7 +37,6 @@ describe('Redis restarted in the middle of a run', () => {
   });
 
   it('processes every acknowledged command, and refused ones leave nothing behind', async () => {
-    const requests: Request[] = [];
     const started = Date.now();
     const outage = { killedAt: 0, backAt: 0 };
     const crash = (async () => {
@@ -54,26 +48,11 @@ describe('Redis restarted in the middle of a run', () => {
       outage.backAt = Date.now() - started;
     })();
 
-    await Promise.all(
-      Array.from({ length: LANES }, async (_, lane) => {
-        const channelId = `C0RR${lane}`;
-        for (let k = 0; Date.now() - started < RUN_MS; k++) {
-          const kind = k % 3 === 2 ? 'ls' : 'create';
-          const name = `rr-${lane}-${k}`;
-          const text = kind === 'ls' ? 'ls' : `create ${name} ${TYPE}`;
-          const at = Date.now() - started;
-          const sent = await slash(rig, bot.url, text, { channelId, userId: `U0R${lane}X${k}` });
-          expect(sent.response.status).toBe(200);
-          const answer =
-            sent.response.text === '' ? '' : String((sent.response.json() as { text?: string }).text);
-          // Refused: said so in time, in one sentence. Anything else is an acknowledgement.
-          const acknowledged = answer !== REDIS_DOWN;
-          if (!acknowledged) expect(sent.response.elapsedMs).toBeLessThan(3_000);
-          requests.push({ at, sent, kind, name, acknowledged });
-          await sleep(EVERY_MS);
-        }
-      }),
-    );
+    const requests: Request[] = (
+      await sendLanes(rig, bot.url, { prefix: 'RR', lanes: LANES, everyMs: EVERY_MS, runMs: RUN_MS, started })
+    ).map((r) => ({ ...r, acknowledged: r.answer !== REDIS_DOWN }));
+    // Refused: said so in time, in one sentence. Anything else is an acknowledgement.
+    for (const r of requests) if (!r.acknowledged) expect(r.sent.response.elapsedMs).toBeLessThan(3_000);
     await crash;
 
     const acked = requests.filter((r) => r.acknowledged);

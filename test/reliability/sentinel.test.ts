@@ -5,8 +5,8 @@ import { MAYBE_QUEUED, REDIS_DOWN } from '../../src/slack/listeners/gpu-command.
 import { readCatalog } from '../../src/store/catalog-cache.js';
 import { createStore } from '../../src/store/store.js';
 import { until } from '../support/gpuops-process.js';
-import type { Bot, Rig, Sent } from './support/reliability-rig.js';
-import { finalOf, finals, messageOf, slash, startRig, TYPE } from './support/reliability-rig.js';
+import type { Bot, LaneRequest, Rig } from './support/reliability-rig.js';
+import { finalOf, finals, messageOf, sendLanes, startRig } from './support/reliability-rig.js';
 import { MASTER, type SentinelSet, startSentinelSet } from './support/sentinel.js';
 
 // Redis Sentinel on real servers: a primary, a replica and three sentinels. The primary is killed
@@ -23,11 +23,7 @@ const RUN_MS = 12_000;
 const KILL_AT_MS = 2_000;
 const BACK_AT_MS = 5_500;
 
-interface Request {
-  readonly at: number;
-  readonly sent: Sent;
-  readonly kind: 'create' | 'ls';
-  readonly name: string;
+interface Request extends LaneRequest {
   /** `no`: refused, nothing stored; `maybe`: Redis failed while storing it, and the person was told so. */
   readonly acknowledged: 'yes' | 'no' | 'maybe';
 }
@@ -69,7 +65,6 @@ describe('Redis Sentinel: the primary killed in the middle of a run', () => {
   });
 
   it('answers every acknowledged command once, and refuses in time what it could not store twice', async () => {
-    const requests: Request[] = [];
     const started = Date.now();
     const firstPrimary = await set.primaryPort();
     const outage = { killedAt: 0, backAt: 0 };
@@ -90,26 +85,14 @@ describe('Redis Sentinel: the primary killed in the middle of a run', () => {
       outage.backAt = Date.now() - started;
     })();
 
-    await Promise.all(
-      Array.from({ length: LANES }, async (_, lane) => {
-        const channelId = `C0SN${lane}`;
-        for (let k = 0; Date.now() - started < RUN_MS; k++) {
-          const kind = k % 3 === 2 ? 'ls' : 'create';
-          const name = `sn-${lane}-${k}`;
-          const text = kind === 'ls' ? 'ls' : `create ${name} ${TYPE}`;
-          const at = Date.now() - started;
-          const sent = await slash(rig, bot.url, text, { channelId, userId: `U0S${lane}X${k}` });
-          expect(sent.response.status).toBe(200);
-          const answer =
-            sent.response.text === '' ? '' : String((sent.response.json() as { text?: string }).text);
-          const acknowledged = answer === REDIS_DOWN ? 'no' : answer === MAYBE_QUEUED ? 'maybe' : 'yes';
-          // Acknowledged or refused, always within Slack's three seconds.
-          expect(sent.response.elapsedMs).toBeLessThan(3_000);
-          requests.push({ at, sent, kind, name, acknowledged });
-          await sleep(EVERY_MS);
-        }
-      }),
-    );
+    const requests: Request[] = (
+      await sendLanes(rig, bot.url, { prefix: 'SN', lanes: LANES, everyMs: EVERY_MS, runMs: RUN_MS, started })
+    ).map((r) => ({
+      ...r,
+      acknowledged: r.answer === REDIS_DOWN ? 'no' : r.answer === MAYBE_QUEUED ? 'maybe' : 'yes',
+    }));
+    // Acknowledged or refused, always within Slack's three seconds.
+    for (const r of requests) expect(r.sent.response.elapsedMs).toBeLessThan(3_000);
     await crash;
 
     // The sentinels promoted the replica.

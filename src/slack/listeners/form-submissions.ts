@@ -12,7 +12,7 @@ import { readForm } from '../../commands/read-form.js';
 import { formSpecOf } from '../../commands/registry.js';
 import type { JobContext, SealedInputs } from '../../jobs/job-data.js';
 import { acceptRequest } from '../../requests/accept-request.js';
-import { postToResponseUrl } from '../response-url.js';
+import { tellPrivately } from '../response-url.js';
 import type { SlackDeps } from '../slack-deps.js';
 import { REDIS_DOWN } from './gpu-command.js';
 
@@ -80,17 +80,9 @@ async function submit(deps: SlackDeps, body: ViewSubmitAction): Promise<Submitte
   return 'after' in response ? (response as Submitted) : { response: response as ViewResponseAction };
 }
 
-/**
- * Tells the requester privately: through the form's saved response_url, which works wherever the form
- * was opened from (chat.postEphemeral fails where the bot is not a member), else an ephemeral.
- */
-async function tellRequester(deps: SlackDeps, ctx: JobContext, text: string): Promise<void> {
-  const answer = ctx.responseUrl
-    ? postToResponseUrl(ctx.responseUrl, { response_type: 'ephemeral', replace_original: false, text })
-    : deps.client.chat.postEphemeral({ channel: ctx.channelId, user: ctx.userId, text });
-  await answer.catch((err: unknown) =>
-    deps.log.warn({ err }, 'could not tell the requester where their request went'),
-  );
+/** Tells the requester privately, where the form was opened from (response_url), else an ephemeral. */
+function tellRequester(deps: SlackDeps, ctx: JobContext, text: string): Promise<void> {
+  return tellPrivately(deps, ctx, text, 'could not tell the requester where their request went');
 }
 
 async function answer(

@@ -13,7 +13,7 @@ import {
 import { acceptRequest, checkAccess } from '../../requests/accept-request.js';
 import { createIdleState } from '../../store/idle-state.js';
 import { openForm } from '../open-form.js';
-import { postToResponseUrl } from '../response-url.js';
+import { tellPrivately } from '../response-url.js';
 import type { SlackDeps } from '../slack-deps.js';
 import { REDIS_DOWN } from './gpu-command.js';
 
@@ -59,18 +59,10 @@ async function markAlert(deps: SlackDeps, body: Press, note: string): Promise<vo
     .catch((err: unknown) => deps.log.warn({ err }, 'could not update an idle alert'));
 }
 
-/**
- * Answers the person who pressed, privately: through the press's response_url, which works wherever
- * the button is (chat.postEphemeral fails where the bot is not a member), else an ephemeral.
- */
-async function tellPresser(deps: SlackDeps, body: Press, text: string): Promise<void> {
-  const { channelId } = where(body);
-  const answer = body.response_url
-    ? postToResponseUrl(body.response_url, { response_type: 'ephemeral', replace_original: false, text })
-    : channelId
-      ? deps.client.chat.postEphemeral({ channel: channelId, user: body.user.id, text })
-      : Promise.resolve();
-  await answer.catch((err: unknown) => deps.log.warn({ err }, 'could not answer a button'));
+/** Answers the person who pressed, privately: the press's response_url, else an ephemeral. */
+function tellPresser(deps: SlackDeps, body: Press, text: string): Promise<void> {
+  const target = { userId: body.user.id, channelId: where(body).channelId, responseUrl: body.response_url };
+  return tellPrivately(deps, target, text, 'could not answer a button');
 }
 
 async function pressStop(deps: SlackDeps, body: Press, value: IdleButtonValue): Promise<void> {

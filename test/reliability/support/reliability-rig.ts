@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
+import { expect } from 'vitest';
 import { type BotOptions, type RunningBot, startBot } from '../../../src/app/start-bot.js';
 import { type Config, parseConfig, type Role } from '../../../src/config.js';
 import { FakeSlackApi, type RecordedCall, type StoredMessage } from '../../../src/devkit/fake-slack-api.js';
@@ -220,10 +221,22 @@ export async function slash(
 }
 
 /** The channel message a state-changing request posted (the listener's "Queued", or the job's own). */
+/** Matches a message about `/gpu <text>`: its first three words, then the end of a word. */
+function commandShown(text: string): RegExp {
+  const words = text.trim().split(/\s+/).slice(0, 3).join(' ');
+  return new RegExp(`/gpu ${words.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\w.-])`);
+}
+
 export async function messageOf(rig: Rig, sent: Sent, timeoutMs = 20_000): Promise<string> {
   const posted = await rig.slack.waitFor(
     'chat.postMessage',
-    (c) => c.body.channel === sent.channelId && (c.response as { ok?: boolean } | undefined)?.ok === true,
+    // Its own message, by its command (the words up to the name: a message shortens the rest, such as
+    // a public key): posts follow the acknowledgement, so another request's message in the same channel
+    // can come first (and a Queued post that met an outage is left to the job).
+    (c) =>
+      c.body.channel === sent.channelId &&
+      commandShown(sent.text).test(String(c.body.text)) &&
+      (c.response as { ok?: boolean } | undefined)?.ok === true,
     timeoutMs,
     sent.since,
   );
@@ -312,4 +325,46 @@ export async function leaks(
     if (JWT.test(text)) found.push(`an access token (JWT) in ${where}`);
   }
   return found;
+}
+
+/** One command sent by sendLanes. */
+export interface LaneRequest {
+  /** When it was sent, in ms from the start of the run. */
+  readonly at: number;
+  readonly sent: Sent;
+  readonly kind: 'create' | 'ls';
+  readonly name: string;
+  /** What the listener answered Slack ('' for an empty acknowledgement). */
+  readonly answer: string;
+}
+
+/**
+ * A stream of commands through an outage: `lanes` lanes, each in its own channel (`C0<prefix><lane>`),
+ * sending two creates then an `ls`, `everyMs` apart, until `runMs` after `started`. Every answer must
+ * be an HTTP 200; what it said is in `answer`.
+ */
+export async function sendLanes(
+  rig: Rig,
+  url: string,
+  o: { prefix: string; lanes: number; everyMs: number; runMs: number; started: number },
+): Promise<LaneRequest[]> {
+  const requests: LaneRequest[] = [];
+  await Promise.all(
+    Array.from({ length: o.lanes }, async (_, lane) => {
+      const channelId = `C0${o.prefix}${lane}`;
+      for (let k = 0; Date.now() - o.started < o.runMs; k++) {
+        const kind = k % 3 === 2 ? 'ls' : 'create';
+        const name = `${o.prefix.toLowerCase()}-${lane}-${k}`;
+        const text = kind === 'ls' ? 'ls' : `create ${name} ${TYPE}`;
+        const at = Date.now() - o.started;
+        const sent = await slash(rig, url, text, { channelId, userId: `U0${o.prefix[0]}${lane}X${k}` });
+        expect(sent.response.status).toBe(200);
+        const answer =
+          sent.response.text === '' ? '' : String((sent.response.json() as { text?: string }).text);
+        requests.push({ at, sent, kind, name, answer });
+        await new Promise((resolve) => setTimeout(resolve, o.everyMs));
+      }
+    }),
+  );
+  return requests;
 }
