@@ -58,7 +58,7 @@ describe('Redis restarted in the middle of a run', () => {
       acknowledged: r.answer === REDIS_DOWN ? 'no' : r.answer === MAYBE_QUEUED ? 'maybe' : 'yes',
     }));
     // Acknowledged, refused or told it may not run: always within Slack's three seconds.
-    for (const r of requests) expect(r.sent.response.elapsedMs, r.text).toBeLessThan(3_000);
+    for (const r of requests) expect(r.sent.response.elapsedMs, r.sent.text).toBeLessThan(3_000);
     await crash;
 
     const acked = requests.filter((r) => r.acknowledged === 'yes');
