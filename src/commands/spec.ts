@@ -118,6 +118,11 @@ export interface CommandSpec<
    * can change that). Destroying kinds always do; this marks the others.
    */
   readonly approval?: 'always';
+  /**
+   * The kind it makes happen later (`schedule.stop` → `stop`): whoever asks for it needs that kind's
+   * role too, so a schedule never does what its owner may not do now.
+   */
+  readonly actsAs?: string;
   /** The request as a person would type it, where the generic description misses a value. */
   readonly describe?: (command: C) => string;
   /** A paragraph for docs/commands.md under the section's table (Markdown). */
