@@ -77,11 +77,19 @@ describe('firing times', () => {
     ]);
   });
 
-  it('fires once on the night the clock skips the hour it names, not never', () => {
-    // 02:30 does not exist in Berlin on 29 March 2026; the day still gets its run.
-    const runs = nextRuns('30 2 * * *', 'Europe/Berlin', at('2026-03-28T12:00:00Z'), 2);
-    expect(runs).toHaveLength(2);
-    expect(new Set(runs.map((d) => d.toISOString().slice(0, 10))).size).toBe(2);
+  it('fires an hour late on the night the clock skips the hour it names, and once when it repeats', () => {
+    // 02:30 does not exist in Berlin on 29 March 2026: it fires at 03:30 CEST (01:30 UTC).
+    const spring = nextRuns('30 2 * * *', 'Europe/Berlin', at('2026-03-28T12:00:00Z'), 2);
+    expect(spring.map((d) => d.toISOString())).toEqual([
+      '2026-03-29T01:30:00.000Z',
+      '2026-03-30T00:30:00.000Z',
+    ]);
+    // 02:30 happens twice on 25 October 2026: it fires at the first (CEST, 00:30 UTC) only.
+    const autumn = nextRuns('30 2 * * *', 'Europe/Berlin', at('2026-10-24T12:00:00Z'), 2);
+    expect(autumn.map((d) => d.toISOString())).toEqual([
+      '2026-10-25T00:30:00.000Z',
+      '2026-10-26T01:30:00.000Z',
+    ]);
   });
 
   it('is the same instant read in different zones', () => {
