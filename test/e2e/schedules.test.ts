@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parsePolicy } from '../../src/policy/load-policy.js';
-import { listSchedules } from '../../src/store/schedules.js';
+import { listSchedules, removeSchedule, saveSchedule } from '../../src/store/schedules.js';
 import { schedulerIdOf } from '../../src/watch/schedule-timers.js';
 import type { WatchJobData } from '../../src/watch/watch-queue.js';
 import { type BotStack, startBotStack } from '../support/bot-stack.js';
@@ -186,11 +186,15 @@ describe('/gpu schedule, shape B', () => {
   });
 });
 
-// Ada operates; Carol only views; Bob approves. Anything above $10/h waits for him.
+// Ada and Dan operate; Carol only views; Bob approves. Anything above $10/h waits for him. Stopping a
+// machine takes an admin here, so a stop schedule does too.
 const POLICY = parsePolicy(`
 default_role: viewer
 roles:
   operator: { users: [U0ADA, U0BOB] }
+permissions:
+  kinds:
+    stop: admin
 approvals:
   threshold_per_hour: 10
   approvers: { users: [U0BOB] }
@@ -219,10 +223,56 @@ describe('/gpu schedule with guardrails', () => {
   });
 
   it('refuses a schedule to someone who may not stop the machine, and keeps nothing', async () => {
-    const { response } = await stack.command('schedule stop big-0 weekdays 20:00', { userId: 'U0CAROL' });
-    const refusal = String(JSON.parse(response.text).text);
-    expect(refusal).toContain('needs the *operator* role, and you have *viewer*');
-    expect((await listSchedules(stack.store, { userId: 'U0CAROL' })).length).toBe(0);
+    // Carol may not operate at all; Ada operates but may not stop (stop: admin), so she may not
+    // schedule a stop either.
+    const carol = await stack.command('schedule stop big-0 weekdays 20:00', { userId: 'U0CAROL' });
+    expect(JSON.parse(carol.response.text).text).toContain(
+      '`/gpu schedule stop` needs the *operator* role, and you have *viewer*',
+    );
+    const ada = await stack.command('schedule stop big-0 weekdays 20:00');
+    expect(JSON.parse(ada.response.text).text).toContain(
+      '`/gpu stop` needs the *admin* role, and you have *operator*',
+    );
+    expect(await listSchedules(stack.store, { channelId: CHANNEL })).toEqual([]);
+    expect(await stack.watch!.queue.getJobSchedulers()).toEqual([]);
+    const refused = (await stack.guardrails.audit.latest(20)).filter(
+      (e) => e.operation === 'schedule.stop' && e.outcome === 'refused',
+    );
+    expect(refused.map((e) => e.actor).sort()).toEqual(['U0ADA', 'U0CAROL']);
+  });
+
+  it("checks the owner's role again when it fires: a schedule of someone who may no longer act does nothing", async () => {
+    // A stop schedule Ada made before stopping took an admin (stored as that request left it).
+    await saveSchedule(stack.store, {
+      id: 's-00000b',
+      action: 'stop',
+      target: { tag: { key: 'team', value: 'big' } },
+      when: 'weekdays 20:00',
+      pattern: '0 20 * * 1-5',
+      tz: 'America/New_York',
+      channelId: CHANNEL,
+      projectId: stack.sim.info.projectId,
+      ownerId: 'U0ADA',
+      createdAt: Date.now(),
+    });
+    await stack.cloud.createInstance(
+      { name: 'big-1', type: 'h100-hgx-80gb.1x', tags: { team: 'big' } },
+      { projectId: stack.sim.info.projectId },
+    );
+    await until('big-1 running', async () =>
+      (await stateOf(stack, 'big-1')) === 'running' ? true : undefined,
+    );
+    expect(await fire(stack, 's-00000b')).toMatchObject({ refused: true, submitted: 0 });
+    const told = await until('the channel told', () => alarms(stack)[0]);
+    expect(told.text).toContain(
+      'did not run: it acts as <@U0ADA>, who may no longer do it. `/gpu stop` needs the *admin* role, and you have *operator*',
+    );
+    expect(await stateOf(stack, 'big-1')).toBe('running');
+    const audit = (await stack.guardrails.audit.latest(20)).filter(
+      (e) => e.parameters?.schedule === 's-00000b',
+    );
+    expect(audit.map((e) => [e.operation, e.outcome])).toEqual([['stop', 'refused']]);
+    await removeSchedule(stack.store, 's-00000b');
   });
 
   it('asks once, with the monthly cost, for a costly scheduled start; its firings need no approval', async () => {
