@@ -49,6 +49,8 @@ export async function fireSchedule(
   id: string,
   firedAt: number,
   signal: AbortSignal,
+  /** False while retries remain: a cloud failure then fails the job, and BullMQ tries it again. */
+  lastAttempt = true,
 ): Promise<FiringOutcome> {
   const schedule = await getSchedule(deps.store, id);
   if (!schedule) {
@@ -71,8 +73,8 @@ export async function fireSchedule(
   try {
     instances = await deps.cloud.listInstances({ projectId: schedule.projectId, signal });
   } catch (err) {
-    if (signal.aborted) throw err;
-    const { message } = classifyFailure(err);
+    const { message, permanent } = classifyFailure(err);
+    if (signal.aborted || (!permanent && !lastAttempt)) throw err;
     return finish('the cloud did not list the instances', `${head} did not run: ${escapeText(message)}`);
   }
   const targets = instances.filter((i) => matches(schedule, i));

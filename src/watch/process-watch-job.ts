@@ -37,7 +37,13 @@ export async function processWatchJob(job: Job, deps: WatchDeps, signal: AbortSi
         return await sendDigests(deps, signal);
       case 'schedule':
         return JSON.stringify(
-          await fireSchedule(deps, data.id, Number(job.opts.prevMillis ?? job.timestamp), signal),
+          await fireSchedule(
+            deps,
+            data.id,
+            Number(job.opts.prevMillis ?? job.timestamp),
+            signal,
+            job.attemptsMade + 1 >= (job.opts.attempts ?? 1),
+          ),
         );
       case 'drain':
         return JSON.stringify(await drainOutbox(deps, data, signal));

@@ -1,8 +1,19 @@
 import type { ScheduleTimers } from '../commands/kit/schedule-timers.js';
-import { LOOK_JOB_OPTIONS, type WatchQueue } from './watch-queue.js';
+import type { WatchQueue } from './watch-queue.js';
 
 // Each power schedule is a BullMQ job scheduler on the watchers' queue: it lives in Redis (a restart
 // loses nothing) and produces one job per firing however many workers run, so it fires once.
+
+/**
+ * A firing the cloud did not answer is tried again for a few minutes (a machine left running all night
+ * costs more than a late stop); its requests keep the firing's time, so a retry makes no second job.
+ */
+export const FIRING_JOB_OPTIONS = {
+  attempts: 4,
+  backoff: { type: 'exponential', delay: 30_000 },
+  removeOnComplete: true,
+  removeOnFail: { age: 24 * 3600, count: 100 },
+} as const;
 
 /** The job scheduler's id of a schedule: `schedule.s-3f9a2c`. */
 export const schedulerIdOf = (scheduleId: string): string => `schedule.${scheduleId}`;
@@ -13,7 +24,7 @@ export function watchScheduleTimers(queue: WatchQueue): ScheduleTimers {
       await queue.upsertJobScheduler(
         schedulerIdOf(id),
         { pattern, tz },
-        { name: 'watch.schedule', data: { v: 1, job: 'schedule', id }, opts: LOOK_JOB_OPTIONS },
+        { name: 'watch.schedule', data: { v: 1, job: 'schedule', id }, opts: FIRING_JOB_OPTIONS },
       );
     },
     async remove(id) {
