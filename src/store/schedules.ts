@@ -99,7 +99,8 @@ export async function listSchedules(store: StoreRef, filter: ScheduleFilter): Pr
 
 /**
  * Removes a schedule; the removed record, or undefined when there was none (or it belongs to another
- * channel than `channelId`, when given). The caller removes its job scheduler too.
+ * channel than `channelId`, when given). The caller removes its job scheduler too (ScheduleTimers);
+ * a timer left behind removes itself at its next firing, without acting.
  */
 export async function removeSchedule(
   store: StoreRef,
