@@ -85,14 +85,22 @@ export async function fireSchedule(
         : `the instance ${schedule.target.name} no longer exists (remove the schedule with \`/gpu schedule rm ${schedule.id}\`)`;
     return finish(`nothing to do: ${none}`, `${head} fired: nothing to do, ${escapeText(none)}.`);
   }
-  const due = targets.filter((i) => !ALREADY[schedule.action].has(i.state));
+  // Only a running machine can be stopped and only a stopped one started; the rest are named.
+  const from = schedule.action === 'start' ? 'stopped' : 'running';
+  const due = targets.filter((i) => i.state === from);
   const already = targets.filter((i) => ALREADY[schedule.action].has(i.state)).map((i) => i.name);
-  const alreadyText =
-    already.length > 0
-      ? ` Already ${schedule.action === 'start' ? 'running' : 'stopped'}: ${already.join(', ')}.`
-      : '';
+  const other = targets.filter((i) => i.state !== from && !ALREADY[schedule.action].has(i.state));
+  const skipped = [
+    ...(already.length > 0
+      ? [`Already ${schedule.action === 'start' ? 'running' : 'stopped'}: ${already.join(', ')}.`]
+      : []),
+    ...(other.length > 0
+      ? [`Not ${from}, so left alone: ${other.map((i) => `${i.name} (${i.state})`).join(', ')}.`]
+      : []),
+  ];
+  const skippedText = skipped.length > 0 ? ` ${skipped.join(' ')}` : '';
   if (due.length === 0) {
-    return finish(`nothing to do:${alreadyText}`, `${head} fired: nothing to do.${escapeText(alreadyText)}`);
+    return finish(`nothing to do:${skippedText}`, `${head} fired: nothing to do.${escapeText(skippedText)}`);
   }
   let submitted = 0;
   for (const instance of due) {
@@ -120,7 +128,7 @@ export async function fireSchedule(
   await tell(
     deps,
     schedule,
-    `${head} fired: ${verb} ${escapeText(names)} as <@${schedule.ownerId}>.${escapeText(alreadyText)}`,
+    `${head} fired: ${verb} ${escapeText(names)} as <@${schedule.ownerId}>.${escapeText(skippedText)}`,
   );
   return { schedule: schedule.id, submitted };
 }
