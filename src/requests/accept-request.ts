@@ -17,6 +17,7 @@ import { type CostEstimate, formatCost, type PriceBook } from '../pricing/cost.j
 import { auditFieldsOf } from '../store/audit.js';
 import { type Catalog, readCatalog } from '../store/catalog-cache.js';
 import { instanceTypeOf } from '../store/instance-types-seen.js';
+import { stopSchedulesOn } from '../store/schedules.js';
 import { type AcceptDeps, type AcceptExtra, REDIS_MS, record, requestAudit } from './accept-kit.js';
 import { type TargetProblem, targetInstance, targetProblem } from './check-target.js';
 import { type EnqueueResult, enqueueRequest } from './enqueue-request.js';
@@ -127,8 +128,25 @@ async function assess(
     target !== undefined
       ? await withDeadline(instanceTypeOf(deps.store, ctx.projectId, target, catalog), REDIS_MS, 'Redis')
       : undefined;
+  // A scheduled start costs the hours until its target's scheduled stops: they are read here.
+  const stopSchedules =
+    specFor(command.kind).actsAs === 'start'
+      ? await withDeadline(
+          stopSchedulesOn(deps.store, ctx.channelId, {
+            instance: targetInstance(command),
+            tag: 'tag' in command ? command.tag : undefined,
+          }),
+          REDIS_MS,
+          'Redis',
+        )
+      : undefined;
   const prices: PriceBook = { configurations: catalog?.configurations, pricing: policy.pricing };
-  let cost = estimateCommand({ prices, command, ...(targetType ? { targetType } : {}) });
+  let cost = estimateCommand({
+    prices,
+    command,
+    ...(targetType ? { targetType } : {}),
+    ...(stopSchedules ? { stopSchedules } : {}),
+  });
   if (cost && !catalog) {
     cost = { ...cost, estimate: NOT_CACHED };
     await askForCatalog(deps, ctx.projectId);

@@ -97,6 +97,24 @@ export async function listSchedules(store: StoreRef, filter: ScheduleFilter): Pr
     .sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id));
 }
 
+/** The stop schedules of a channel on one target: an instance by name or id, or a tag. */
+export async function stopSchedulesOn(
+  store: StoreRef,
+  channelId: string,
+  target: {
+    readonly instance?: string | undefined;
+    readonly tag?: { readonly key: string; readonly value: string } | undefined;
+  },
+): Promise<Schedule[]> {
+  const { instance, tag } = target;
+  return (await listSchedules(store, { channelId })).filter((s) => {
+    if (s.action !== 'stop') return false;
+    const t = s.target;
+    if ('tag' in t) return tag !== undefined && t.tag.key === tag.key && t.tag.value === tag.value;
+    return instance !== undefined && (t.instance === instance || t.name === instance);
+  });
+}
+
 /**
  * Removes a schedule; the removed record, or undefined when there was none (or it belongs to another
  * channel than `channelId`, when given). The caller removes its job scheduler too (ScheduleTimers);

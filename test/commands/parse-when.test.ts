@@ -5,6 +5,7 @@ import {
   nextRun,
   nextRuns,
   parseWhen,
+  runHoursPerMonth,
 } from '../../src/commands/schedules/parse-when.js';
 
 // The `<when>` of `/gpu schedule start|stop`: what people type, the cron pattern it becomes, and the
@@ -104,5 +105,44 @@ describe('firing times', () => {
     expect(formatInZone(instant, 'America/New_York')).toBe('Thu 26 Nov, 20:00');
     expect(formatInZone(instant, 'Asia/Tokyo')).toBe('Fri 27 Nov, 10:00');
     expect(formatInZone(instant, 'Europe/London')).toBe('Fri 27 Nov, 01:00');
+  });
+});
+
+describe('hours a month a scheduled start runs', () => {
+  const from = at('2026-11-26T00:00:00Z');
+  const weekdays = (time: string) => ({
+    pattern: `${time.split(':')[1]} ${Number(time.split(':')[0])} * * 1-5`,
+    tz: 'Europe/London',
+  });
+
+  it('counts the whole month when nothing stops it', () => {
+    expect(runHoursPerMonth(weekdays('07:30'), [], from)).toBe(730);
+    expect(runHoursPerMonth({ pattern: '0 8 1 * *', tz: 'UTC' }, [], from)).toBe(730);
+  });
+
+  it('counts from each start to the next stop: weekdays 07:30 to 20:00 is 12.5 h a weekday', () => {
+    const hours = runHoursPerMonth(weekdays('07:30'), [weekdays('20:00')], from)!;
+    // 21 to 23 weekdays in a month of 30.4 days.
+    expect(hours).toBeGreaterThanOrEqual(21 * 12.5);
+    expect(hours).toBeLessThanOrEqual(23 * 12.5);
+  });
+
+  it('takes the earliest of several stops, in their own zones', () => {
+    const start = { pattern: '0 8 * * *', tz: 'UTC' };
+    // 09:00 UTC, and 10:00 in Berlin (09:00 UTC in winter): one hour a day either way.
+    const hours = runHoursPerMonth(
+      start,
+      [
+        { pattern: '0 12 * * *', tz: 'UTC' },
+        { pattern: '0 10 * * *', tz: 'Europe/Berlin' },
+      ],
+      from,
+    )!;
+    expect(hours).toBeGreaterThanOrEqual(30);
+    expect(hours).toBeLessThanOrEqual(32);
+  });
+
+  it('says nothing for a start that never fires', () => {
+    expect(runHoursPerMonth({ pattern: '0 0 30 2 *', tz: 'UTC' }, [], from)).toBeUndefined();
   });
 });

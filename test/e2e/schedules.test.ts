@@ -310,4 +310,35 @@ describe('/gpu schedule with guardrails', () => {
     expect(stack.slack.channelView('C0APPROVE')).toHaveLength(cards);
     expectCleanSlack(stack);
   });
+
+  it('prices the month of a scheduled start by the hours until the stops scheduled on the same machine', async () => {
+    // A stop schedule on big-0 already exists in this channel (made by an admin).
+    await saveSchedule(stack.store, {
+      id: 's-00000c',
+      action: 'stop',
+      target: { instance: 'big-0-id', name: 'big-0' },
+      when: 'weekdays 20:00',
+      pattern: '0 20 * * 1-5',
+      tz: 'America/New_York',
+      channelId: CHANNEL,
+      projectId: stack.sim.info.projectId,
+      ownerId: 'U0LEAD',
+      createdAt: Date.now(),
+    });
+    const pending = await askForApproval(stack, 'schedule start big-0 weekdays 08:00 --tz America/New_York', {
+      approvalChannel: 'C0APPROVE',
+    });
+    const card = JSON.stringify(pending.card.blocks);
+    const m =
+      /stopped by s-00000c \(weekdays 20:00 America\/New_York\): about (\d+) h ≈ \$([\d,]+\.\d\d) a month/.exec(
+        card,
+      );
+    expect(m, card).not.toBeNull();
+    // 12 hours on each of the 21 to 23 weekdays of a month, at $23.12 an hour.
+    const hours = Number(m![1]);
+    expect(hours).toBeGreaterThanOrEqual(21 * 12);
+    expect(hours).toBeLessThanOrEqual(23 * 12);
+    expect(Number(m![2]!.replaceAll(',', ''))).toBeCloseTo(hours * 23.12, 2);
+    await removeSchedule(stack.store, 's-00000c');
+  });
 });

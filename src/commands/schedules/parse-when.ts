@@ -120,3 +120,59 @@ export function formatInZone(at: Date | number, tz: string): string {
   const get = (type: string) => parts.find((p) => p.type === type)?.value ?? '';
   return `${get('weekday')} ${get('day')} ${get('month')}, ${get('hour')}:${get('minute')}`;
 }
+
+/** A month, for what a schedule costs: 365.25 × 24 / 12 hours. */
+export const HOURS_PER_MONTH = 730;
+const MONTH_MS = HOURS_PER_MONTH * 3_600_000;
+/** Start firings looked at for a month's estimate; a denser schedule is scaled up from these. */
+const ESTIMATED_FIRINGS = 40;
+/** Stop firings read ahead per stop schedule; beyond them each is asked for separately. */
+const STOPS_READ = 200;
+
+/**
+ * How many hours a month a machine started by `start` runs, when the `stops` (schedules on the same
+ * machine) stop it: from each start to the first stop after it, or on to the next start when no stop
+ * comes first. With no stops, the whole month (730 h). Counted over the month from the first start
+ * after `from`; undefined when the start never fires.
+ */
+export function runHoursPerMonth(
+  start: { readonly pattern: string; readonly tz: string },
+  stops: readonly { readonly pattern: string; readonly tz: string }[],
+  from: number,
+): number | undefined {
+  let starts: number[];
+  try {
+    starts = nextRuns(start.pattern, start.tz, from - 1, ESTIMATED_FIRINGS + 1).map((d) => d.getTime());
+  } catch {
+    return undefined;
+  }
+  const first = starts[0];
+  if (first === undefined) return undefined;
+  const end = first + MONTH_MS;
+  starts = starts.filter((t) => t < end);
+  const counted = starts.slice(0, ESTIMATED_FIRINGS);
+  // Each stop schedule's firings, read once; a start past the ones read asks that schedule itself.
+  const stopRuns = stops.map((s) => {
+    try {
+      return { s, runs: nextRuns(s.pattern, s.tz, first, STOPS_READ).map((d) => d.getTime()) };
+    } catch {
+      return { s, runs: [] };
+    }
+  });
+  const stopAfter = (at: number): number =>
+    Math.min(
+      ...stopRuns.map(({ s, runs }) => {
+        const known = runs.find((t) => t > at);
+        if (known !== undefined || runs.length < STOPS_READ) return known ?? end;
+        return nextRun(s.pattern, s.tz, at)?.getTime() ?? end;
+      }),
+    );
+  let running = 0;
+  for (let i = 0; i < counted.length; i++) {
+    const at = counted[i]!;
+    running += Math.min(stopAfter(at), starts[i + 1] ?? end, end) - at;
+  }
+  // A schedule denser than the firings looked at: what they cover, scaled to the month.
+  const covered = (starts[counted.length] ?? end) - first;
+  return Math.round((running * (MONTH_MS / covered)) / 3_600_000);
+}

@@ -4,14 +4,17 @@ import { type ArgReader, shown } from '../arg-reader.js';
 import { lookupNeed, name, onName, ruled, simple } from '../schema-kit.js';
 import { type CommandCost, type CostInput, defineCommand, type Need } from '../spec.js';
 import { checkTagKey, checkTagValue, TAG_KEY_RULE, TAG_VALUE_RULE } from '../value-rules.js';
-import { canonicalTimeZone, parseWhen, TIME_ZONE_RULE } from './parse-when.js';
+import {
+  canonicalTimeZone,
+  HOURS_PER_MONTH,
+  parseWhen,
+  runHoursPerMonth,
+  TIME_ZONE_RULE,
+} from './parse-when.js';
 
 // Scheduled power actions: `/gpu schedule start|stop <instance|tag> <when>`, `/gpu schedules`,
 // `/gpu schedule rm <id>`. Creating one is a request like any other (the role of the action it
 // schedules, an approval for a costly start); each firing is a start or stop job. docs/schedules.md.
-
-/** A month of a machine that nobody stops: 365.25 × 24 / 12. */
-export const HOURS_PER_MONTH = 730;
 
 const TARGET = 'an instance name or id, or a tag as key=value (such as team=ml)';
 
@@ -79,10 +82,14 @@ const describe = (action: string) => (c: ScheduleCommand) =>
 
 /**
  * A scheduled start is priced per hour like `/gpu start` (that figure meets the approval threshold),
- * with the month it can cost on the card: a started machine runs until something stops it, so a
- * month is counted whole (730 h) — a stop schedule on the same target is what brings it down.
+ * with the month it can cost on the card: the hours from each start to the next stop of the stop
+ * schedules on the same target, or, with none, the whole month (730 h): a started machine runs until
+ * something stops it. docs/schedules.md.
  */
-function scheduledStartCost(c: ScheduleCommand, { prices, targetType }: CostInput): CommandCost {
+function scheduledStartCost(
+  c: ScheduleCommand,
+  { prices, targetType, stopSchedules = [] }: CostInput,
+): CommandCost {
   const label = 'for each hour a machine it starts runs';
   if (c.tag) {
     const estimate: CostEstimate = {
@@ -97,7 +104,14 @@ function scheduledStartCost(c: ScheduleCommand, { prices, targetType }: CostInpu
   }
   const hourly = estimateMachines({ prices, type: targetType });
   if (!hourly.known) return { estimate: hourly, adds: true, label };
-  const month = `${c.when}: each start runs until something stops it, so up to ${HOURS_PER_MONTH} h ≈ ${formatUsd(hourly.perHour * HOURS_PER_MONTH)} a month (a stop schedule on ${targetText(c)} lowers it)`;
+  // Without --tz the requester's zone is known only once the job runs: the stops' zone stands in.
+  const tz = c.tz ?? stopSchedules[0]?.tz ?? 'UTC';
+  const hours = runHoursPerMonth({ pattern: c.pattern, tz }, stopSchedules, Date.now()) ?? HOURS_PER_MONTH;
+  const monthly = formatUsd(hourly.perHour * hours);
+  const month =
+    stopSchedules.length > 0
+      ? `${c.when}, stopped by ${stopSchedules.map((s) => `${s.id} (${s.when} ${s.tz})`).join(', ')}: about ${hours} h ≈ ${monthly} a month`
+      : `${c.when}: each start runs until something stops it, so up to ${HOURS_PER_MONTH} h ≈ ${monthly} a month (a stop schedule on ${targetText(c)} lowers it)`;
   return { estimate: { ...hourly, basis: `${hourly.basis}; ${month}` }, adds: true, label };
 }
 
