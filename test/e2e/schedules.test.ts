@@ -157,6 +157,10 @@ describe('/gpu schedule, shape B', () => {
       pattern: '30 7 * * *',
       tz: 'Europe/Berlin',
     });
+    // Someone Slack gives no time zone reads UTC, and is told so.
+    const erin = shown(await privateAnswer(stack, 'schedules', { userId: 'U0ERIN' }));
+    expect(erin).toMatch(/daily 07:30 Europe\/Berlin · next \w{3} \d+ \w{3}, 0[56]:30 UTC/);
+    expect(erin).toContain('Times in UTC (Slack did not say your time zone)');
     expect(await fire(stack, id)).toMatchObject({ submitted: 1 });
     await until('web-01 stopped', async () =>
       (await stateOf(stack, 'web-01')) === 'stopped' ? true : undefined,

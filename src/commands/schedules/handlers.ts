@@ -30,14 +30,18 @@ function timersOf(run: JobRun): ScheduleTimers {
   return timers;
 }
 
-/** A person's IANA time zone from Slack's users.info; undefined when Slack does not say. */
+/**
+ * A person's IANA time zone from Slack's users.info; undefined when Slack answers without one (or
+ * does not know the person). No answer at all is thrown, so the job is tried again.
+ */
 async function slackTimeZone(run: JobRun, userId: string): Promise<string | undefined> {
   try {
     const answer = await run.deps.slack.users.info({ user: userId });
     const tz = answer.user?.tz;
     return typeof tz === 'string' ? canonicalTimeZone(tz) : undefined;
   } catch (err) {
-    run.deps.log.warn({ err, userId }, 'could not read a time zone from users.info');
+    if ((err as { data?: { error?: string } }).data?.error === undefined) throw err;
+    run.deps.log.warn({ err, userId }, 'users.info gave no time zone');
     return undefined;
   }
 }
@@ -126,14 +130,14 @@ async function createSchedule(
 async function listChannelSchedules(run: JobRun): Promise<Outcome> {
   const { ctx } = run.data;
   const schedules = await listSchedules(run.deps.store, { channelId: ctx.channelId });
-  const viewerTz = (await slackTimeZone(run, ctx.userId)) ?? 'UTC';
+  const viewerTz = await slackTimeZone(run, ctx.userId);
   const timers = run.deps.schedules;
   const nexts = await Promise.all(
     schedules.map((s) =>
       timers ? timers.next(s.id) : Promise.resolve(nextRun(s.pattern, s.tz, run.now())?.getTime()),
     ),
   );
-  const { text, blocks } = scheduleListBlocks(schedules, nexts, viewerTz);
+  const { text, blocks } = scheduleListBlocks(schedules, nexts, viewerTz ?? 'UTC', viewerTz !== undefined);
   return { detail: text, result: blocks };
 }
 

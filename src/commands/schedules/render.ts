@@ -15,11 +15,16 @@ export function scheduleSummary(s: Pick<Schedule, 'action' | 'target' | 'when' |
   return `${s.action} ${scheduleTargetText(s.target)} ${s.when} (${s.tz})`;
 }
 
-export function scheduleLine(s: Schedule, next: number | undefined, viewerTz: string): string {
+export function scheduleLine(
+  s: Schedule,
+  next: number | undefined,
+  viewerTz: string,
+  viewerTzKnown = true,
+): string {
   const when =
     next === undefined
       ? ':warning: no next run: its timer is gone; remove it and make it again'
-      : `next ${formatInZone(next, viewerTz)} your time`;
+      : `next ${formatInZone(next, viewerTz)} ${viewerTzKnown ? 'your time' : 'UTC'}`;
   const last = s.lastRun ? ` · last: ${escapeText(s.lastRun.outcome)}` : '';
   return `• \`${s.id}\` · *${s.action}* ${escapeText(scheduleTargetText(s.target))} · ${escapeText(s.when)} ${escapeText(s.tz)} · ${when} · by <@${s.ownerId}>${last}`;
 }
@@ -28,13 +33,15 @@ export function scheduleListBlocks(
   schedules: readonly Schedule[],
   nexts: readonly (number | undefined)[],
   viewerTz: string,
+  /** False when Slack did not say the viewer's zone and `viewerTz` is UTC in its place. */
+  viewerTzKnown = true,
 ): { text: string; blocks: KnownBlock[] } {
   if (schedules.length === 0) {
     const text =
       'This channel has no power schedules. Make one with `/gpu schedule stop <instance|tag> <when>`, such as `/gpu schedule stop train-01 weekdays 20:00`.';
     return { text, blocks: [{ type: 'section', text: { type: 'mrkdwn', text } }] };
   }
-  const lines = schedules.map((s, i) => scheduleLine(s, nexts[i], viewerTz));
+  const lines = schedules.map((s, i) => scheduleLine(s, nexts[i], viewerTz, viewerTzKnown));
   return {
     text: `Power schedules of this channel: ${schedules.length}`,
     blocks: [
@@ -47,7 +54,7 @@ export function scheduleListBlocks(
         elements: [
           {
             type: 'mrkdwn',
-            text: `Times in your time zone (${escapeText(viewerTz)}). Remove one with \`/gpu schedule rm <id>\`.`,
+            text: `${viewerTzKnown ? `Times in your time zone (${escapeText(viewerTz)})` : 'Times in UTC (Slack did not say your time zone)'}. Remove one with \`/gpu schedule rm <id>\`.`,
           },
         ],
       },
