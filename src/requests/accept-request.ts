@@ -1,5 +1,12 @@
 import { withDeadline } from '../commands/kit/with-deadline.js';
-import { commandPath, estimateCommand, type GpuCommand, type GpuCommandKind } from '../commands/registry.js';
+import {
+  commandPath,
+  estimateCommand,
+  type GpuCommand,
+  type GpuCommandKind,
+  isCommandKind,
+  specFor,
+} from '../commands/registry.js';
 import type { JobContext } from '../jobs/job-data.js';
 import { jobIdFor } from '../jobs/queue.js';
 import { addSystemJob } from '../jobs/system-jobs.js';
@@ -10,6 +17,7 @@ import { type CostEstimate, formatCost, type PriceBook } from '../pricing/cost.j
 import { auditFieldsOf } from '../store/audit.js';
 import { type Catalog, readCatalog } from '../store/catalog-cache.js';
 import { instanceTypeOf } from '../store/instance-types-seen.js';
+import { stopSchedulesOn } from '../store/schedules.js';
 import { type AcceptDeps, type AcceptExtra, REDIS_MS, record, requestAudit } from './accept-kit.js';
 import { type TargetProblem, targetInstance, targetProblem } from './check-target.js';
 import { type EnqueueResult, enqueueRequest } from './enqueue-request.js';
@@ -61,17 +69,23 @@ export async function checkAccess(
   const guardrails = deps.guardrails;
   const { policy } = guardrails;
   const userGroups = await deps.ports.groupsOf(who.userId, groupsInPolicy(policy));
-  const auth = authorize({ policy, userId: who.userId, userGroups, channelId: who.channelId, kind });
-  if (auth.allowed) return undefined;
-  return {
-    status: 'refused',
-    message: auth.message,
-    plain:
-      `/gpu ${commandPath(kind)} needs the ${auth.needed} role, and you have ${auth.role}. ` +
-      `Ask an admin to grant ${auth.needed} to you, to a user group you are in, or to this channel in the gpuops policy file.`,
-    role: auth.role,
-    needed: auth.needed,
-  };
+  // A kind that makes another happen later (a schedule's stop) needs that kind's role as well.
+  const acts = specFor(kind).actsAs;
+  const kinds = acts !== undefined && isCommandKind(acts) ? [kind, acts] : [kind];
+  for (const k of kinds) {
+    const auth = authorize({ policy, userId: who.userId, userGroups, channelId: who.channelId, kind: k });
+    if (auth.allowed) continue;
+    return {
+      status: 'refused',
+      message: auth.message,
+      plain:
+        `/gpu ${commandPath(k)} needs the ${auth.needed} role, and you have ${auth.role}. ` +
+        `Ask an admin to grant ${auth.needed} to you, to a user group you are in, or to this channel in the gpuops policy file.`,
+      role: auth.role,
+      needed: auth.needed,
+    };
+  }
+  return undefined;
 }
 
 /** A request the listener answers itself (help, audit, approvals…): checked, and on the audit trail. */
@@ -108,16 +122,31 @@ async function assess(
     withDeadline(deps.store.projectOf(ctx.channelId), REDIS_MS, 'Redis'),
   ]);
   const catalog: Catalog | undefined = cached?.catalog;
+  // Commands priced by the machine they act on (start, stop, a scheduled start) name it.
+  const target = specFor(command.kind).cost ? targetInstance(command) : undefined;
   const targetType =
-    command.kind === 'start' || command.kind === 'stop'
+    target !== undefined
+      ? await withDeadline(instanceTypeOf(deps.store, ctx.projectId, target, catalog), REDIS_MS, 'Redis')
+      : undefined;
+  // A scheduled start costs the hours until its target's scheduled stops: they are read here.
+  const stopSchedules =
+    specFor(command.kind).actsAs === 'start'
       ? await withDeadline(
-          instanceTypeOf(deps.store, ctx.projectId, command.instance, catalog),
+          stopSchedulesOn(deps.store, ctx.channelId, {
+            instance: targetInstance(command),
+            tag: 'tag' in command ? command.tag : undefined,
+          }),
           REDIS_MS,
           'Redis',
         )
       : undefined;
   const prices: PriceBook = { configurations: catalog?.configurations, pricing: policy.pricing };
-  let cost = estimateCommand({ prices, command, ...(targetType ? { targetType } : {}) });
+  let cost = estimateCommand({
+    prices,
+    command,
+    ...(targetType ? { targetType } : {}),
+    ...(stopSchedules ? { stopSchedules } : {}),
+  });
   if (cost && !catalog) {
     cost = { ...cost, estimate: NOT_CACHED };
     await askForCatalog(deps, ctx.projectId);

@@ -17,7 +17,8 @@ export const BOT_SCOPES = {
   // would turn every first /gpu in a public channel into a failure.
   'chat:write.public':
     'post and edit in public channels that never invited the bot: /gpu works in any channel, and the policy (approvals.channel, audit.channel) and /gpu watch name channels without anyone inviting it',
-  'users:read': 'read the requester profile to derive a POSIX username for /gpu slurm adduser',
+  'users:read':
+    'read the requester profile to derive a POSIX username for /gpu slurm adduser, and the time zone of whoever makes or lists a /gpu schedule',
   'usergroups:read': 'resolve approvers and roles granted to user groups (policy)',
   'im:write':
     'open a direct message to send a kubeconfig, a lease reminder or an idle-GPU alert to one person only',
