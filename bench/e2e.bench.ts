@@ -1,127 +1,25 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { request } from 'undici';
+import { Redis } from 'ioredis';
 import { FakeSlackApi } from '../src/devkit/fake-slack-api.js';
 import { startPrivateRedis } from '../src/sys/private-redis.js';
 import { type GpuopsProcess, spawnGpuops, spawnScript } from '../test/support/gpuops-process.js';
-import { postSigned, slashCommandBody } from '../test/support/slack-driver.js';
 import type { BenchResult } from './run.js';
-import { cpuSplitMs, latencySummary, round, rssMiB } from './support/stats.js';
+import { BOT_TOKEN, createInstances, type PhaseResult, phase, SECRET } from './support/e2e-driver.js';
+import { gpuopsEnvFor, startSimProcess } from './support/e2e-world.js';
+import { latencySummary, round, rssMiB } from './support/stats.js';
 import { stopGently } from './support/stop-gently.js';
+import { atLeast, atMost } from './support/targets.js';
 import { waitForCatalogue } from './support/wait-for-catalogue.js';
 
 // Scenario 2, end to end, and scenario 5, memory. `/gpu stop` and `/gpu start` commands, alternating on
 // each of many instances so every one is valid, through `gpuops start` (listener, Redis queue, workers,
-// simulator, Slack fake), against an inline handler that calls the same simulator from the listener
-// with no queue (bench/support/inline-bolt.ts). Latency is from sending the command to the final
-// chat.update (Done/Failed) of its message. Both apps run as child processes; so does the simulator
-// (transitions of 0 ms). The driver and the Slack fake run here.
-// Targets: throughput at least 0.8× the inline handler; p50 latency overhead under 5 ms.
-
-const SECRET = 'bench-signing-secret';
-const BOT_TOKEN = 'xoxb-bench';
-const TYPE = 'h100-hgx-80gb.1x';
-const FINAL = /^(Done|Failed):/;
-
-interface PhaseResult {
-  readonly latenciesMs: number[];
-  readonly elapsedMs: number;
-  readonly failed: number;
-  readonly cpuMs: number;
-  readonly slackCalls: number;
-}
-
-async function phase(
-  slack: FakeSlackApi,
-  app: GpuopsProcess | readonly GpuopsProcess[],
-  url: string,
-  tag: string,
-  lanes: number,
-  perLane: number,
-): Promise<PhaseResult> {
-  const latenciesMs: number[] = [];
-  let failed = 0;
-  const apps = Array.isArray(app) ? app : [app as GpuopsProcess];
-  const cpuOf = async () => {
-    let total = 0;
-    for (const a of apps) {
-      const { user, system } = await cpuSplitMs(a.child.pid!);
-      total += user + system;
-    }
-    return total;
-  };
-  const cpuBefore = await cpuOf();
-  const callsBefore = slack.calls.length;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: lanes }, async (_, lane) => {
-      const channel = `CB${lane}`;
-      for (let k = 0; k < perLane; k++) {
-        // stop, start, stop, … : the instance is running at the start and at the end of every lane.
-        const verb = k % 2 === 0 ? 'stop' : 'start';
-        const since = slack.mark();
-        const t0 = performance.now();
-        const response = await postSigned(
-          url,
-          // Each command from its own user: gpuops takes the same command from the same person
-          // within 30 s as a double submission.
-          slashCommandBody({
-            text: `${verb} bench-${lane}`,
-            channelId: channel,
-            userId: `U${tag}${lane}x${k}`,
-          }),
-          { secret: SECRET },
-        );
-        if (response.status !== 200) throw new Error(`HTTP ${response.status}: ${response.text}`);
-        const final = await slack.waitFor(
-          'chat.update',
-          (c) => c.body.channel === channel && FINAL.test(String(c.body.text)),
-          120_000,
-          since,
-        );
-        latenciesMs.push(performance.now() - t0);
-        if (!String(final.body.text).startsWith('Done:')) failed++;
-      }
-    }),
-  );
-  const elapsedMs = performance.now() - started;
-  return {
-    latenciesMs,
-    elapsedMs,
-    failed,
-    cpuMs: (await cpuOf()) - cpuBefore,
-    slackCalls: slack.calls.length - callsBefore,
-  };
-}
-
-/**
- * The instances, made through gpuops as a person would (`/gpu create`), so gpuops knows their type and
- * prices a later start within the no-approval threshold (docs/policy.md).
- */
-async function createInstances(slack: FakeSlackApi, url: string, controlUrl: string, count: number) {
-  await (
-    await request(`${controlUrl}/capacity`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ type: TYPE, capacity: 100_000 }),
-    })
-  ).body.dump();
-  await Promise.all(
-    Array.from({ length: count }, async (_, i) => {
-      const channel = `CB${i}`;
-      const since = slack.mark();
-      await postSigned(url, slashCommandBody({ text: `create bench-${i} ${TYPE}`, channelId: channel }), {
-        secret: SECRET,
-      });
-      const final = await slack.waitFor(
-        'chat.update',
-        (c) => c.body.channel === channel && FINAL.test(String(c.body.text)),
-        60_000,
-        since,
-      );
-      if (!String(final.body.text).startsWith('Done:')) throw new Error(String(final.body.text));
-    }),
-  );
-}
+// simulator, Slack fake), against two baselines in the same run: a minimal Bolt listener plus a raw
+// BullMQ worker making the same cloud calls and the Slack calls gpuops needs at its best
+// (bench/support/bolt-bullmq.ts, on a Redis of its own so each side's Redis commands are counted
+// alone), and an inline handler that calls the simulator from the listener with no queue
+// (bench/support/inline-bolt.ts). Latency is from sending the command to the final chat.update
+// (Done/Failed) of its message. The apps and the simulator (transitions of 0 ms) run as child
+// processes; the driver and the Slack fake run here. Targets: docs/performance.md, 2 and 5.
 
 export async function run(
   options: { lanes?: number; perLane?: number; sequential?: number } = {},
@@ -130,86 +28,61 @@ export async function run(
   const perLane = options.perLane ?? Number(process.env.BENCH_E2E_PER_LANE ?? 40);
   const sequential = options.sequential ?? Number(process.env.BENCH_E2E_SEQUENTIAL ?? 100);
   const redisServer = await startPrivateRedis();
+  const baseRedisServer = await startPrivateRedis();
+  const redis = new Redis(redisServer.url, { maxRetriesPerRequest: 1 });
+  const baseRedis = new Redis(baseRedisServer.url, { maxRetriesPerRequest: 1 });
   const slack = await FakeSlackApi.start({ tokens: [BOT_TOKEN] });
   const children: GpuopsProcess[] = [];
   try {
-    const sim = spawnGpuops(
-      ['sim', '--shape', 'B', '--transition-ms', '0', '--no-metrics', '--seed', '7'],
-      {},
-    );
+    const { sim, info } = await startSimProcess();
     children.push(sim);
-    const info = (await sim.waitForLog((r) => typeof r.cloudUrl === 'string', 30_000)) as Record<
-      string,
-      string
-    >;
-
-    const inline = spawnScript('bench/support/inline-bolt.ts', {
+    const cloudEnv = {
       SIGNING_SECRET: SECRET,
       SLACK_API_URL: slack.apiUrl,
       SLACK_BOT_TOKEN: BOT_TOKEN,
-      CLOUD_API_URL: info.cloudUrl!,
-      CLOUD_API_TOKEN: info.cloudToken!,
-      CLOUD_PROJECT_ID: info.projectId!,
-    });
-    children.push(inline);
-    const gpuopsEnv = {
-      SLACK_BOT_TOKEN: BOT_TOKEN,
-      SLACK_SIGNING_SECRET: SECRET,
-      SLACK_API_URL: slack.apiUrl,
-      PORT: '0',
-      OPS_PORT: '0',
-      REDIS_URL: redisServer.url,
-      LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
-      CLOUD_API_URL: info.cloudUrl!,
-      CLOUD_API_TOKEN: info.cloudToken!,
-      CLOUD_PROJECT_ID: info.projectId!,
-      // Prices come from the platform API: without them every create and start waits for an approver.
-      PLATFORM_API_URL: info.platformUrl!,
-      PLATFORM_API_KEY: info.platformApiKey!,
-      ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
+      CLOUD_API_URL: info.cloudUrl,
+      CLOUD_API_TOKEN: info.cloudToken,
+      CLOUD_PROJECT_ID: info.projectId,
     };
-    const gpuops = spawnGpuops(['start'], gpuopsEnv);
-    children.push(gpuops);
-    const [inlineReady, gpuopsReady] = await Promise.all([
+    const inline = spawnScript('bench/support/inline-bolt.ts', cloudEnv);
+    const base = spawnScript('bench/support/bolt-bullmq.ts', { ...cloudEnv, REDIS_URL: baseRedisServer.url });
+    const gpuops = spawnGpuops(['start'], gpuopsEnvFor(info, slack.apiUrl, redisServer.url));
+    children.push(inline, base, gpuops);
+    const [inlineReady, baseReady, gpuopsReady] = await Promise.all([
       inline.waitForLog((r) => r.msg === 'ready', 30_000),
+      base.waitForLog((r) => r.msg === 'ready', 30_000),
       gpuops.waitForLog((r) => r.msg === 'gpuops ready', 30_000),
     ]);
     const inlineUrl = `http://127.0.0.1:${inlineReady.port}/slack/events`;
+    const baseUrl = `http://127.0.0.1:${baseReady.port}/slack/events`;
     const gpuopsUrl = `http://127.0.0.1:${gpuopsReady.port}/slack/events`;
     // Idle: started and connected, nothing asked yet (a moment for start-up garbage to be collected).
     await sleep(2_000);
-    const idleBefore = { gpuops: await rssMiB(gpuops.child.pid!), inline: await rssMiB(inline.child.pid!) };
-    await waitForCatalogue(redisServer.url, info.projectId!);
-    await createInstances(slack, gpuopsUrl, info.controlUrl!, lanes);
-    const idle = idleBefore;
+    const rssOf = async () => ({
+      gpuops: await rssMiB(gpuops.child.pid!),
+      base: await rssMiB(base.child.pid!),
+      inline: await rssMiB(inline.child.pid!),
+    });
+    const idle = await rssOf();
+    await waitForCatalogue(redisServer.url, info.projectId);
+    await createInstances(slack, gpuopsUrl, info.controlUrl, lanes);
 
     // Warm-up (connections, JIT), not measured: one stop and one start per instance.
     await phase(slack, inline, inlineUrl, 'wi', lanes, 2);
+    await phase(slack, base, baseUrl, 'wb', lanes, 2);
     await phase(slack, gpuops, gpuopsUrl, 'wg', lanes, 2);
 
     const harnessBefore = process.cpuUsage();
     const inlineLoad = await phase(slack, inline, inlineUrl, 'li', lanes, perLane);
-    const gpuopsLoad = await phase(slack, gpuops, gpuopsUrl, 'lg', lanes, perLane);
+    const baseLoad = await phase(slack, base, baseUrl, 'lb', lanes, perLane, baseRedis);
+    const gpuopsLoad = await phase(slack, gpuops, gpuopsUrl, 'lg', lanes, perLane, redis);
     const harness = process.cpuUsage(harnessBefore);
-    const peak = { gpuops: await rssMiB(gpuops.child.pid!), inline: await rssMiB(inline.child.pid!) };
+    const peak = await rssOf();
     // One command at a time: the latency a person sees when the bot is not busy.
     const inlineOne = await phase(slack, inline, inlineUrl, 'si', 1, sequential);
-    const gpuopsOne = await phase(slack, gpuops, gpuopsUrl, 'sg', 1, sequential);
-    const end = { gpuops: await rssMiB(gpuops.child.pid!), inline: await rssMiB(inline.child.pid!) };
-
-    // The same load on a split deployment: `gpuops web` and `gpuops worker`, one process each, on the
-    // same Redis (scale-out is BullMQ's: any number of each share the queue).
-    await stopGently(gpuops);
-    const web = spawnGpuops(['web'], gpuopsEnv);
-    const worker = spawnGpuops(['worker'], gpuopsEnv);
-    children.push(web, worker);
-    const [webReady] = await Promise.all([
-      web.waitForLog((r) => r.msg === 'gpuops ready', 30_000),
-      worker.waitForLog((r) => r.msg === 'gpuops ready', 30_000),
-    ]);
-    const webUrl = `http://127.0.0.1:${webReady.port}/slack/events`;
-    await phase(slack, [web, worker], webUrl, 'ws', lanes, 2);
-    const splitLoad = await phase(slack, [web, worker], webUrl, 'ls', lanes, perLane);
+    const baseOne = await phase(slack, base, baseUrl, 'sb', 1, sequential, baseRedis);
+    const gpuopsOne = await phase(slack, gpuops, gpuopsUrl, 'sg', 1, sequential, redis);
+    const end = await rssOf();
 
     const row = (name: string, r: PhaseResult) => ({
       case: name,
@@ -219,15 +92,20 @@ export async function run(
       failed: r.failed,
       cpu_ms_per_cmd: round(r.cpuMs / r.latenciesMs.length, 2),
       slack_calls_per_cmd: round(r.slackCalls / r.latenciesMs.length, 2),
+      redis_cmds_per_cmd: Number.isNaN(r.redisCommands)
+        ? ''
+        : round(r.redisCommands / r.latenciesMs.length, 1),
     });
     const rows = [
       row(`inline handler, ${lanes} instances in parallel`, inlineLoad),
+      row(`Bolt + raw BullMQ worker, ${lanes} instances in parallel`, baseLoad),
       row(`gpuops start, ${lanes} instances in parallel`, gpuopsLoad),
       row('inline handler, one command at a time', inlineOne),
+      row('Bolt + raw BullMQ worker, one command at a time', baseOne),
       row('gpuops start, one command at a time', gpuopsOne),
-      row(`gpuops web + gpuops worker, ${lanes} instances in parallel`, splitLoad),
     ];
-    const [il, gl, i1, g1, sl] = rows as [
+    const [il, bl, gl, i1, b1, g1] = rows as [
+      ReturnType<typeof row>,
       ReturnType<typeof row>,
       ReturnType<typeof row>,
       ReturnType<typeof row>,
@@ -236,28 +114,55 @@ export async function run(
     ];
     const memoryRows = [
       { case: 'RSS gpuops start (MiB)', idle: idle.gpuops, after_load: peak.gpuops, end: end.gpuops },
+      { case: 'RSS Bolt + BullMQ baseline (MiB)', idle: idle.base, after_load: peak.base, end: end.base },
       { case: 'RSS inline handler (MiB)', idle: idle.inline, after_load: peak.inline, end: end.inline },
     ];
+    const redisPerCmd = (r: PhaseResult) => r.redisCommands / r.latenciesMs.length;
+    const redisRatio = round(redisPerCmd(gpuopsLoad) / redisPerCmd(baseLoad));
+    const slackRatio = round(gpuopsOne.slackCalls / baseOne.slackCalls);
     return {
       name: 'e2e',
       description: `/gpu stop|start alternating on ${lanes} instances, ${lanes * perLane} commands under load (${lanes} in flight) and ${sequential} one at a time; sim transitions 0 ms`,
       rows: [...rows, ...memoryRows],
       summary: {
-        throughput_ratio: round(gl.per_s / il.per_s),
-        throughput_ratio_split_web_worker: round(sl.per_s / il.per_s),
-        target_throughput_ratio: 0.8,
-        p50_overhead_ms_one_at_a_time: round(g1.p50_ms - i1.p50_ms),
-        p50_overhead_ms_under_load: round(gl.p50_ms - il.p50_ms),
-        target_p50_overhead_ms: 5,
+        throughput_ratio_vs_base: round(gl.per_s / bl.per_s),
+        throughput_ratio_vs_inline: round(gl.per_s / il.per_s),
+        p50_overhead_ms_one_at_a_time_vs_base: round(g1.p50_ms - b1.p50_ms),
+        p50_overhead_ms_one_at_a_time_vs_inline: round(g1.p50_ms - i1.p50_ms),
+        p50_overhead_ms_under_load_vs_base: round(gl.p50_ms - bl.p50_ms),
+        redis_cmds_per_cmd_gpuops: round(redisPerCmd(gpuopsLoad), 1),
+        redis_cmds_per_cmd_base: round(redisPerCmd(baseLoad), 1),
+        slack_calls_per_cmd_gpuops: g1.slack_calls_per_cmd,
+        slack_calls_per_cmd_base: b1.slack_calls_per_cmd,
         gpuops_failed: gl.failed + g1.failed,
-        harness_cpu_ms_per_cmd: round((harness.user + harness.system) / 1000 / (2 * lanes * perLane), 2),
+        harness_cpu_ms_per_cmd: round((harness.user + harness.system) / 1000 / (3 * lanes * perLane), 2),
         rss_gpuops_idle_mib: idle.gpuops,
+        rss_base_idle_mib: idle.base,
         rss_gpuops_end_mib: end.gpuops,
       },
+      targets: [
+        atLeast('2a e2e: throughput vs Bolt + raw BullMQ (×)', round(gl.per_s / bl.per_s), 0.9),
+        atMost(
+          '2b e2e: p50 overhead one at a time over Bolt + raw BullMQ (ms)',
+          round(g1.p50_ms - b1.p50_ms),
+          1,
+        ),
+        atMost('2c e2e: Redis commands per command vs Bolt + raw BullMQ (×)', redisRatio, 2),
+        // Jobs here finish within a second, so no progress edit is due: the same calls as the baseline.
+        atMost('2d e2e: Slack calls per command vs Bolt + raw BullMQ, fast jobs (×)', slackRatio, 1),
+        atMost(
+          '5 memory: idle RSS of gpuops start vs Bolt + BullMQ process (×)',
+          round(idle.gpuops / idle.base),
+          1.3,
+        ),
+      ],
     };
   } finally {
     await Promise.all(children.map((c) => stopGently(c)));
+    redis.disconnect();
+    baseRedis.disconnect();
     await slack.close();
     await redisServer.close();
+    await baseRedisServer.close();
   }
 }

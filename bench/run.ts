@@ -1,9 +1,12 @@
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { formatTargets, type Target } from './support/targets.js';
 
 // `npm run bench`: runs every bench/*.bench.ts that exports run(), prints one table per benchmark and
 // writes all results to bench/results/latest.json (gitignored). Benchmarks are not tests: they record.
+
+export type { Target };
 
 export interface BenchResult {
   readonly name: string;
@@ -13,6 +16,8 @@ export interface BenchResult {
   readonly rows: ReadonlyArray<Record<string, string | number>>;
   /** The headline numbers, e.g. median and ratio to a baseline. */
   readonly summary?: Record<string, string | number>;
+  /** The numbered targets of docs/performance.md this benchmark measures (bench/support/targets.ts). */
+  readonly targets?: readonly Target[];
 }
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -60,11 +65,15 @@ async function main(): Promise<number> {
       process.stdout.write(`failed: ${(err as Error).message}\n`);
     }
   }
+  const targets = results
+    .flatMap((r) => r.targets ?? [])
+    .sort((a, b) => a.name.localeCompare(b.name, 'en', { numeric: true }));
+  if (targets.length > 0) process.stdout.write(`\n== targets\n${formatTargets(targets)}\n`);
   const out = join(here, 'results', 'latest.json');
   await mkdir(dirname(out), { recursive: true });
   await writeFile(
     out,
-    `${JSON.stringify({ at: new Date().toISOString(), node: process.version, results }, null, 2)}\n`,
+    `${JSON.stringify({ at: new Date().toISOString(), node: process.version, targets, results }, null, 2)}\n`,
   );
   process.stdout.write(`\nWrote ${out}\n`);
   return failed > 0 ? 1 : 0;

@@ -17,12 +17,15 @@ import type { WatchDeps } from '../src/watch/watch-deps.js';
 import { createWatchQueue } from '../src/watch/watch-queue.js';
 import type { BenchResult } from './run.js';
 import { percentile, round } from './support/stats.js';
+import { atMost, type Target } from './support/targets.js';
 
-// Scenario 4, the state watcher: one look at a watched project of 10,000 instances, as the watcher's
-// scheduled job does it (src/watch/poll-project.ts: read the snapshot, list the project, diff, render
-// the changes, commit snapshot and messages), with 1% of the instances changed since the last look.
-// The API call (the listing, 10,000 instances as JSON over HTTP from the simulator) is timed apart;
-// the target is under 50 ms of processing beyond it. The pure diff of the two snapshots is timed too.
+// Scenario 4, the state watcher: one look at a watched project, as the watcher's scheduled job does it
+// (src/watch/poll-project.ts: read the snapshot, list the project, diff, render the changes, commit
+// snapshot and messages), at 1,000, 10,000 and 100,000 instances, with 100 and with 0 instances changed
+// since the last look. The API call (the listing, as JSON over HTTP from the simulator) is timed apart
+// as the baseline; the pure diff of the two snapshots is timed too. Targets (issue 16): at 10,000
+// instances ≤ 30 ms beyond the API call with 100 changes, ≤ 10 ms with none; the cost should follow
+// the changes, not the fleet's size (apart from the diff).
 
 const TYPE = 'h100-hgx-80gb.1x';
 const CHANNEL = 'C0WATCH';
@@ -65,10 +68,20 @@ async function inBatches<T>(
   for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(fn));
 }
 
-export async function run(options: { instances?: number; looks?: number } = {}): Promise<BenchResult> {
-  const instances = options.instances ?? Number(process.env.BENCH_WATCH_INSTANCES ?? 10_000);
-  const looks = options.looks ?? Number(process.env.BENCH_WATCH_LOOKS ?? 7);
-  const changed = Math.max(1, Math.round(instances / 100));
+interface LookFigures {
+  readonly api: number[];
+  readonly processing: number[];
+  readonly diffs: number[];
+  readonly totals: number[];
+  changes: number;
+}
+
+export async function run(options: { sizes?: number[]; looks?: number } = {}): Promise<BenchResult> {
+  const sizes =
+    options.sizes ?? (process.env.BENCH_WATCH_SIZES ?? '1000,10000,100000').split(',').map(Number);
+  const looks = options.looks ?? Number(process.env.BENCH_WATCH_LOOKS ?? 5);
+  const changed = Number(process.env.BENCH_WATCH_CHANGES ?? 100);
+  const largest = Math.max(...sizes);
   const redisServer = await startPrivateRedis();
   const sim = await startSim({ shape: 'B', port: 0, metrics: false, transitionMs: 0, log: () => {} });
   const redis = new Redis(redisServer.url, { maxRetriesPerRequest: null });
@@ -81,14 +94,8 @@ export async function run(options: { instances?: number; looks?: number } = {}):
   });
   const queue = createWatchQueue(redis, '{bench}');
   try {
-    sim.control.setCapacity(TYPE, instances * 2);
+    sim.control.setCapacity(TYPE, largest * 2);
     const ids: string[] = [];
-    await inBatches(
-      Array.from({ length: instances }, (_, i) => i),
-      64,
-      async (i) => ids.push((await client.createInstance({ name: `w-${i}`, type: TYPE })).id),
-    );
-
     const timed = timedCloud(client);
     const store = createStore(redis, 'bench');
     const deps: WatchDeps = {
@@ -111,116 +118,106 @@ export async function run(options: { instances?: number; looks?: number } = {}):
       since: Date.now(),
     });
     const signal = new AbortController().signal;
-    const baseline = await pollProject(deps, projectId, signal);
-    if (baseline.status !== 'baseline') throw new Error(`first look: ${JSON.stringify(baseline)}`);
-
     const snapshots = createSnapshotStore(store);
-    const totals: number[] = [];
-    const api: number[] = [];
-    const processing: number[] = [];
-    const diffs: number[] = [];
-    let changes = 0;
-    for (let look = 0; look < looks; look++) {
-      // 1% of the machines change state between two looks: stopped, then started again.
-      const subset = ids.slice(0, changed);
-      await inBatches(subset, 64, (id) =>
-        look % 2 === 0 ? client.stopInstance({ id }) : client.startInstance({ id }),
+    let flips = 0;
+    /** Stops the first `changes` instances, or starts them again (every other call). */
+    const flip = async (changes: number) => {
+      if (changes === 0) return;
+      const stop = flips++ % 2 === 0;
+      await inBatches(ids.slice(0, changes), 64, (id) =>
+        stop ? client.stopInstance({ id }) : client.startInstance({ id }),
       );
-      const before = await snapshots.read(projectId);
-      timed.reset();
-      const started = performance.now();
-      const outcome = await pollProject(deps, projectId, signal);
-      const total = performance.now() - started;
-      if (outcome.status !== 'committed') throw new Error(`look ${look}: ${JSON.stringify(outcome)}`);
-      changes = outcome.changes;
-      totals.push(total);
-      api.push(timed.window());
-      processing.push(total - timed.window());
-      // The pure diff, on the same two snapshots.
-      const after = await snapshots.read(projectId);
-      const t0 = performance.now();
-      diffSnapshots(before.snapshot!.resources, after.snapshot!.resources);
-      diffs.push(performance.now() - t0);
-    }
-    // Where the processing goes: the same steps pollProject takes, one at a time (after the looks above,
-    // so on the same data), each timed on its own.
-    const phases: Record<string, number[]> = {
-      'read the stored snapshot (Redis, JSON, schema)': [],
-      'diff the two snapshots': [],
-      'render the changes': [],
-      'commit snapshot and messages (schema, JSON, Redis)': [],
-      'spend: price book and accrual': [],
-      'spend: ledger increments (Redis)': [],
     };
-    const time = async <T>(phase: string, fn: () => T | Promise<T>): Promise<T> => {
-      const t0 = performance.now();
-      const result = await fn();
-      phases[phase]!.push(performance.now() - t0);
-      return result;
+    /** `count` looks with `changes` instances stopped or started before each. */
+    const measure = async (changes: number, count: number): Promise<LookFigures> => {
+      const figures: LookFigures = { api: [], processing: [], diffs: [], totals: [], changes: 0 };
+      for (let look = 0; look < count; look++) {
+        await flip(changes);
+        const before = await snapshots.read(projectId);
+        timed.reset();
+        const started = performance.now();
+        const outcome = await pollProject(deps, projectId, signal);
+        const total = performance.now() - started;
+        if (outcome.status !== 'committed') throw new Error(`look ${look}: ${JSON.stringify(outcome)}`);
+        figures.changes = outcome.changes;
+        figures.totals.push(total);
+        figures.api.push(timed.window());
+        figures.processing.push(total - timed.window());
+        // The pure diff, on the same two snapshots.
+        const after = await snapshots.read(projectId);
+        const t0 = performance.now();
+        diffSnapshots(before.snapshot!.resources, after.snapshot!.resources);
+        figures.diffs.push(performance.now() - t0);
+      }
+      return figures;
     };
-    for (let round = 0; round < looks; round++) {
-      const subset = ids.slice(0, changed);
-      await inBatches(subset, 64, (id) =>
-        (looks + round) % 2 === 0 ? client.stopInstance({ id }) : client.startInstance({ id }),
-      );
-      const stored = await time('read the stored snapshot (Redis, JSON, schema)', () =>
-        snapshots.read(projectId),
-      );
-      const collected = await collectResources(client, projectId);
-      const now = Date.now();
-      const next = { v: 1 as const, polledAt: now, resources: collected.resources };
-      const found = await time('diff the two snapshots', () =>
-        diffSnapshots(stored.snapshot!.resources, next.resources),
-      );
-      const entries = await time('render the changes', () => found.flatMap((c) => entriesFor(c, now)));
-      await time('commit snapshot and messages (schema, JSON, Redis)', () =>
-        snapshots.commit(projectId, stored.version, next, [CHANNEL], entries),
-      );
-      const accrual = await time('spend: price book and accrual', async () =>
-        accrue(stored.snapshot!, now, await priceBookFor(store, projectId, DEFAULT_POLICY)),
-      );
-      const { day, month } = periodsOf(now, DEFAULT_POLICY.digest.tz);
-      await time('spend: ledger increments (Redis)', () =>
-        snapshots.addToLedger(projectId, day, month, accrual),
-      );
-    }
-    const bytes = Buffer.byteLength(JSON.stringify(await client.listInstances()));
     const median = (xs: number[]) => round(percentile(xs, 50));
+    const rows: Record<string, string | number>[] = [];
+    const targets: Target[] = [];
+    const beyondDiff: Record<number, number> = {};
+    let stepRows: Record<string, string | number>[] = [];
+    let bytes = 0;
+    for (const size of [...sizes].sort((a, b) => a - b)) {
+      await inBatches(
+        Array.from({ length: size - ids.length }, (_, i) => ids.length + i),
+        64,
+        async (i) => ids.push((await client.createInstance({ name: `w-${i}`, type: TYPE })).id),
+      );
+      // The first look after the fleet grew records it; then the measured looks.
+      await pollProject(deps, projectId, signal);
+      const n = size >= 100_000 ? Math.min(looks, 3) : looks;
+      for (const changes of [changed, 0]) {
+        const f = await measure(changes, n);
+        rows.push({
+          case: `${size} instances, ${f.changes} changed`,
+          api_ms: median(f.api),
+          beyond_api_ms: median(f.processing),
+          of_which_diff_ms: median(f.diffs),
+          whole_look_ms: median(f.totals),
+          max_beyond_api_ms: round(Math.max(...f.processing)),
+        });
+        if (changes > 0) beyondDiff[size] = median(f.processing) - median(f.diffs);
+        if (size === 10_000) {
+          targets.push(
+            changes > 0
+              ? atMost(
+                  `4a watch: 10,000 instances, ${changes} changes, beyond the API call (ms)`,
+                  median(f.processing),
+                  30,
+                )
+              : atMost(
+                  '4b watch: 10,000 instances, 0 changes, beyond the API call (ms)',
+                  median(f.processing),
+                  10,
+                ),
+          );
+        }
+      }
+      if (size === 10_000) {
+        stepRows = await stepBreakdown(client, snapshots, store, projectId, () => flip(changed), looks);
+        bytes = Buffer.byteLength(JSON.stringify(await client.listInstances()));
+      }
+    }
+    const smallest = Math.min(...sizes);
+    if (beyondDiff[smallest] !== undefined && beyondDiff[largest] !== undefined && largest > smallest) {
+      // Apart from the diff, a look's cost should follow the changes (the same here), not the fleet.
+      targets.push(
+        atMost(
+          `4c watch: cost apart from the diff, ${largest} vs ${smallest} instances, ${changed} changes (×)`,
+          round(beyondDiff[largest]! / Math.max(beyondDiff[smallest]!, 0.01)),
+          2,
+        ),
+      );
+    }
     return {
       name: 'watch',
-      description: `One look at a watched project of ${instances} instances with ${changes} changed (pollProject), ${looks} looks; listing ${round(bytes / 1e6, 1)} MB of JSON`,
+      description: `One look at a watched project (pollProject) of ${sizes.join(', ')} instances, ${changed} and 0 changed, ${looks} looks each (3 at 100,000); the 10,000 listing is ${round(bytes / 1e6, 1)} MB of JSON`,
       iterations: looks,
-      rows: [
-        {
-          case: 'API call: list the project (baseline)',
-          median_ms: median(api),
-          max_ms: round(Math.max(...api)),
-        },
-        {
-          case: 'processing beyond the API call',
-          median_ms: median(processing),
-          max_ms: round(Math.max(...processing)),
-        },
-        {
-          case: '  of which: diffSnapshots alone',
-          median_ms: median(diffs),
-          max_ms: round(Math.max(...diffs)),
-        },
-        { case: 'whole look (pollProject)', median_ms: median(totals), max_ms: round(Math.max(...totals)) },
-        ...Object.entries(phases).map(([phase, values]) => ({
-          case: `  step: ${phase}`,
-          median_ms: median(values),
-          max_ms: round(Math.max(...values)),
-        })),
-      ],
-      summary: {
-        processing_median_ms: median(processing),
-        processing_max_ms: round(Math.max(...processing)),
-        target_processing_ms: 50,
-        api_median_ms: median(api),
-        diff_median_ms: median(diffs),
-        changes_per_look: changes,
-      },
+      rows: [...rows, ...stepRows],
+      summary: Object.fromEntries(
+        rows.map((r) => [`beyond_api_ms_${String(r.case).replace(/\W+/g, '_')}`, r.beyond_api_ms!]),
+      ),
+      targets,
     };
   } finally {
     await queue.close();
@@ -229,4 +226,60 @@ export async function run(options: { instances?: number; looks?: number } = {}):
     await sim.close();
     await redisServer.close();
   }
+}
+
+/**
+ * Where a look's processing goes: the steps pollProject takes, one at a time, each timed on its own, on
+ * the same data.
+ */
+async function stepBreakdown(
+  client: InfraClient,
+  snapshots: ReturnType<typeof createSnapshotStore>,
+  store: ReturnType<typeof createStore>,
+  projectId: string,
+  flip: () => Promise<void>,
+  looks: number,
+): Promise<Record<string, string | number>[]> {
+  const phases: Record<string, number[]> = {
+    'read the stored snapshot (Redis, JSON, schema)': [],
+    'diff the two snapshots': [],
+    'render the changes': [],
+    'commit snapshot and messages (schema, JSON, Redis)': [],
+    'spend: price book and accrual': [],
+    'spend: ledger increments (Redis)': [],
+  };
+  const time = async <T>(phase: string, fn: () => T | Promise<T>): Promise<T> => {
+    const t0 = performance.now();
+    const result = await fn();
+    phases[phase]!.push(performance.now() - t0);
+    return result;
+  };
+  for (let look = 0; look < looks; look++) {
+    await flip();
+    const stored = await time('read the stored snapshot (Redis, JSON, schema)', () =>
+      snapshots.read(projectId),
+    );
+    const collected = await collectResources(client, projectId);
+    const now = Date.now();
+    const next = { v: 1 as const, polledAt: now, resources: collected.resources };
+    const found = await time('diff the two snapshots', () =>
+      diffSnapshots(stored.snapshot!.resources, next.resources),
+    );
+    const entries = await time('render the changes', () => found.flatMap((c) => entriesFor(c, now)));
+    await time('commit snapshot and messages (schema, JSON, Redis)', () =>
+      snapshots.commit(projectId, stored.version, next, [CHANNEL], entries),
+    );
+    const accrual = await time('spend: price book and accrual', async () =>
+      accrue(stored.snapshot!, now, await priceBookFor(store, projectId, DEFAULT_POLICY)),
+    );
+    const { day, month } = periodsOf(now, DEFAULT_POLICY.digest.tz);
+    await time('spend: ledger increments (Redis)', () =>
+      snapshots.addToLedger(projectId, day, month, accrual),
+    );
+  }
+  return Object.entries(phases).map(([phase, values]) => ({
+    case: `  10,000 instances, step: ${phase}`,
+    beyond_api_ms: round(percentile(values, 50)),
+    max_beyond_api_ms: round(Math.max(...values)),
+  }));
 }

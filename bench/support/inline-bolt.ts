@@ -1,9 +1,5 @@
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { App, HTTPReceiver, LogLevel } from '@slack/bolt';
-import { createInfraClient } from '../../src/cloud/index.js';
-import { staticToken } from '../../src/cloud/token-provider.js';
+import { benchBoltApp, benchCloud, listenUntilTerm } from './bench-bolt-app.js';
 
 // The baseline of the end-to-end benchmark: what a bot without a queue would do. The /gpu handler
 // acknowledges, posts one message, then calls the same simulator with the same cloud client from the
@@ -12,35 +8,8 @@ import { staticToken } from '../../src/cloud/token-provider.js';
 // Run as a child process: `node --import tsx bench/support/inline-bolt.ts` with SIGNING_SECRET,
 // SLACK_API_URL, SLACK_BOT_TOKEN, CLOUD_API_URL, CLOUD_API_TOKEN, CLOUD_PROJECT_ID set.
 
-const env = (key: string): string => {
-  const value = process.env[key];
-  if (!value) throw new Error(`inline-bolt: ${key} is required`);
-  return value;
-};
-
-const projectId = env('CLOUD_PROJECT_ID');
-const cloud = createInfraClient({
-  baseUrl: env('CLOUD_API_URL'),
-  shape: 'B',
-  tokens: staticToken(env('CLOUD_API_TOKEN')),
-  projectId,
-});
-const receiver = new HTTPReceiver({
-  signingSecret: env('SIGNING_SECRET'),
-  endpoints: '/slack/events',
-  processBeforeResponse: false,
-  logLevel: LogLevel.ERROR,
-});
-const app = new App({
-  token: env('SLACK_BOT_TOKEN'),
-  receiver,
-  logLevel: LogLevel.ERROR,
-  clientOptions: { slackApiUrl: env('SLACK_API_URL') },
-  botId: 'B0BENCH',
-  botUserId: 'U0BENCH',
-  tokenVerificationEnabled: false,
-});
-
+const { cloud, projectId } = benchCloud();
+const { app, receiver } = benchBoltApp();
 app.command('/gpu', async ({ command, ack, client }) => {
   await ack();
   const [verb, name] = command.text.trim().split(/\s+/);
@@ -68,8 +37,4 @@ app.command('/gpu', async ({ command, ack, client }) => {
   }
 });
 
-const server = (await receiver.start({ port: 0, host: '127.0.0.1' })) as Server;
-process.stdout.write(`${JSON.stringify({ msg: 'ready', port: (server.address() as AddressInfo).port })}\n`);
-process.once('SIGTERM', () => {
-  void Promise.all([receiver.stop(), cloud.close()]).finally(() => process.exit(0));
-});
+await listenUntilTerm(receiver, () => cloud.close());

@@ -1,0 +1,134 @@
+import type { Redis } from 'ioredis';
+import { request } from 'undici';
+import type { FakeSlackApi } from '../../src/devkit/fake-slack-api.js';
+import type { GpuopsProcess } from '../../test/support/gpuops-process.js';
+import { postSigned, slashCommandBody } from '../../test/support/slack-driver.js';
+import { cpuSplitMs } from './stats.js';
+
+// The end-to-end benchmarks' driver (bench/e2e.bench.ts, bench/scale.bench.ts): signed `/gpu stop` and
+// `/gpu start` alternating on each instance, each timed from sending to the final chat.update.
+
+export const SECRET = 'bench-signing-secret';
+export const BOT_TOKEN = 'xoxb-bench';
+export const TYPE = 'h100-hgx-80gb.1x';
+const FINAL = /^(Done|Failed):/;
+
+export interface PhaseResult {
+  readonly latenciesMs: number[];
+  readonly elapsedMs: number;
+  readonly failed: number;
+  /** CPU time of all the app's processes together, and of each. */
+  readonly cpuMs: number;
+  readonly cpuMsEach: number[];
+  readonly slackCalls: number;
+  /** Commands Redis executed meanwhile, as INFO commandstats counts them (inside scripts included). */
+  readonly redisCommands: number;
+}
+
+/** Total calls of every command Redis has executed since its start (or the last CONFIG RESETSTAT). */
+export async function redisCommandCount(redis: Redis): Promise<number> {
+  const info = await redis.info('commandstats');
+  let total = 0;
+  for (const match of info.matchAll(/^cmdstat_[^:]+:calls=(\d+)/gm)) total += Number(match[1]);
+  return total;
+}
+
+export async function phase(
+  slack: FakeSlackApi,
+  app: GpuopsProcess | readonly GpuopsProcess[],
+  url: string,
+  tag: string,
+  lanes: number,
+  perLane: number,
+  redis?: Redis,
+): Promise<PhaseResult> {
+  const latenciesMs: number[] = [];
+  let failed = 0;
+  const apps = Array.isArray(app) ? app : [app as GpuopsProcess];
+  const cpuOf = () =>
+    Promise.all(
+      apps.map(async (a) => {
+        const { user, system } = await cpuSplitMs(a.child.pid!);
+        return user + system;
+      }),
+    );
+  const cpuBefore = await cpuOf();
+  const redisBefore = redis ? await redisCommandCount(redis) : 0;
+  const callsBefore = slack.calls.length;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: lanes }, async (_, lane) => {
+      const channel = `CB${lane}`;
+      for (let k = 0; k < perLane; k++) {
+        // stop, start, stop, … : the instance is running at the start and at the end of every lane.
+        const verb = k % 2 === 0 ? 'stop' : 'start';
+        const since = slack.mark();
+        const t0 = performance.now();
+        const response = await postSigned(
+          url,
+          // Each command from its own user: gpuops takes the same command from the same person
+          // within 30 s as a double submission.
+          slashCommandBody({
+            text: `${verb} bench-${lane}`,
+            channelId: channel,
+            userId: `U${tag}${lane}x${k}`,
+          }),
+          { secret: SECRET },
+        );
+        if (response.status !== 200) throw new Error(`HTTP ${response.status}: ${response.text}`);
+        const final = await slack.waitFor(
+          'chat.update',
+          (c) => c.body.channel === channel && FINAL.test(String(c.body.text)),
+          120_000,
+          since,
+        );
+        latenciesMs.push(performance.now() - t0);
+        if (!String(final.body.text).startsWith('Done:')) failed++;
+      }
+    }),
+  );
+  const elapsedMs = performance.now() - started;
+  // The last edit is seen before its job is marked completed: let the queue settle before counting.
+  if (redis) await new Promise((resolve) => setTimeout(resolve, 200));
+  const cpuAfter = await cpuOf();
+  const cpuMsEach = cpuAfter.map((c, i) => c - cpuBefore[i]!);
+  return {
+    latenciesMs,
+    elapsedMs,
+    failed,
+    cpuMs: cpuMsEach.reduce((a, b) => a + b, 0),
+    cpuMsEach,
+    slackCalls: slack.calls.length - callsBefore,
+    redisCommands: redis ? (await redisCommandCount(redis)) - redisBefore : Number.NaN,
+  };
+}
+
+/**
+ * The instances, made through gpuops as a person would (`/gpu create`), so gpuops knows their type and
+ * prices a later start within the no-approval threshold (docs/policy.md).
+ */
+export async function createInstances(slack: FakeSlackApi, url: string, controlUrl: string, count: number) {
+  await (
+    await request(`${controlUrl}/capacity`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ type: TYPE, capacity: 100_000 }),
+    })
+  ).body.dump();
+  await Promise.all(
+    Array.from({ length: count }, async (_, i) => {
+      const channel = `CB${i}`;
+      const since = slack.mark();
+      await postSigned(url, slashCommandBody({ text: `create bench-${i} ${TYPE}`, channelId: channel }), {
+        secret: SECRET,
+      });
+      const final = await slack.waitFor(
+        'chat.update',
+        (c) => c.body.channel === channel && FINAL.test(String(c.body.text)),
+        60_000,
+        since,
+      );
+      if (!String(final.body.text).startsWith('Done:')) throw new Error(String(final.body.text));
+    }),
+  );
+}
