@@ -7,6 +7,7 @@ import { startSim } from '../src/sim/start-sim.js';
 import { startPrivateRedis } from '../src/sys/private-redis.js';
 import { type GpuopsProcess, spawnGpuops, spawnScript } from '../test/support/gpuops-process.js';
 import type { BenchResult } from './run.js';
+import { benchPeople } from './support/bench-people.js';
 import type { LoadReport } from './support/load-generator.js';
 import { runLoad } from './support/run-load.js';
 import { cpuSplitMs, latencySummary, round } from './support/stats.js';
@@ -22,6 +23,8 @@ import { atMost } from './support/targets.js';
 
 const SECRET = 'bench-signing-secret';
 const BOT_TOKEN = 'xoxb-bench';
+/** The requests come from this many people in turn, each from a channel of its own. */
+const PEOPLE = 50;
 
 export async function run(
   options: { count?: number; concurrency?: number; warmup?: number; rounds?: number } = {},
@@ -32,7 +35,11 @@ export async function run(
   const redisServer = await startPrivateRedis();
   const sim = await startSim({ shape: 'B', port: 0, metrics: false, transitionMs: 0, log: () => {} });
   // The load generator's requests come from this workspace: the bot's own (others are refused).
-  const slack = await FakeSlackApi.start({ tokens: [BOT_TOKEN], teamId: 'T0BENCH' });
+  const slack = await FakeSlackApi.start({
+    tokens: [BOT_TOKEN],
+    teamId: 'T0BENCH',
+    users: benchPeople(PEOPLE),
+  });
   const children: GpuopsProcess[] = [];
   const redis = new Redis(redisServer.url, { maxRetriesPerRequest: 1 });
   try {
@@ -78,6 +85,7 @@ export async function run(
       concurrency,
       warmup,
       userPrefix,
+      people: PEOPLE,
     });
     const run = randomBytes(3).toString('hex');
     const rounds = options.rounds ?? Number(process.env.BENCH_ACK_ROUNDS ?? 3);

@@ -4,6 +4,7 @@ import { FakeSlackApi } from '../src/devkit/fake-slack-api.js';
 import { startPrivateRedis } from '../src/sys/private-redis.js';
 import { type GpuopsProcess, spawnGpuops, spawnScript } from '../test/support/gpuops-process.js';
 import type { BenchResult } from './run.js';
+import { benchPeople } from './support/bench-people.js';
 import { BOT_TOKEN, createInstances, type PhaseResult, phase, SECRET } from './support/e2e-driver.js';
 import { gpuopsEnvFor, startSimProcess } from './support/e2e-world.js';
 import { latencySummary, round, rssMiB } from './support/stats.js';
@@ -31,7 +32,7 @@ export async function run(
   const baseRedisServer = await startPrivateRedis();
   const redis = new Redis(redisServer.url, { maxRetriesPerRequest: 1 });
   const baseRedis = new Redis(baseRedisServer.url, { maxRetriesPerRequest: 1 });
-  const slack = await FakeSlackApi.start({ tokens: [BOT_TOKEN] });
+  const slack = await FakeSlackApi.start({ tokens: [BOT_TOKEN], users: benchPeople(lanes) });
   const children: GpuopsProcess[] = [];
   try {
     const { sim, info } = await startSimProcess();
@@ -92,6 +93,7 @@ export async function run(
       failed: r.failed,
       cpu_ms_per_cmd: round(r.cpuMs / r.latenciesMs.length, 2),
       slack_calls_per_cmd: round(r.slackCalls / r.latenciesMs.length, 2),
+      slack_calls_by_method: r.slackMethods,
       redis_cmds_per_cmd: Number.isNaN(r.redisCommands)
         ? ''
         : round(r.redisCommands / r.latenciesMs.length, 1),

@@ -2,6 +2,7 @@ import { FakeSlackApi } from '../src/devkit/fake-slack-api.js';
 import { startPrivateRedis } from '../src/sys/private-redis.js';
 import { type GpuopsProcess, spawnGpuops } from '../test/support/gpuops-process.js';
 import type { BenchResult } from './run.js';
+import { benchPeople } from './support/bench-people.js';
 import { BOT_TOKEN, createInstances, phase } from './support/e2e-driver.js';
 import { gpuopsEnvFor, startSimProcess } from './support/e2e-world.js';
 import { latencySummary, round } from './support/stats.js';
@@ -18,7 +19,7 @@ export async function run(options: { lanes?: number; perLane?: number } = {}): P
   const perLane = options.perLane ?? Number(process.env.BENCH_SCALE_PER_LANE ?? 20);
   const counts = (process.env.BENCH_SCALE_WORKERS ?? '1,2,4').split(',').map(Number);
   const redisServer = await startPrivateRedis();
-  const slack = await FakeSlackApi.start({ tokens: [BOT_TOKEN] });
+  const slack = await FakeSlackApi.start({ tokens: [BOT_TOKEN], users: benchPeople(lanes) });
   const children: GpuopsProcess[] = [];
   const rows: Record<string, string | number>[] = [];
   const perS: number[] = [];

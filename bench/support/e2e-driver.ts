@@ -3,6 +3,7 @@ import { request } from 'undici';
 import type { FakeSlackApi } from '../../src/devkit/fake-slack-api.js';
 import type { GpuopsProcess } from '../../test/support/gpuops-process.js';
 import { postSigned, slashCommandBody } from '../../test/support/slack-driver.js';
+import { benchPersonId } from './bench-people.js';
 import { cpuSplitMs } from './stats.js';
 
 // The end-to-end benchmarks' driver (bench/e2e.bench.ts, bench/scale.bench.ts): signed `/gpu stop` and
@@ -21,6 +22,8 @@ export interface PhaseResult {
   readonly cpuMs: number;
   readonly cpuMsEach: number[];
   readonly slackCalls: number;
+  /** The same by Web API method, e.g. "chat.update 2, chat.postMessage 1". */
+  readonly slackMethods: string;
   /** Commands Redis executed meanwhile, as INFO commandstats counts them (inside scripts included). */
   readonly redisCommands: number;
 }
@@ -58,20 +61,21 @@ export async function phase(
   const started = performance.now();
   await Promise.all(
     Array.from({ length: lanes }, async (_, lane) => {
-      const channel = `CB${lane}`;
       for (let k = 0; k < perLane; k++) {
         // stop, start, stop, … : the instance is running at the start and at the end of every lane.
         const verb = k % 2 === 0 ? 'stop' : 'start';
+        // One person per lane, the same in every phase (a workspace has few people and many commands),
+        // each command from a channel of its own: gpuops takes the same command from the same person
+        // in the same channel within 30 s as a double submission.
+        const channel = `C${tag}${lane}x${k}`;
         const since = slack.mark();
         const t0 = performance.now();
         const response = await postSigned(
           url,
-          // Each command from its own user: gpuops takes the same command from the same person
-          // within 30 s as a double submission.
           slashCommandBody({
             text: `${verb} bench-${lane}`,
             channelId: channel,
-            userId: `U${tag}${lane}x${k}`,
+            userId: benchPersonId(lane),
           }),
           { secret: SECRET },
         );
@@ -99,6 +103,7 @@ export async function phase(
     cpuMs: cpuMsEach.reduce((a, b) => a + b, 0),
     cpuMsEach,
     slackCalls: slack.calls.length - callsBefore,
+    slackMethods: byMethod(slack.calls.slice(callsBefore), latenciesMs.length),
     redisCommands: redis ? (await redisCommandCount(redis)) - redisBefore : Number.NaN,
   };
 }
@@ -131,4 +136,13 @@ export async function createInstances(slack: FakeSlackApi, url: string, controlU
       if (!String(final.body.text).startsWith('Done:')) throw new Error(String(final.body.text));
     }),
   );
+}
+
+function byMethod(calls: ReadonlyArray<{ method: string }>, commands: number): string {
+  const counts = new Map<string, number>();
+  for (const c of calls) counts.set(c.method, (counts.get(c.method) ?? 0) + 1);
+  return [...counts]
+    .sort((a, b) => b[1] - a[1])
+    .map(([method, n]) => `${method} ${Math.round((n / commands) * 100) / 100}`)
+    .join(', ');
 }

@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
+import { benchPersonId } from './bench-people.js';
 
 // The load generator of the acknowledgement benchmark, in a process of its own so it never shares an
 // event loop with the app it measures: `node --import tsx bench/support/load-generator.ts` with the
@@ -19,6 +20,11 @@ export interface LoadPlan {
   readonly warmup: number;
   /** Prefix of the user ids; each request comes from its own user so none is a repeat of another. */
   readonly userPrefix: string;
+  /**
+   * Instead, the requests come from this many people in turn (benchPersonId), each from a channel of
+   * its own (named after userPrefix), so none is a repeat of another either.
+   */
+  readonly people?: number;
   /**
    * Open loop: request i is due at start + i / rate, whatever the answers before it did, and its
    * latency counts from when it was due (so a slow app cannot hide its queue). Default: closed loop,
@@ -42,9 +48,9 @@ function body(plan: LoadPlan, n: number): string {
     token: 'legacy-verification-token',
     team_id: 'T0BENCH',
     team_domain: 'bench',
-    channel_id: 'C0BENCH',
+    channel_id: plan.people ? `C${plan.userPrefix}${n}` : 'C0BENCH',
     channel_name: 'bench',
-    user_id: `${plan.userPrefix}${n}`,
+    user_id: plan.people ? benchPersonId(n % plan.people) : `${plan.userPrefix}${n}`,
     user_name: `user${n}`,
     command: '/gpu',
     text: plan.text,

@@ -100,6 +100,8 @@ export async function processJob(job: Job<JobData>, deps: WorkerDeps, signal: Ab
           `${failure.message} Retrying (attempt ${job.attemptsMade + 2} of ${attempts})…`,
         );
       }
+      // What the requester should see before the next attempt, even within the quiet period.
+      if (!last) await run.flushProgress();
     } catch (reportErr) {
       deps.log.error({ jobId: job.id, err: reportErr }, 'could not report the job failure to Slack');
     }

@@ -87,6 +87,11 @@ export interface BotStackOptions {
   readonly approvalExpiryEveryMs?: number;
   /** Run the watchers: `/gpu watch`, idle alerts, digests, the waitlist (docs/watch.md). */
   readonly watch?: WatchStackOptions;
+  /**
+   * How long a first attempt's progress edits wait (production: 1 s). Default 0 here: the tests' jobs
+   * take milliseconds, and most check the steps a longer job shows.
+   */
+  readonly progressQuietMs?: number;
 }
 
 /** The watchers in a stack (docs/watch.md): short intervals so tests wait for events, not minutes. */
@@ -247,7 +252,12 @@ export async function startBotStack(options: BotStackOptions = {}): Promise<BotS
       });
       await res.body.dump();
     },
-    timing: { pollStartMs: 50, pollMaxMs: 200, settleTimeoutMs: 20_000 },
+    timing: {
+      pollStartMs: 50,
+      pollMaxMs: 200,
+      settleTimeoutMs: 20_000,
+      progressQuietMs: options.progressQuietMs ?? 0,
+    },
     guardrails,
     queue,
   };

@@ -34,10 +34,16 @@ export interface WorkerTiming {
   readonly pollMaxMs: number;
   /** How long a state may take to settle before the job reports it as stuck. */
   readonly settleTimeoutMs: number;
+  /**
+   * Progress edits of a first attempt wait this long from its start: a job that ends sooner goes from
+   * "Queued" straight to its answer (two Slack calls), a longer one then shows its latest step.
+   */
+  readonly progressQuietMs: number;
 }
 
 export const DEFAULT_TIMING: WorkerTiming = {
   pollStartMs: 1_000,
   pollMaxMs: 15_000,
   settleTimeoutMs: 30 * 60_000,
+  progressQuietMs: 1_000,
 };

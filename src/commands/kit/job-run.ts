@@ -39,6 +39,10 @@ export class JobRun<D extends HandlerDeps = HandlerDeps> {
   private toldBlocked = false;
   /** The notice on its way: later messages wait for it, so it never lands over the final answer. */
   private noticeSent: Promise<void> = Promise.resolve();
+  /** Until when progress edits wait (timing.progressQuietMs), and the latest one waiting. */
+  private readonly quietUntil: number;
+  private pending: { phase: JobPhase; detail?: string; result?: readonly KnownBlock[] } | undefined;
+  private pendingTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     readonly job: Job<JobData>,
@@ -50,6 +54,8 @@ export class JobRun<D extends HandlerDeps = HandlerDeps> {
     this.request = describeCommand(data.command);
     this.timing = { ...DEFAULT_TIMING, ...deps.timing };
     this.message = data.message;
+    // A retry's progress (which attempt, what failed) is news at once.
+    this.quietUntil = job.attemptsMade === 0 ? this.now() + this.timing.progressQuietMs : 0;
   }
 
   now(): number {
@@ -107,6 +113,7 @@ export class JobRun<D extends HandlerDeps = HandlerDeps> {
     // A channel message may be edited again (with the attempt); a response_url takes only a few uses.
     if (this.toldCloudWait && !(options.again && !this.answersPrivately)) return this.noticeSent;
     this.toldCloudWaitNow = true;
+    this.dropProgress();
     const detail = cloudWaitText(options.attemptNote);
     const previous = this.noticeSent;
     this.noticeSent = (async () => {
@@ -146,7 +153,46 @@ export class JobRun<D extends HandlerDeps = HandlerDeps> {
     await this.noticeSent;
     await this.deps.store.updateJob(this.job.id!, { state: phase, ...(detail ? { detail } : {}) });
     if (this.answersPrivately) return;
+    if (this.now() < this.quietUntil) {
+      this.defer({ phase, ...(detail !== undefined ? { detail } : {}), ...(result ? { result } : {}) });
+      return;
+    }
     await this.show(phase, detail, result);
+  }
+
+  /** Shows the progress edit still waiting for the quiet period, now (an attempt ending in a retry). */
+  async flushProgress(): Promise<void> {
+    if (this.pendingTimer) clearTimeout(this.pendingTimer);
+    this.pendingTimer = undefined;
+    this.noticeSent = this.noticeSent.then(() => this.showPending());
+    await this.noticeSent;
+  }
+
+  /** Keeps the latest progress edit until the quiet period ends; the answer, if sooner, replaces it. */
+  private defer(progress: NonNullable<JobRun['pending']>): void {
+    this.pending = progress;
+    if (this.pendingTimer) return;
+    this.pendingTimer = setTimeout(
+      () => {
+        this.pendingTimer = undefined;
+        this.noticeSent = this.noticeSent.then(() => this.showPending());
+      },
+      Math.max(0, this.quietUntil - this.now()),
+    );
+  }
+
+  private async showPending(): Promise<void> {
+    const progress = this.pending;
+    this.pending = undefined;
+    // A cancelled attempt (the worker is closing) leaves the message to the attempt that takes over.
+    if (!progress || this.signal.aborted) return;
+    await this.show(progress.phase, progress.detail, progress.result);
+  }
+
+  private dropProgress(): void {
+    if (this.pendingTimer) clearTimeout(this.pendingTimer);
+    this.pendingTimer = undefined;
+    this.pending = undefined;
   }
 
   /**
@@ -154,6 +200,7 @@ export class JobRun<D extends HandlerDeps = HandlerDeps> {
    * to the requester alone, in place of the listener's note.
    */
   async finish(phase: 'done' | 'failed', outcome: Outcome): Promise<void> {
+    this.dropProgress();
     await this.noticeSent;
     await this.deps.store.updateJob(this.job.id!, { state: phase, detail: outcome.detail });
     if (this.answersPrivately) {
