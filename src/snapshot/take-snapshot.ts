@@ -4,7 +4,7 @@ import type { MetricsClient } from '../metrics/metrics-client.js';
 import type { MatrixSeries } from '../metrics/prometheus-schemas.js';
 import { formatRange } from '../render/chart-format.js';
 import type { ChartSeries, ChartSpec } from '../render/chart-spec.js';
-import { type ChartFonts, renderChartPng } from '../render/render-chart-png.js';
+import type { ChartFonts } from '../render/render-chart-png.js';
 import { renderSummaryText } from '../render/summarise-series.js';
 
 // One metric of one instance over a range: resolve the instance, query Prometheus, and give back the
@@ -74,6 +74,8 @@ export async function takeSnapshot(deps: SnapshotDeps, req: SnapshotRequest): Pr
     ...(req.width !== undefined ? { width: req.width } : {}),
     ...(req.height !== undefined ? { height: req.height } : {}),
   };
+  // resvg (a native module) is loaded on the first chart, not at start-up: most replicas never draw one.
+  const { renderChartPng } = await import('../render/render-chart-png.js');
   return {
     png: renderChartPng(spec, deps.fonts),
     text: renderSummaryText(spec),

@@ -6,7 +6,6 @@ import type { ChartSeries, ChartSpec } from '../../render/chart-spec.js';
 import { formatDuration } from '../../render/format-duration.js';
 import { clip } from '../../render/job-message.js';
 import { chartFileName, summaryBlocks, summaryMrkdwn } from '../../render/metrics-message.js';
-import { renderChartPng } from '../../render/render-chart-png.js';
 import { renderSummaryText } from '../../render/summarise-series.js';
 import { type SnapshotDeps, stepFor, takeSnapshot } from '../../snapshot/take-snapshot.js';
 import type { Handlers } from '../kit/handler.js';
@@ -123,6 +122,8 @@ export async function queryMetrics(run: JobRun, command: CommandOf<'metrics.quer
   if (!hasData(spec)) {
     return { detail: `The query returned no data for the last ${range}.` };
   }
+  // Loaded on the first chart, as in takeSnapshot: resvg is native and most replicas never draw one.
+  const { renderChartPng } = await import('../../render/render-chart-png.js');
   return upload(run, {
     png: renderChartPng(spec, fonts),
     summary: renderSummaryText(spec),
