@@ -136,6 +136,8 @@ export async function run(
         redis_cmds_per_cmd_base: round(redisPerCmd(baseLoad), 1),
         slack_calls_per_cmd_gpuops: g1.slack_calls_per_cmd,
         slack_calls_per_cmd_base: b1.slack_calls_per_cmd,
+        redis_by_command_gpuops: gpuopsLoad.redisByCommand,
+        redis_by_command_base: baseLoad.redisByCommand,
         gpuops_failed: gl.failed + g1.failed,
         harness_cpu_ms_per_cmd: round((harness.user + harness.system) / 1000 / (3 * lanes * perLane), 2),
         rss_gpuops_idle_mib: idle.gpuops,

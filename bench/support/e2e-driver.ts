@@ -26,14 +26,25 @@ export interface PhaseResult {
   readonly slackMethods: string;
   /** Commands Redis executed meanwhile, as INFO commandstats counts them (inside scripts included). */
   readonly redisCommands: number;
+  readonly redisByCommand: string;
 }
 
-/** Total calls of every command Redis has executed since its start (or the last CONFIG RESETSTAT). */
-export async function redisCommandCount(redis: Redis): Promise<number> {
+/** Calls of each command Redis has executed since its start (or the last CONFIG RESETSTAT). */
+export async function redisCommandCounts(redis: Redis): Promise<Map<string, number>> {
   const info = await redis.info('commandstats');
-  let total = 0;
-  for (const match of info.matchAll(/^cmdstat_[^:]+:calls=(\d+)/gm)) total += Number(match[1]);
-  return total;
+  return new Map([...info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)].map((m) => [m[1]!, Number(m[2])]));
+}
+
+const sum = (counts: Map<string, number>) => [...counts.values()].reduce((a, b) => a + b, 0);
+
+/** The commands of a phase per command sent, most first, e.g. "get 12.1, evalsha 6". */
+function perCommand(before: Map<string, number>, after: Map<string, number>, commands: number): string {
+  return [...after]
+    .map(([name, n]) => [name, (n - (before.get(name) ?? 0)) / commands] as const)
+    .filter(([, n]) => n >= 0.05)
+    .sort((a, b) => b[1] - a[1])
+    .map(([name, n]) => `${name} ${Math.round(n * 10) / 10}`)
+    .join(', ');
 }
 
 export async function phase(
@@ -56,7 +67,7 @@ export async function phase(
       }),
     );
   const cpuBefore = await cpuOf();
-  const redisBefore = redis ? await redisCommandCount(redis) : 0;
+  const redisBefore = redis ? await redisCommandCounts(redis) : new Map<string, number>();
   const callsBefore = slack.calls.length;
   const started = performance.now();
   await Promise.all(
@@ -104,7 +115,7 @@ export async function phase(
     cpuMsEach,
     slackCalls: slack.calls.length - callsBefore,
     slackMethods: byMethod(slack.calls.slice(callsBefore), latenciesMs.length),
-    redisCommands: redis ? (await redisCommandCount(redis)) - redisBefore : Number.NaN,
+    ...(await redisDelta(redis, redisBefore, latenciesMs.length)),
   };
 }
 
@@ -136,6 +147,12 @@ export async function createInstances(slack: FakeSlackApi, url: string, controlU
       if (!String(final.body.text).startsWith('Done:')) throw new Error(String(final.body.text));
     }),
   );
+}
+
+async function redisDelta(redis: Redis | undefined, before: Map<string, number>, commands: number) {
+  if (!redis) return { redisCommands: Number.NaN, redisByCommand: '' };
+  const after = await redisCommandCounts(redis);
+  return { redisCommands: sum(after) - sum(before), redisByCommand: perCommand(before, after, commands) };
 }
 
 function byMethod(calls: ReadonlyArray<{ method: string }>, commands: number): string {

@@ -3,6 +3,7 @@ import type { GpuCommand } from '../commands/registry.js';
 import type { JobContext, SealedInputs } from '../jobs/job-data.js';
 import type { Guardrails } from '../policy/guardrails.js';
 import { type AuditInput, auditFieldsOf } from '../store/audit.js';
+import type { ProjectBinding } from '../store/store.js';
 import type { EnqueueDeps } from './enqueue-request.js';
 
 // What the steps of the request pipeline share (accept-request.ts, request-approval.ts): their
@@ -15,6 +16,8 @@ export interface AcceptDeps extends EnqueueDeps {
 
 export interface AcceptExtra {
   readonly sealed?: SealedInputs;
+  /** The channel's project binding as the caller read it for ctx (null: none), so it is not read twice. */
+  readonly binding?: ProjectBinding | null;
   /**
    * The caller answers Slack first (within its 3 s) and runs the result's `followUp` afterwards: no
    * Slack call is made before the request is durably queued or waiting for approval.

@@ -18,6 +18,7 @@ import { auditFieldsOf } from '../store/audit.js';
 import { type Catalog, readCatalog } from '../store/catalog-cache.js';
 import { instanceTypeOf } from '../store/instance-types-seen.js';
 import { stopSchedulesOn } from '../store/schedules.js';
+import type { ProjectBinding } from '../store/store.js';
 import { type AcceptDeps, type AcceptExtra, REDIS_MS, record, requestAudit } from './accept-kit.js';
 import { type TargetProblem, targetInstance, targetProblem } from './check-target.js';
 import { type EnqueueResult, enqueueRequest } from './enqueue-request.js';
@@ -115,11 +116,12 @@ async function assess(
   guardrails: Guardrails,
   command: GpuCommand,
   ctx: JobContext,
+  known: ProjectBinding | null | undefined,
 ): Promise<Assessment> {
   const { policy } = guardrails;
   const [cached, binding] = await Promise.all([
     withDeadline(readCatalog(deps.store, ctx.projectId), REDIS_MS, 'Redis'),
-    withDeadline(deps.store.projectOf(ctx.channelId), REDIS_MS, 'Redis'),
+    known !== undefined ? known : withDeadline(deps.store.projectOf(ctx.channelId), REDIS_MS, 'Redis'),
   ]);
   const catalog: Catalog | undefined = cached?.catalog;
   // Commands priced by the machine they act on (start, stop, a scheduled start) name it.
@@ -272,7 +274,7 @@ export async function acceptRequest(
     return refused;
   }
 
-  const assessment = await assess(deps, guardrails, command, ctx);
+  const assessment = await assess(deps, guardrails, command, ctx, extra.binding);
   if (assessment.need.required) {
     const problem = await checkTarget(deps, command, ctx);
     if (problem) {

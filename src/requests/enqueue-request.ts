@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Job } from 'bullmq';
 import { type CommandJobData, commandJobDataSchema } from '../commands/job-payload.js';
 import { CANNOT_POST, slackCode } from '../commands/kit/slack-failure.js';
 import { withDeadline } from '../commands/kit/with-deadline.js';
@@ -137,6 +138,7 @@ export async function enqueueRequest(
 
   let added = false;
   let holdEndsAt = 0;
+  let held: Job | undefined;
   const data: CommandJobData = commandJobDataSchema.parse({
     v: 1,
     command,
@@ -174,6 +176,7 @@ export async function enqueueRequest(
       1_500,
       'the queue',
     );
+    held = job;
     if (deps.replicated) {
       await withDeadline(deps.replicated(), 1_500, 'the Redis replicas');
       // A held job is released once its message is up (announceHeld).
@@ -195,7 +198,7 @@ export async function enqueueRequest(
   return {
     status: 'queued',
     jobId,
-    followUp: () => announceHeld(deps, jobId, ctx.channelId, { text, blocks }, holdEndsAt),
+    followUp: () => announceHeld(deps, held!, ctx.channelId, { text, blocks }, holdEndsAt),
   };
 }
 
@@ -211,11 +214,12 @@ export async function enqueueRequest(
  */
 async function announceHeld(
   deps: EnqueueDeps,
-  jobId: string,
+  job: Job,
   channel: string,
   content: ChatMessage,
   holdEndsAt: number,
 ): Promise<string | undefined> {
+  const jobId = job.id!;
   let problem: string | undefined;
   let message: MessageRef | undefined;
   try {
@@ -233,8 +237,11 @@ async function announceHeld(
         await withDeadline(deps.store.setJobMessage(jobId, message!), 1_500, 'Redis');
         kept = true;
       }
-      const job = await withDeadline(deps.queue.getJob(jobId), 1_500, 'the queue');
-      if (job && (await job.isDelayed())) await withDeadline(job.promote(), 1_500, 'the queue');
+      // One script, on the job as added: a job no longer delayed (its hold ended, it was taken back)
+      // is left as it is.
+      await withDeadline(job.promote(), 1_500, 'the queue').catch((err: unknown) => {
+        if (!NOT_HELD.test(String((err as Error | undefined)?.message))) throw err;
+      });
       break;
     } catch (err) {
       if (Date.now() + ANNOUNCE_RETRY_MS > lastTry) {
@@ -253,6 +260,9 @@ async function announceHeld(
   }
   return problem ? postProblemNotice(problem, `Your request is queued as job ${jobId}.`) : undefined;
 }
+
+/** BullMQ's answer to a promote of a job that is gone or no longer delayed. */
+const NOT_HELD = /^Missing key for job |is not in the delayed state/;
 
 /** How long before its hold ends a held job's message reference is last tried (clocks may differ a little). */
 const HOLD_END_MARGIN_MS = 2_000;

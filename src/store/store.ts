@@ -48,6 +48,14 @@ export interface Store {
 
   recordJob(record: JobRecord): Promise<void>;
   updateJob(id: string, change: { state: JobState; detail?: string }): Promise<void>;
+  /**
+   * updateJob for the one writer of a running job, which holds its record: one write instead of a read
+   * and a write. Returns the new record; nothing is written (undefined) if the record expired.
+   */
+  updateHeldJob(
+    record: JobRecord,
+    change: { state: JobState; detail?: string },
+  ): Promise<JobRecord | undefined>;
   job(id: string): Promise<JobRecord | undefined>;
   recentJobs(channelId: string, limit: number): Promise<JobRecord[]>;
 
@@ -105,6 +113,16 @@ export function createStore(redis: Redis, prefix = 'gpuops'): Store {
         updatedAt: Date.now(),
       };
       await redis.set(k('job', id), JSON.stringify(next), 'KEEPTTL');
+    },
+    async updateHeldJob(record, change) {
+      const next: JobRecord = {
+        ...record,
+        state: change.state,
+        ...(change.detail !== undefined ? { detail: change.detail } : {}),
+        updatedAt: Date.now(),
+      };
+      const written = await redis.set(k('job', record.id), JSON.stringify(next), 'KEEPTTL', 'XX');
+      return written === 'OK' ? next : undefined;
     },
     async job(id) {
       return parse<JobRecord>(await redis.get(k('job', id)));

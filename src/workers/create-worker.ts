@@ -45,7 +45,7 @@ export async function processJob(job: Job<JobData>, deps: WorkerDeps, signal: Ab
     );
     return answered.detail ?? answered.state;
   }
-  const run = new JobRun(job, data, deps, signal);
+  const run = new JobRun(job, data, deps, signal, answered);
   const handler = handlerFor(data.command.kind);
   const attempts = job.opts.attempts ?? 1;
   const startedAt = Date.now();

@@ -3,6 +3,7 @@ import type { Job } from 'bullmq';
 import type { JobData } from '../../jobs/job-data.js';
 import type { MessageRef } from '../../jobs/message-ref.js';
 import { type JobPhase, renderJobMessage } from '../../render/job-message.js';
+import type { JobRecord } from '../../store/store.js';
 import type { CommandJobData } from '../job-payload.js';
 import { deliveryOf, describeCommand } from '../registry.js';
 import type { Delivery } from '../spec.js';
@@ -49,6 +50,8 @@ export class JobRun<D extends HandlerDeps = HandlerDeps> {
     readonly data: CommandJobData,
     readonly deps: D,
     readonly signal: AbortSignal,
+    /** The job's record as the worker read it before the attempt: its states are written without a read. */
+    private record?: JobRecord,
   ) {
     this.delivery = deliveryOf(data.command.kind);
     this.request = describeCommand(data.command);
@@ -120,7 +123,7 @@ export class JobRun<D extends HandlerDeps = HandlerDeps> {
       await previous;
       try {
         if (!this.answersPrivately) {
-          await this.deps.store.updateJob(this.job.id!, { state: 'working', detail });
+          await this.recordState({ state: 'working', detail });
           await this.show('working', detail);
           return;
         }
@@ -151,13 +154,21 @@ export class JobRun<D extends HandlerDeps = HandlerDeps> {
   /** Shows where the job stands in the channel message (channel deliveries; private answers only show the end). */
   async update(phase: JobPhase, detail?: string, result?: readonly KnownBlock[]): Promise<void> {
     await this.noticeSent;
-    await this.deps.store.updateJob(this.job.id!, { state: phase, ...(detail ? { detail } : {}) });
+    await this.recordState({ state: phase, ...(detail ? { detail } : {}) });
     if (this.answersPrivately) return;
     if (this.now() < this.quietUntil) {
       this.defer({ phase, ...(detail !== undefined ? { detail } : {}), ...(result ? { result } : {}) });
       return;
     }
     await this.show(phase, detail, result);
+  }
+
+  private async recordState(change: { state: JobPhase; detail?: string }): Promise<void> {
+    if (!this.record) {
+      await this.deps.store.updateJob(this.job.id!, change);
+      return;
+    }
+    this.record = await this.deps.store.updateHeldJob(this.record, change);
   }
 
   /** Shows the progress edit still waiting for the quiet period, now (an attempt ending in a retry). */
@@ -202,7 +213,7 @@ export class JobRun<D extends HandlerDeps = HandlerDeps> {
   async finish(phase: 'done' | 'failed', outcome: Outcome): Promise<void> {
     this.dropProgress();
     await this.noticeSent;
-    await this.deps.store.updateJob(this.job.id!, { state: phase, detail: outcome.detail });
+    await this.recordState({ state: phase, detail: outcome.detail });
     if (this.answersPrivately) {
       await this.answerPrivately(phase, outcome);
       return;

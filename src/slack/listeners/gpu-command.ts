@@ -119,7 +119,7 @@ async function answer(slash: SlashCommand, deps: SlackDeps): Promise<Reply> {
   }
   // A replayed request (valid signature, within five minutes) starts nothing new.
   if (!(await firstDelivery(deps.store, slash.trigger_id))) return { text: REPLAYED_COMMAND };
-  const result = await acceptRequest(deps, command, ctx, { deferPosts: true });
+  const result = await acceptRequest(deps, command, ctx, { deferPosts: true, binding: binding ?? null });
   if (result.status === 'refused' || result.status === 'rejected') return { text: result.message };
   // Said before it runs: what the cloud will not let anyone list or delete afterwards.
   const warning = orphanWarning(command.kind, deps.routes);
