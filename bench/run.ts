@@ -62,7 +62,7 @@ async function main(): Promise<number> {
       }
     } catch (err) {
       failed++;
-      process.stdout.write(`failed: ${(err as Error).message}\n`);
+      process.stdout.write(`failed: ${(err as Error).stack ?? String(err)}\n`);
     }
   }
   const targets = results

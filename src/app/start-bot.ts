@@ -16,7 +16,7 @@ import { createCloudClients } from './clients.js';
 import { createGuardrails } from './guardrails.js';
 import { Lifecycle } from './lifecycle.js';
 import { type ListenerFactory, startReceivers } from './receivers.js';
-import { BLOCKING, FAIL_FAST, redisConnector, redisTargetOf } from './redis-connections.js';
+import { BLOCKING, FAIL_FAST, redisConnector, redisTargetOf, STORE } from './redis-connections.js';
 import { checkBotToken } from './slack-token.js';
 import { drainWorker, startWorkers, type WorkerTuning } from './workers.js';
 
@@ -85,7 +85,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
 
     // 2. Redis: the store and the queue, failing fast so the listener still answers in time.
     const connect = redisConnector(redisTargetOf(config), lifecycle, log, startTimeoutMs);
-    const store = createStore(await connect('store', FAIL_FAST));
+    const store = createStore(await connect('store', STORE));
     const queueRedis = await connect('queue', FAIL_FAST);
     // Form secrets (user data, kubeconfigs) travel sealed in Redis, never in job data.
     const sealer = createSealer(store.redis, store.prefix, sealKeyFrom(config));
