@@ -1,4 +1,4 @@
-import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { formatTargets, type Target } from './support/targets.js';
@@ -18,6 +18,8 @@ export interface BenchResult {
   readonly summary?: Record<string, string | number>;
   /** The numbered targets of docs/performance.md this benchmark measures (bench/support/targets.ts). */
   readonly targets?: readonly Target[];
+  /** When it ran (set by this runner). */
+  readonly at?: string;
 }
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -32,6 +34,14 @@ function table(rows: ReadonlyArray<Record<string, string | number>>): string {
   );
 }
 
+async function previousResults(file: string): Promise<BenchResult[]> {
+  try {
+    return (JSON.parse(await readFile(file, 'utf8')) as { results?: BenchResult[] }).results ?? [];
+  } catch {
+    return [];
+  }
+}
+
 async function main(): Promise<number> {
   const only = process.argv.slice(2);
   const files = (await readdir(here)).filter((f) => f.endsWith('.bench.ts')).sort();
@@ -43,7 +53,7 @@ async function main(): Promise<number> {
     if (typeof mod.run !== 'function') continue;
     process.stdout.write(`\n== ${file}\n`);
     try {
-      const result = await mod.run();
+      const result = { ...(await mod.run()), at: new Date().toISOString() };
       results.push(result);
       if (result.description)
         process.stdout.write(
@@ -65,15 +75,21 @@ async function main(): Promise<number> {
       process.stdout.write(`failed: ${(err as Error).stack ?? String(err)}\n`);
     }
   }
-  const targets = results
+  const out = join(here, 'results', 'latest.json');
+  // A run of some benchmarks keeps the others' last results, so latest.json always holds every target.
+  const kept =
+    only.length > 0
+      ? (await previousResults(out)).filter((p) => !results.some((r) => r.name === p.name))
+      : [];
+  const all = [...kept, ...results];
+  const targets = all
     .flatMap((r) => r.targets ?? [])
     .sort((a, b) => a.name.localeCompare(b.name, 'en', { numeric: true }));
   if (targets.length > 0) process.stdout.write(`\n== targets\n${formatTargets(targets)}\n`);
-  const out = join(here, 'results', 'latest.json');
   await mkdir(dirname(out), { recursive: true });
   await writeFile(
     out,
-    `${JSON.stringify({ at: new Date().toISOString(), node: process.version, targets, results }, null, 2)}\n`,
+    `${JSON.stringify({ at: new Date().toISOString(), node: process.version, targets, results: all }, null, 2)}\n`,
   );
   process.stdout.write(`\nWrote ${out}\n`);
   return failed > 0 ? 1 : 0;

@@ -49,10 +49,14 @@ export async function processJob(job: Job<JobData>, deps: WorkerDeps, signal: Ab
   const handler = handlerFor(data.command.kind);
   const attempts = job.opts.attempts ?? 1;
   const startedAt = Date.now();
+  // The start goes on the audit trail while the job gets going (auditJob never throws); it is awaited
+  // before the outcome, which therefore always follows it.
+  let startAudited: Promise<void> = Promise.resolve();
   try {
     if (!handler)
       throw new PermanentJobError(`\`${run.request}\` is not handled by this version of gpuops yet.`);
     const attemptNote = `attempt ${job.attemptsMade + 1} of ${attempts}`;
+    startAudited = auditJob(run, 'start', { outcome: 'started' });
     await run.update(
       'working',
       job.attemptsMade === 0
@@ -61,13 +65,13 @@ export async function processJob(job: Job<JobData>, deps: WorkerDeps, signal: Ab
           ? cloudWaitText(attemptNote)
           : `Working (${attemptNote})…`,
     );
-    await auditJob(run, 'start', { outcome: 'started' });
     // A cloud call that gets no answer tells the requester at its first retry, not after the last.
     const command = run.data.command;
     const handled = await whileRunning(
       () => void run.noticeCloudWait(),
       () => handler(run, command),
     );
+    await startAudited;
     const outcome = await afterJobDone(run, handled);
     await run.finish('done', outcome);
     await auditJob(run, 'outcome', { outcome: 'done', durationMs: Date.now() - startedAt });
@@ -105,6 +109,7 @@ export async function processJob(job: Job<JobData>, deps: WorkerDeps, signal: Ab
     } catch (reportErr) {
       deps.log.error({ jobId: job.id, err: reportErr }, 'could not report the job failure to Slack');
     }
+    await startAudited;
     await auditJob(run, 'outcome', {
       outcome: last ? 'failed' : 'retrying',
       durationMs: Date.now() - startedAt,
