@@ -76,6 +76,25 @@ interface LookFigures {
   changes: number;
 }
 
+function watchDeps(
+  cloud: InfraClient,
+  store: ReturnType<typeof createStore>,
+  queue: WatchDeps['queue'],
+): WatchDeps {
+  return {
+    cloud,
+    slack: new WebClient('xoxb-bench', { slackApiUrl: 'http://127.0.0.1:9/api/' }),
+    store,
+    log: createLogger({ level: 'silent' }),
+    policy: DEFAULT_POLICY,
+    shape: 'B',
+    // A state-change look acts for nobody.
+    submit: () => Promise.reject(new Error('the watcher benchmark submits no requests')),
+    botUserId: 'U0BENCH',
+    queue,
+  };
+}
+
 export async function run(options: { sizes?: number[]; looks?: number } = {}): Promise<BenchResult> {
   const sizes =
     options.sizes ?? (process.env.BENCH_WATCH_SIZES ?? '1000,10000,100000').split(',').map(Number);
@@ -97,28 +116,13 @@ export async function run(options: { sizes?: number[]; looks?: number } = {}): P
     sim.control.setCapacity(TYPE, largest * 2);
     const ids: string[] = [];
     const timed = timedCloud(client);
-    const store = createStore(redis, 'bench');
-    const deps: WatchDeps = {
-      cloud: timed.cloud,
-      slack: new WebClient('xoxb-bench', { slackApiUrl: 'http://127.0.0.1:9/api/' }),
-      store,
-      log: createLogger({ level: 'silent' }),
-      policy: DEFAULT_POLICY,
-      shape: 'B',
-      // A state-change look acts for nobody.
-      submit: () => Promise.reject(new Error('the watcher benchmark submits no requests')),
-      botUserId: 'U0BENCH',
-      queue,
-    };
     const projectId = sim.info.projectId;
-    await createWatchSubscriptions(store).watch({
-      channelId: CHANNEL,
-      projectId,
-      by: 'U0BENCH',
-      since: Date.now(),
-    });
     const signal = new AbortController().signal;
-    const snapshots = createSnapshotStore(store);
+    // Each fleet size is watched afresh (a store prefix of its own, a first look that only records),
+    // so no size inherits the messages of the fleet growing before it.
+    let store = createStore(redis, 'bench');
+    let deps = watchDeps(timed.cloud, store, queue);
+    let snapshots = createSnapshotStore(store);
     let flips = 0;
     /** Stops the first `changes` instances, or starts them again (every other call). */
     const flip = async (changes: number) => {
@@ -158,18 +162,22 @@ export async function run(options: { sizes?: number[]; looks?: number } = {}): P
     let stepRows: Record<string, string | number>[] = [];
     let bytes = 0;
     for (const size of [...sizes].sort((a, b) => a - b)) {
-      // Grown in steps of at most 9,000, each recorded by a look: a look that finds ~90,000 new
-      // instances at once overflows the stack of the commit script's arguments (reported; a watched
-      // fleet does not grow that fast between two looks).
-      while (ids.length < size) {
-        const step = Math.min(9_000, size - ids.length);
-        await inBatches(
-          Array.from({ length: step }, (_, i) => ids.length + i),
-          64,
-          async (i) => ids.push((await client.createInstance({ name: `w-${i}`, type: TYPE })).id),
-        );
-        await pollProject(deps, projectId, signal);
-      }
+      await inBatches(
+        Array.from({ length: size - ids.length }, (_, i) => ids.length + i),
+        64,
+        async (i) => ids.push((await client.createInstance({ name: `w-${i}`, type: TYPE })).id),
+      );
+      store = createStore(redis, `bench${size}`);
+      deps = watchDeps(timed.cloud, store, queue);
+      snapshots = createSnapshotStore(store);
+      await createWatchSubscriptions(store).watch({
+        channelId: CHANNEL,
+        projectId,
+        by: 'U0BENCH',
+        since: Date.now(),
+      });
+      const first = await pollProject(deps, projectId, signal);
+      if (first.status !== 'baseline') throw new Error(`first look: ${JSON.stringify(first)}`);
       const n = size >= 100_000 ? Math.min(looks, 3) : looks;
       for (const changes of [changed, 0]) {
         const f = await measure(changes, n);
