@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { Store } from './store.js';
@@ -10,7 +11,7 @@ import { kickedPairs, type NewOutboxEntry, PUSH_MANY_LUA, pushManyArgs } from '.
 // change is posted once however many replicas poll. Also the spend ledger the digest reads, and the
 // back-off of projects whose cloud answered 429 or 5xx.
 //
-// Keys (under <prefix>:{watch}:): snap:<project> hash {version, data}; projects (set of watched
+// Keys (under <prefix>:{watch}:): snap:<project> hash {version, data, stamp}; projects (set of watched
 // projects); ledger:<project>:<day|month> hash; backoff:<project>.
 
 export const WATCHED_KINDS = ['instance', 'k8s-cluster', 'k8s-pool', 'slurm-cluster', 'slurm-pool'] as const;
@@ -96,9 +97,9 @@ const COMMIT = `${PUSH_MANY_LUA}
 if redis.call('SISMEMBER', KEYS[2], ARGV[3]) == 0 then return false end
 local current = redis.call('HGET', KEYS[1], 'version') or '0'
 if current ~= ARGV[1] then return false end
-redis.call('HSET', KEYS[1], 'version', tostring(tonumber(ARGV[1]) + 1), 'data', ARGV[2])
+redis.call('HSET', KEYS[1], 'version', tostring(tonumber(ARGV[1]) + 1), 'data', ARGV[2], 'stamp', ARGV[4])
 local out = {'ok'}
-for _, v in ipairs(push_many(2, 4)) do table.insert(out, v) end
+for _, v in ipairs(push_many(2, 5)) do table.insert(out, v) end
 return out
 `;
 
@@ -128,6 +129,26 @@ const MONTH_TTL_SECONDS = 400 * 86_400;
 export const watchedProjectsKey = (prefix: string) => watchKey(prefix, 'projects');
 export const snapshotKey = (prefix: string, projectId: string) => watchKey(prefix, 'snap', projectId);
 
+interface KnownSnapshot {
+  readonly version: string;
+  readonly stamp: string;
+  readonly snapshot: ProjectSnapshot;
+}
+
+// The snapshot this replica last committed or read, by connection, prefix and project: a look whose
+// stored version and stamp (random per commit) are still these reads two short fields instead of the
+// whole snapshot and its parse and schema check (most of a look's cost in a large fleet:
+// docs/performance.md). Callers only read the snapshots they are given.
+const knownByConnection = new WeakMap<Redis, Map<string, Map<string, KnownSnapshot>>>();
+
+function knownSnapshots(redis: Redis, prefix: string): Map<string, KnownSnapshot> {
+  const byPrefix = knownByConnection.get(redis) ?? new Map<string, Map<string, KnownSnapshot>>();
+  knownByConnection.set(redis, byPrefix);
+  const known = byPrefix.get(prefix) ?? new Map<string, KnownSnapshot>();
+  byPrefix.set(prefix, known);
+  return known;
+}
+
 export function createSnapshotStore(store: Pick<Store, 'redis' | 'prefix'>): SnapshotStore {
   const { prefix } = store;
   const redis = store.redis as Redis & Partial<SnapshotScripts>;
@@ -139,11 +160,18 @@ export function createSnapshotStore(store: Pick<Store, 'redis' | 'prefix'>): Sna
   }
   const r = redis as Redis & SnapshotScripts;
   const ledgerKey = (projectId: string, period: string) => watchKey(prefix, 'ledger', projectId, period);
+  const known = knownSnapshots(redis, prefix);
   const backoffKey = (projectId: string) => watchKey(prefix, 'backoff', projectId);
 
   return {
     async read(projectId) {
-      const [version, data] = await redis.hmget(snapshotKey(prefix, projectId), 'version', 'data');
+      const key = snapshotKey(prefix, projectId);
+      const [shortVersion, shortStamp] = await redis.hmget(key, 'version', 'stamp');
+      const mine = known.get(projectId);
+      if (mine && shortStamp && mine.version === shortVersion && mine.stamp === shortStamp) {
+        return { version: Number(shortVersion), snapshot: mine.snapshot };
+      }
+      const [version, data, stamp] = await redis.hmget(key, 'version', 'data', 'stamp');
       let snapshot: ProjectSnapshot | undefined;
       if (data) {
         try {
@@ -153,11 +181,15 @@ export function createSnapshotStore(store: Pick<Store, 'redis' | 'prefix'>): Sna
           snapshot = undefined;
         }
       }
+      if (snapshot && version && stamp) known.set(projectId, { version, stamp, snapshot });
+      else known.delete(projectId);
       return { version: Number(version ?? 0), snapshot };
     },
 
     async commit(projectId, expected, next, targets, entries) {
-      const data = JSON.stringify(projectSnapshotSchema.parse(next));
+      const checked = projectSnapshotSchema.parse(next);
+      const data = JSON.stringify(checked);
+      const stamp = randomBytes(9).toString('base64url');
       const push = pushManyArgs(prefix, entries.length > 0 ? targets : [], entries);
       const keys = [snapshotKey(prefix, projectId), watchedProjectsKey(prefix), ...push.keys];
       const answer = await r.gpuopsWatchCommit(
@@ -166,13 +198,16 @@ export function createSnapshotStore(store: Pick<Store, 'redis' | 'prefix'>): Sna
         String(expected),
         data,
         projectId,
+        stamp,
         ...push.args,
       );
       if (answer?.[0] !== 'ok') return { committed: false, kicked: [] };
+      known.set(projectId, { version: String(expected + 1), stamp, snapshot: checked });
       return { committed: true, kicked: kickedPairs(answer.slice(1)) };
     },
 
     async drop(projectId) {
+      known.delete(projectId);
       await redis.del(snapshotKey(prefix, projectId), backoffKey(projectId));
     },
 

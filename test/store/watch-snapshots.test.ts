@@ -55,6 +55,27 @@ describe('watch snapshots and subscriptions', () => {
     expect((await snaps.read(PROJECT)).version).toBe(2);
   });
 
+  it('reads what another replica committed, and what was recorded after a project was dropped', async () => {
+    const project = '7d1c6a70-2f1e-4a51-8d2e-3a6c1f9e0b22';
+    await createWatchSubscriptions(store).watch({ channelId: 'C1', projectId: project, by: 'U1', since: 1 });
+    const other = new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1 });
+    try {
+      const mine = createSnapshotStore(store);
+      const theirs = createSnapshotStore(createStore(other, store.prefix));
+      expect((await mine.commit(project, 0, snapshot('running', 1), ['C1'], [])).committed).toBe(true);
+      expect((await mine.read(project)).snapshot?.resources['instance:a']?.fields.state).toBe('running');
+      expect((await theirs.commit(project, 1, snapshot('stopped', 2), ['C1'], [])).committed).toBe(true);
+      expect(await mine.read(project)).toMatchObject({ version: 2, snapshot: { polledAt: 2 } });
+      // Dropped and recorded again from version 0 by the other replica: never the old snapshot.
+      await theirs.drop(project);
+      expect((await theirs.commit(project, 0, snapshot('deleting', 3), ['C1'], [])).committed).toBe(true);
+      expect((await theirs.commit(project, 1, snapshot('gone', 4), ['C1'], [])).committed).toBe(true);
+      expect(await mine.read(project)).toMatchObject({ version: 2, snapshot: { polledAt: 4 } });
+    } finally {
+      other.disconnect();
+    }
+  });
+
   it('commits nothing for a project nobody watches any more, and starts afresh after', async () => {
     const subs = createWatchSubscriptions(store);
     const snaps = createSnapshotStore(store);
