@@ -254,10 +254,10 @@ async function stepBreakdown(
   looks: number,
 ): Promise<Record<string, string | number>[]> {
   const phases: Record<string, number[]> = {
-    'read the stored snapshot (Redis, JSON, schema)': [],
+    'read the stored snapshot (version check; whole read when it moved)': [],
     'diff the two snapshots': [],
     'render the changes': [],
-    'commit snapshot and messages (schema, JSON, Redis)': [],
+    'commit snapshot and messages (JSON, Redis)': [],
     'spend: price book and accrual': [],
     'spend: ledger increments (Redis)': [],
   };
@@ -269,7 +269,7 @@ async function stepBreakdown(
   };
   for (let look = 0; look < looks; look++) {
     await flip();
-    const stored = await time('read the stored snapshot (Redis, JSON, schema)', () =>
+    const stored = await time('read the stored snapshot (version check; whole read when it moved)', () =>
       snapshots.read(projectId),
     );
     const collected = await collectResources(client, projectId);
@@ -279,7 +279,7 @@ async function stepBreakdown(
       diffSnapshots(stored.snapshot!.resources, next.resources),
     );
     const entries = await time('render the changes', () => found.flatMap((c) => entriesFor(c, now)));
-    await time('commit snapshot and messages (schema, JSON, Redis)', () =>
+    await time('commit snapshot and messages (JSON, Redis)', () =>
       snapshots.commit(projectId, stored.version, next, [CHANNEL], entries),
     );
     const accrual = await time('spend: price book and accrual', async () =>
