@@ -183,9 +183,11 @@ describe('gpuops start', () => {
       since,
     );
     const ts = String((own.response as { ts: string }).ts);
-    await slack.waitFor(
-      'chat.update',
-      (c) => c.body.ts === ts && String(c.body.text).startsWith('Done:'),
+    // It ends in the answer: posted as it is when the job ends within its quiet period (no progress
+    // to show first), else edited to it.
+    await until(
+      () => String(slack.message(CHANNEL, ts)?.text).startsWith('Done:'),
+      'the job’s own message to say Done',
       10_000,
     );
     expect(slack.channelView(CHANNEL).filter((m) => String(m.text).includes('project use'))).toHaveLength(1);
