@@ -1,24 +1,24 @@
 import { readFileSync } from 'node:fs';
-import type { Worker } from 'bullmq';
 import { parseRouteOverrides, resolveRoutes } from '../cloud/index.js';
 import type { Config, Role } from '../config.js';
-import type { JobData } from '../jobs/job-data.js';
-import { createQueue } from '../jobs/queue.js';
+import { createQueue, type GpuQueue } from '../jobs/queue.js';
 import { createLogger, type Logger } from '../log/logger.js';
 import { type BotMetrics, createBotMetrics } from '../obs/bot-metrics.js';
 import { countSlackErrors } from '../obs/count-slack-errors.js';
 import type { DependencyHealth } from '../obs/dependency-health.js';
+import type { Guardrails } from '../policy/guardrails.js';
 import { loadPolicy } from '../policy/load-policy.js';
+import type { Policy } from '../policy/policy.js';
 import { noDeciderWarning } from '../policy/workspace-access.js';
-import { createSealer, sealKeyFrom } from '../store/sealed.js';
-import { createStore } from '../store/store.js';
+import { createSealer, type Sealer, sealKeyFrom } from '../store/sealed.js';
+import { createStore, type Store } from '../store/store.js';
 import { createCloudClients } from './clients.js';
 import { createGuardrails } from './guardrails.js';
 import { Lifecycle } from './lifecycle.js';
 import { type ListenerFactory, startReceivers } from './receivers.js';
 import { BLOCKING, FAIL_FAST, redisConnector, redisTargetOf } from './redis-connections.js';
 import { checkBotToken } from './slack-token.js';
-import { drainWorker, startWorkers, type WorkerTuning } from './workers.js';
+import { drainWorker, type StartedWorkers, startWorkers, type WorkerTuning } from './workers.js';
 
 // The composition root: the one place that turns the configuration into clients, connections and
 // roles, in one visible order. `gpuops start` runs the role of ROLE (default all: listener and workers
@@ -41,6 +41,18 @@ export interface BotOptions extends WorkerTuning {
   readonly listener?: ListenerFactory;
   /** How often the cloud, platform and metrics APIs are checked again after start-up; default 30 s. */
   readonly dependencyCheckEveryMs?: number;
+  /** A policy already loaded, in place of reading GPUOPS_POLICY (the end-to-end tests). */
+  readonly policy?: Policy;
+}
+
+/** The assembled parts, for tests that look inside the bot they drive: never needed to run it. */
+export interface BotParts {
+  readonly store: Store;
+  readonly queue: GpuQueue;
+  readonly sealer: Sealer;
+  readonly guardrails: Guardrails;
+  /** The watchers' queue and what they run with: the worker role only. */
+  readonly watch: Pick<StartedWorkers, 'watchQueue' | 'watchDeps'> | undefined;
 }
 
 export interface RunningBot {
@@ -51,6 +63,7 @@ export interface RunningBot {
   readonly opsPort: number;
   readonly metrics: BotMetrics;
   readonly botUserId: string;
+  readonly parts: BotParts;
   /** What SIGTERM does: stop taking requests and jobs, finish or release jobs in hand, close everything. */
   stop(): Promise<void>;
 }
@@ -78,7 +91,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
   let shuttingDown = false;
   try {
     // 1. Policy: an invalid file stops the start with its line and rule (docs/policy.md).
-    const policy = await loadPolicy(config.GPUOPS_POLICY);
+    const policy = options.policy ?? (await loadPolicy(config.GPUOPS_POLICY));
     log.info({ policy: policy.source }, 'policy loaded');
     const undecided = noDeciderWarning(policy);
     if (undecided) log.warn({ policy: policy.source }, undecided);
@@ -106,7 +119,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
     );
 
     // 5. Workers and watchers, with the cloud clients: only where jobs run.
-    let worker: Worker<JobData> | undefined;
+    let started: StartedWorkers | undefined;
     let health: DependencyHealth | undefined;
     let firstCheck: Promise<void> = Promise.resolve();
     if (working) {
@@ -117,7 +130,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
       firstCheck = checks.checkAll();
       // BullMQ's blocking commands need a connection that never gives up on a request.
       const workerRedis = await connect('worker', BLOCKING);
-      worker = await startWorkers({
+      started = await startWorkers({
         ...{ config, clients, store, sealer, queue, queueRedis, workerRedis, guardrails, metrics },
         ...{ slackFetch, lifecycle, log, tuning: options, botUserId: bot.botUserId },
       });
@@ -155,7 +168,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
         await receivers
           .stopSlack?.()
           .catch((err: unknown) => log.warn({ err }, 'could not stop the Slack receiver'));
-        if (worker) await drainWorker(worker, graceMs, log);
+        if (started) await drainWorker(started.worker, graceMs, log);
         lifecycle.forget('slack', 'worker');
         await lifecycle.closeAll();
         log.info({ role }, 'stopped');
@@ -168,6 +181,10 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
       opsPort: receivers.opsPort,
       metrics,
       botUserId: bot.botUserId,
+      parts: {
+        ...{ store, queue, sealer, guardrails },
+        watch: started && { watchQueue: started.watchQueue, watchDeps: started.watchDeps },
+      },
       stop,
     };
   } catch (err) {

@@ -18,7 +18,13 @@ import { slackRequestPorts } from '../slack/request-ports.js';
 import type { Sealer } from '../store/sealed.js';
 import type { Store } from '../store/store.js';
 import { createWatchWorker } from '../watch/create-watch-worker.js';
-import { createWatchQueue, scheduleWatchers } from '../watch/watch-queue.js';
+import type { WatchDeps } from '../watch/watch-deps.js';
+import {
+  createWatchQueue,
+  scheduleWatchers,
+  type WatchQueue,
+  type WatchSchedule,
+} from '../watch/watch-queue.js';
 import { createWorker } from '../workers/create-worker.js';
 import type { CloudClients } from './clients.js';
 import type { Lifecycle } from './lifecycle.js';
@@ -32,6 +38,19 @@ export interface WorkerTuning {
   readonly stalledIntervalMs?: number;
   readonly workerTiming?: Partial<WorkerTiming>;
   readonly workerConcurrency?: number;
+  /** The watchers' periods (default the policy's), or false to schedule none (tests run them by hand). */
+  readonly watchSchedule?: WatchSchedule | false;
+  /** Least time between two watcher posts to one channel; default about Slack's 1 s. */
+  readonly watchMinIntervalMs?: number;
+  /** How often expired approvals are closed; default once a minute. */
+  readonly approvalExpiryEveryMs?: number;
+}
+
+/** What the worker role runs: the request worker, and the watchers' queue with what they run with. */
+export interface StartedWorkers {
+  readonly worker: Worker<JobData>;
+  readonly watchQueue: WatchQueue;
+  readonly watchDeps: WatchDeps;
 }
 
 /** After the grace period, how long released jobs get to unwind before the connections close anyway. */
@@ -52,7 +71,7 @@ export async function startWorkers(input: {
   readonly log: Logger;
   readonly tuning: WorkerTuning;
   readonly botUserId: string;
-}): Promise<Worker<JobData>> {
+}): Promise<StartedWorkers> {
   const { config, clients, store, queue, guardrails, metrics, lifecycle, log, tuning } = input;
   const slackOptions: WebClientOptions = {
     slackApiUrl: config.SLACK_API_URL,
@@ -101,7 +120,9 @@ export async function startWorkers(input: {
   }).catch((err: unknown) =>
     log.warn({ err }, 'could not schedule the catalogue refresh; modals load on demand'),
   );
-  await scheduleApprovalExpiry(queue).catch((err: unknown) =>
+  await scheduleApprovalExpiry(queue, {
+    ...(tuning.approvalExpiryEveryMs !== undefined ? { everyMs: tuning.approvalExpiryEveryMs } : {}),
+  }).catch((err: unknown) =>
     log.warn({ err }, 'could not schedule the approval expiry; expired cards close on their next click'),
   );
 
@@ -109,7 +130,7 @@ export async function startWorkers(input: {
   const watchQueue = createWatchQueue(input.queueRedis);
   watchQueue.on('error', () => {}); // the connection's own listener reports it
   lifecycle.opened('watch queue', () => watchQueue.close());
-  const watchWorker = createWatchWorker(input.workerRedis, {
+  const watchDeps: WatchDeps = {
     cloud: clients.cloud,
     platform: clients.platform,
     // A 429 reaches the outbox drain, which waits out Retry-After without holding a worker.
@@ -127,12 +148,16 @@ export async function startWorkers(input: {
         action,
       ),
     botUserId: input.botUserId,
-  });
+    ...(tuning.watchMinIntervalMs !== undefined ? { minIntervalMs: tuning.watchMinIntervalMs } : {}),
+  };
+  const watchWorker = createWatchWorker(input.workerRedis, watchDeps);
   lifecycle.opened('watch worker', () => watchWorker.close());
-  await scheduleWatchers(watchQueue, guardrails.policy).catch((err: unknown) =>
-    log.warn({ err }, 'could not schedule the watchers; /gpu watch posts nothing until they are'),
-  );
-  return worker;
+  if (tuning.watchSchedule !== false) {
+    await scheduleWatchers(watchQueue, guardrails.policy, tuning.watchSchedule).catch((err: unknown) =>
+      log.warn({ err }, 'could not schedule the watchers; /gpu watch posts nothing until they are'),
+    );
+  }
+  return { worker, watchQueue, watchDeps };
 }
 
 /**

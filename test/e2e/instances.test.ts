@@ -90,7 +90,7 @@ describe('requests that must not become jobs', () => {
     const body = JSON.parse(response.text);
     expect(body.response_type).toBe('ephemeral');
     expect(body.text).toContain('/gpu start');
-    expect(await stack.queue.count()).toBe(0);
+    expect(await stack.requestsQueued()).toBe(0);
   });
 
   it('refuses a forged or stale signature with 401 and queues nothing', async () => {
@@ -102,7 +102,7 @@ describe('requests that must not become jobs', () => {
       timestamp: Math.floor(Date.now() / 1000) - 600,
     });
     expect(stale.status).toBe(401);
-    expect(await stack.queue.count()).toBe(0);
+    expect(await stack.requestsQueued()).toBe(0);
     expect(stack.slack.callsTo('chat.postMessage')).toHaveLength(0);
   });
 

@@ -12,6 +12,7 @@ import { readCatalog } from '../../../src/store/catalog-cache.js';
 import { createStore } from '../../../src/store/store.js';
 import { type PrivateRedis, startPrivateRedis } from '../../../src/sys/private-redis.js';
 import { type GpuopsProcess, spawnScript } from '../../support/gpuops-process.js';
+import { localEnv } from '../../support/local-env.js';
 import {
   postSigned,
   ResponseUrlServer,
@@ -103,20 +104,14 @@ export async function startRig(options: RigOptions = {}): Promise<Rig> {
   const children: GpuopsProcess[] = [];
 
   const env = (extra: Readonly<Record<string, string>> = {}): Record<string, string> => ({
-    SLACK_BOT_TOKEN: BOT_TOKEN,
-    SLACK_SIGNING_SECRET: SIGNING_SECRET,
-    SLACK_API_URL: slack.apiUrl,
-    PORT: '0',
-    OPS_PORT: '0',
-    REDIS_URL: redisServer.url,
+    ...localEnv({
+      sim,
+      slack,
+      redisUrl: redisServer.url,
+      botToken: BOT_TOKEN,
+      signingSecret: SIGNING_SECRET,
+    }),
     LOG_LEVEL: 'info',
-    CLOUD_API_URL: sim.info.cloudUrl,
-    CLOUD_API_SHAPE: 'B',
-    CLOUD_API_TOKEN: sim.info.cloudToken,
-    CLOUD_PROJECT_ID: sim.info.projectId,
-    // Prices come from the platform API; without them every create and start waits for an approver.
-    PLATFORM_API_URL: sim.info.platformUrl,
-    PLATFORM_API_KEY: sim.info.platformApiKey,
     ...extra,
   });
   const config = (extra: Readonly<Record<string, string>> = {}) => parseConfig(env(extra), 'bot');
