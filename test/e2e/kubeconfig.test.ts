@@ -53,8 +53,8 @@ describe.each(['A', 'B'] as const)('/gpu k8s kubeconfig, shape %s', (shape) => {
 
   it('sends the kubeconfig as a file in a DM to the requester, and tells them privately', async () => {
     const since = stack.slack.mark();
-    const { response } = await stack.command('k8s kubeconfig prod');
-    expect(JSON.parse(response.text)).toMatchObject({
+    const { answer: ack } = await stack.command('k8s kubeconfig prod');
+    expect(await ack()).toMatchObject({
       response_type: 'ephemeral',
       text: ':envelope: I will send it to you in a direct message.',
     });

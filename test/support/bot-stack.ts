@@ -9,7 +9,7 @@ import {
 import type { Shape } from '../../src/cloud/shape.js';
 import { staticToken } from '../../src/cloud/token-provider.js';
 import { parseConfig } from '../../src/config.js';
-import { FakeSlackApi, type FakeSlackOptions } from '../../src/devkit/fake-slack-api.js';
+import { FakeSlackApi, type FakeSlackOptions, type RecordedCall } from '../../src/devkit/fake-slack-api.js';
 import { type GpuQueue, QUEUE_PREFIX } from '../../src/jobs/queue.js';
 import { createLogger, type Logger } from '../../src/log/logger.js';
 import type { BotMetrics } from '../../src/obs/bot-metrics.js';
@@ -23,6 +23,7 @@ import { startPrivateRedis } from '../../src/sys/private-redis.js';
 import type { WatchDeps } from '../../src/watch/watch-deps.js';
 import type { WatchQueue } from '../../src/watch/watch-queue.js';
 import { OPEN_TEST_POLICY } from './guardrails.js';
+import { type ListenerReply, listenerReply } from './listener-reply.js';
 import { localEnv } from './local-env.js';
 import {
   interactionBody,
@@ -59,6 +60,8 @@ export interface BotStackOptions {
    * metrics are not configured.
    */
   readonly metrics?: boolean;
+  /** More of the environment gpuops reads (timings such as CLOUD_TIMEOUT_MS). */
+  readonly env?: Readonly<Record<string, string>>;
   /** Keep every log line (debug and up) in `logLines`, to check what never reaches a log. */
   readonly captureLogs?: boolean;
   /**
@@ -133,6 +136,8 @@ export interface BotStack {
   ): Promise<{
     response: SignedResponse;
     responseUrl: string;
+    /** The listener's own answer; fails saying what the person saw instead when there is none. */
+    answer(): Promise<ListenerReply>;
   }>;
   /** Sends an interaction payload (view_submission, block_actions) signed as Slack does. */
   interact(payload: Readonly<Record<string, unknown>>): Promise<SignedResponse>;
@@ -175,6 +180,7 @@ export async function startBotStack(options: BotStackOptions = {}): Promise<BotS
     }),
     GPUOPS_SEAL_KEY: TEST_SEAL_KEY.toString('hex'),
     ...(withMetrics ? { METRICS_URL: sim.info.metricsUrl, METRICS_API_KEY: sim.info.metricsApiKey } : {}),
+    ...options.env,
   };
 
   const config = parseConfig(env, 'bot');
@@ -266,10 +272,25 @@ export async function startBotStack(options: BotStackOptions = {}): Promise<BotS
     metrics: bot.metrics,
     watch,
     async command(text, opts = {}) {
+      const since = slack.mark();
       const responseUrl = responses.newUrl();
       const body = slashCommandBody({ text, responseUrl, ...opts });
       const response = await postSigned(url, body, { secret: SIGNING_SECRET });
-      return { response, responseUrl };
+      // Only on a failure: what else this request showed (its channel message comes after the ack).
+      const seen = async () => {
+        const mine = (c: RecordedCall) =>
+          c.method === 'chat.postEphemeral' || String(c.body.text).includes(`/gpu ${text}`);
+        await slack.waitFor('chat.postMessage', mine, 2_000, since).catch(() => undefined);
+        return slack.calls
+          .filter(
+            (c) =>
+              c.index >= since &&
+              ['chat.postMessage', 'chat.postEphemeral', 'chat.update'].includes(c.method) &&
+              mine(c),
+          )
+          .map((c) => `${c.method}: ${String(c.body.text)}`.slice(0, 300));
+      };
+      return { response, responseUrl, answer: () => listenerReply(text, response, seen) };
     },
     interact(payload) {
       return postSigned(url, interactionBody(payload), { secret: SIGNING_SECRET });
