@@ -11,6 +11,7 @@ export default defineConfig({
       'test/pricing/instance-types.test.ts',
       'test/store/approvals.test.ts',
       'test/e2e/replays.test.ts',
+      'test/slack/trigger-replays.test.ts',
       'test/e2e/instances.test.ts',
       'test/e2e/slow-cloud.test.ts',
     ],

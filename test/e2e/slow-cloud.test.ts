@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseCommand } from '../../src/commands/parse-command.js';
 import { type BotStack, startBotStack } from '../support/bot-stack.js';
 import { channelRequest } from '../support/slash-requests.js';
 import { until } from '../support/until.js';
@@ -101,5 +102,60 @@ describe.each(['A', 'B', 'C'] as const)(
       },
       60_000,
     );
+
+    if (shape === 'A') {
+      // Another worker takes a job over from one that died right after sending the create: the job says
+      // the create was sent (long enough ago that its answer cannot still come), and the machine or
+      // cluster it made carries no tag of the job. It is still being created; the job must adopt it.
+      const takeovers = [
+        {
+          text: `create taken-1 ${TYPE}`,
+          operation: 'createInstance',
+          name: 'taken-1',
+          make: () => stack.cloud.createInstance({ name: 'taken-1', type: TYPE }),
+        },
+        {
+          text: 'k8s create takenk8s v1.31',
+          operation: 'createK8sCluster',
+          name: 'takenk8s',
+          make: () => stack.cloud.createK8sCluster({ name: 'takenk8s', version: 'v1.31' }),
+        },
+      ];
+      it.each(takeovers)(
+        'adopts what a dead worker made for "$text" while it is being created',
+        async (c) => {
+          const parsed = parseCommand(c.text);
+          if (!parsed.ok) throw new Error(`"${c.text}" does not parse`);
+          await c.make();
+          const since = stack.slack.mark();
+          await stack.queue.add(
+            parsed.command.kind,
+            {
+              v: 1,
+              command: parsed.command,
+              ctx: { teamId: 'T0FAKE', channelId: CHANNEL, userId: 'U0ADA', requestedAt: Date.now() },
+              progress: { sent: true, sentAt: Date.now() - 60_000 },
+            },
+            { jobId: `taken-${c.name}` },
+          );
+          const final = await stack.slack
+            .waitFor(
+              'chat.update',
+              (u) => /^(Done|Failed):/.test(String(u.body.text)) && String(u.body.text).includes(c.name),
+              45_000,
+              since,
+            )
+            .catch(() => {
+              const seen = stack.slack.calls.slice(since).map((u) => `${u.method}: ${String(u.body.text)}`);
+              throw new Error(`the taken-over job never ended; Slack got:\n${seen.join('\n')}`);
+            });
+          const text = String(final.body.text);
+          expect(text, `the person saw "${text}"`).toMatch(/^Done:/);
+          const made = stack.sim.control.createCount(c.operation, c.name);
+          expect(made, `the cloud made ${made} of ${c.name}, and the person pays for each`).toBe(1);
+        },
+        60_000,
+      );
+    }
   },
 );
