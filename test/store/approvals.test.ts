@@ -284,6 +284,8 @@ describe('approval requests: what the cards and the expiry job rely on', () => {
     expect(mine.map((r) => r.id)).toEqual([second.id]);
     const limited = await approvals.listPendingFor({ now, limit: 1, mayDecide: () => true });
     expect(limited.map((r) => r.id)).toEqual([first.id]);
+    const afterFirst = await approvals.listPendingFor({ now: first.expiresAt + 1, mayDecide: () => true });
+    expect(afterFirst.map((r) => r.id)).toEqual([second.id]);
     // A decided request is not pending any more.
     await approvals.decide(first.id, { state: 'approved', by: 'U0LEAD0001', at: now });
     expect((await approvals.listPending({ now })).map((r) => r.id)).toEqual([second.id]);
@@ -304,6 +306,7 @@ describe('approval requests: what the cards and the expiry job rely on', () => {
       seconds: 8 * HOUR,
       remindBeforeSeconds: 1800,
     });
+    expect((await approvals.get(request.id))?.reasons).toEqual(['costly']);
     expect((await approvals.get(request.id))?.enqueuedAt).toBeUndefined();
     await approvals.setEnqueued(request.id, T0 + 5_000);
     expect((await approvals.get(request.id))?.enqueuedAt).toBe(T0 + 5_000);
