@@ -72,7 +72,10 @@ export interface BotStackOptions {
   readonly policy?: Policy;
   /** How often the approval expiry runs when `policy` is set (else the production minute); default 200 ms. */
   readonly approvalExpiryEveryMs?: number;
-  /** Run the watchers: `/gpu watch`, idle alerts, digests, the waitlist (docs/watch.md). */
+  /**
+   * Short watcher periods (`/gpu watch`, idle alerts, the waitlist: docs/watch.md) and `stack.watch`
+   * to run them by hand. Without it the watchers still run, as in every worker, on the policy's periods.
+   */
   readonly watch?: WatchStackOptions;
 }
 
