@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parsePolicy } from '../../src/policy/load-policy.js';
 import { type BotStack, startBotStack } from '../support/bot-stack.js';
+import { until } from '../support/until.js';
 import { primeCatalog } from './guardrails-kit.js';
 
 // Slack as it really answers (issue 15, points 1 and 2): rate limits per conversation, and
@@ -151,7 +152,10 @@ describe('a channel archived while its job runs', () => {
     expect(await instanceNamed(stack, 'archived-1')).toHaveLength(1);
     expect((await stack.queue.getFailed()).length).toBe(0);
     // The machine got its stop time: a Slack failure after the cloud call never skips the lease.
-    const job = (await stack.queue.getCompleted()).find((j) => j.name === 'create')!;
+    // The requester hears before BullMQ marks the job completed: wait for that.
+    const job = await until('the create job to complete', async () =>
+      (await stack.queue.getCompleted()).find((j) => j.name === 'create'),
+    );
     expect(await stack.guardrails.leases.get(job.id!)).toBeDefined();
   });
 });
