@@ -96,7 +96,7 @@ export async function startReceivers(input: {
     // On a replicated Redis an acknowledgement means the job is on a replica too (docs/operations.md).
     replicated: replicationCheck(
       input.queueRedis,
-      config.REDIS_WAIT_REPLICAS ?? (config.REDIS_SENTINELS ? 1 : 0),
+      config.REDIS_WAIT_REPLICAS ?? (config.REDIS_SENTINELS || config.REDIS_CLUSTER_NODES ? 1 : 0),
       config.REDIS_WAIT_MS,
     ),
     botTeamId: bot.teamId,

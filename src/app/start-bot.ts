@@ -11,7 +11,7 @@ import type { DependencyHealth } from '../obs/dependency-health.js';
 import { loadPolicy } from '../policy/load-policy.js';
 import { noDeciderWarning } from '../policy/workspace-access.js';
 import { createSealer, sealKeyFrom } from '../store/sealed.js';
-import { createStore } from '../store/store.js';
+import { CLUSTER_STORE_PREFIX, createStore } from '../store/store.js';
 import { createCloudClients } from './clients.js';
 import { createGuardrails } from './guardrails.js';
 import { Lifecycle } from './lifecycle.js';
@@ -84,8 +84,10 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
     if (undecided) log.warn({ policy: policy.source }, undecided);
 
     // 2. Redis: the store and the queue, failing fast so the listener still answers in time.
-    const connect = redisConnector(redisTargetOf(config), lifecycle, log, startTimeoutMs);
-    const store = createStore(await connect('store', FAIL_FAST));
+    const target = redisTargetOf(config);
+    const connect = redisConnector(target, lifecycle, log, startTimeoutMs);
+    const storeRedis = await connect('store', FAIL_FAST);
+    const store = createStore(storeRedis, target.cluster ? CLUSTER_STORE_PREFIX : undefined);
     const queueRedis = await connect('queue', FAIL_FAST);
     // Form secrets (user data, kubeconfigs) travel sealed in Redis, never in job data.
     const sealer = createSealer(store.redis, store.prefix, sealKeyFrom(config));
