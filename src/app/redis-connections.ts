@@ -131,9 +131,12 @@ function clusterClient(
   behaviour: ConnectionBehaviour,
 ): Redis {
   const { enableOfflineQueue, ...perNode } = behaviour;
-  // A killed primary's slots move to its replica after cluster-node-timeout. The blocking connection
-  // asks again every 200 ms until then; a fail-fast one fails the command at once, as on one server.
-  const retryMs = enableOfflineQueue === false ? 0 : 200;
+  // A killed primary's slots move to its replica after cluster-node-timeout (15 s by default). The
+  // blocking connection asks again every 200 ms for up to a minute, since BullMQ's worker stops
+  // fetching jobs for good when a blocking command fails with "Too many Cluster redirections"; a
+  // fail-fast one fails the command at once, as on one server.
+  const failFast = enableOfflineQueue === false;
+  const retryMs = failFast ? 0 : 200;
   return new Cluster([...nodes], {
     lazyConnect: true,
     ...(enableOfflineQueue !== undefined ? { enableOfflineQueue } : {}),
@@ -141,7 +144,14 @@ function clusterClient(
     retryDelayOnFailover: retryMs,
     retryDelayOnClusterDown: retryMs,
     retryDelayOnTryAgain: retryMs,
-    redisOptions: { ...options, connectionName: `gpuops-${name}`, ...perNode },
+    ...(failFast ? {} : { maxRedirections: 300 }),
+    redisOptions: {
+      ...options,
+      connectionName: `gpuops-${name}`,
+      // BullMQ's blocking fetch waits at most 10 s: one unanswered for 15 s went to a dead primary.
+      ...(failFast ? {} : { commandTimeout: 15_000 }),
+      ...perNode,
+    },
   }) as unknown as Redis;
 }
 

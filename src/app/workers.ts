@@ -54,6 +54,10 @@ export async function startWorkers(input: {
   readonly botUserId: string;
 }): Promise<Worker<JobData>> {
   const { config, clients, store, queue, guardrails, metrics, lifecycle, log, tuning } = input;
+  const locks = {
+    ...(tuning.lockDurationMs !== undefined ? { lockDurationMs: tuning.lockDurationMs } : {}),
+    ...(tuning.stalledIntervalMs !== undefined ? { stalledIntervalMs: tuning.stalledIntervalMs } : {}),
+  };
   const slackOptions: WebClientOptions = {
     slackApiUrl: config.SLACK_API_URL,
     fetch: input.slackFetch,
@@ -79,8 +83,7 @@ export async function startWorkers(input: {
       ...(tuning.workerTiming ? { timing: tuning.workerTiming } : {}),
     },
     {
-      ...(tuning.lockDurationMs !== undefined ? { lockDurationMs: tuning.lockDurationMs } : {}),
-      ...(tuning.stalledIntervalMs !== undefined ? { stalledIntervalMs: tuning.stalledIntervalMs } : {}),
+      ...locks,
       ...(tuning.workerConcurrency !== undefined ? { concurrency: tuning.workerConcurrency } : {}),
     },
   );
@@ -109,25 +112,33 @@ export async function startWorkers(input: {
   const watchQueue = createWatchQueue(input.queueRedis);
   watchQueue.on('error', () => {}); // the connection's own listener reports it
   lifecycle.opened('watch queue', () => watchQueue.close());
-  const watchWorker = createWatchWorker(input.workerRedis, {
-    cloud: clients.cloud,
-    platform: clients.platform,
-    // A 429 reaches the outbox drain, which waits out Retry-After without holding a worker.
-    slack: new WebClient(config.SLACK_BOT_TOKEN, { ...slackOptions, rejectRateLimitedCalls: true }),
-    store,
-    log,
-    policy: guardrails.policy,
-    shape: config.CLOUD_API_SHAPE,
-    queue: watchQueue,
-    snapshots: clients.snapshots,
-    // What the policy decides (an idle machine's stop) goes through the request pipeline.
-    submit: (action) =>
-      submitPolicyAction(
-        { queue, store, log, guardrails, ports: slackRequestPorts({ client: jobSlack, store, log }) },
-        action,
-      ),
-    botUserId: input.botUserId,
-  });
+  const watchWorker = createWatchWorker(
+    input.workerRedis,
+    {
+      cloud: clients.cloud,
+      platform: clients.platform,
+      // A 429 reaches the outbox drain, which waits out Retry-After without holding a worker.
+      slack: new WebClient(config.SLACK_BOT_TOKEN, { ...slackOptions, rejectRateLimitedCalls: true }),
+      store,
+      log,
+      policy: guardrails.policy,
+      shape: config.CLOUD_API_SHAPE,
+      queue: watchQueue,
+      snapshots: clients.snapshots,
+      // What the policy decides (an idle machine's stop) goes through the request pipeline.
+      submit: (action) =>
+        submitPolicyAction(
+          { queue, store, log, guardrails, ports: slackRequestPorts({ client: jobSlack, store, log }) },
+          action,
+        ),
+      botUserId: input.botUserId,
+    },
+    {
+      // The same lock and stalled-job check as the request worker: a drain or look whose worker (or
+      // Redis primary) died mid-job is taken over as soon as a request would be.
+      ...locks,
+    },
+  );
   lifecycle.opened('watch worker', () => watchWorker.close());
   await scheduleWatchers(watchQueue, guardrails.policy).catch((err: unknown) =>
     log.warn({ err }, 'could not schedule the watchers; /gpu watch posts nothing until they are'),
