@@ -11,7 +11,16 @@ import { createSnapshotStore } from '../../src/store/watch-snapshots.js';
 import { until } from '../support/gpuops-process.js';
 import { type RedisCluster, startRedisCluster } from './support/redis-cluster.js';
 import type { Bot, LaneRequest, Rig } from './support/reliability-rig.js';
-import { finalOf, finals, messageOf, sendLanes, slash, startRig, TYPE } from './support/reliability-rig.js';
+import {
+  finalOf,
+  finals,
+  messageOf,
+  sendLanes,
+  slash,
+  startRig,
+  TYPE,
+  UNLIMITED_POLICY,
+} from './support/reliability-rig.js';
 
 // Redis Cluster on real servers: three primaries, three replicas. gpuops runs on it end to end (the
 // queue under the `{gpuops}` hash tag, the store under `{gpuops}` too, so every script and transaction
@@ -45,7 +54,7 @@ describe('Redis Cluster: end to end and watchers, and a primary killed in the mi
     rig = await startRig({ sim: { transitionMs: 100 } });
     policyDir = await mkdtemp(join(tmpdir(), 'gpuops-cluster-policy-'));
     const policy = join(policyDir, 'policy.yaml');
-    await writeFile(policy, 'watch:\n  poll_every: 1s\n');
+    await writeFile(policy, `watch:\n  poll_every: 1s\n${UNLIMITED_POLICY}`);
     const env = { REDIS_CLUSTER_NODES: cluster.addresses, REDIS_WAIT_MS: '300', GPUOPS_POLICY: policy };
     bot = await rig.start('all', {
       env,

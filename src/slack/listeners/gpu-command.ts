@@ -11,6 +11,7 @@ import type { JobContext } from '../../jobs/job-data.js';
 import { MaybeQueuedError } from '../../jobs/replicated.js';
 import { groupsInPolicy, mayApprove } from '../../policy/decide.js';
 import { acceptDirect, acceptRequest, checkAccess } from '../../requests/accept-request.js';
+import { rateLimitedAnswer } from '../../store/rate-limiter.js';
 import { SLASH_COMMAND } from '../app-manifest.js';
 import type { SlackDeps } from '../slack-deps.js';
 import { firstDelivery, REPLAYED_COMMAND } from '../trigger-replays.js';
@@ -113,6 +114,12 @@ async function answer(slash: SlashCommand, deps: SlackDeps): Promise<Reply> {
     return {
       text: 'That form is not available in this version; give the arguments instead (see /gpu help).',
     };
+  }
+  // One noisy person or channel is slowed to the policy's rate, so the others keep theirs.
+  const limited = await deps.guardrails.rateLimiter?.take(slash.user_id, slash.channel_id);
+  if (limited && !limited.ok) {
+    deps.log.debug({ user: slash.user_id, channel: slash.channel_id, who: limited.who }, 'rate limited');
+    return { text: rateLimitedAnswer(limited) };
   }
   // A replayed request (valid signature, within five minutes) starts nothing new.
   if (!(await firstDelivery(deps.store, slash.trigger_id))) return { text: REPLAYED_COMMAND };

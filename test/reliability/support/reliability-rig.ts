@@ -1,3 +1,6 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -28,6 +31,8 @@ export const BOT_TOKEN = 'xoxb-reliability-5b9e1c';
 export const TYPE = 'h100-hgx-80gb.1x';
 /** The final phases of a channel message. */
 export const FINAL = /^(Done|Failed):/;
+/** The built-in policy with no rate limits (a policy file of the rig's own). */
+export const UNLIMITED_POLICY = 'rate_limits:\n  per_user: { requests: 0 }\n  per_channel: { requests: 0 }\n';
 
 export interface RigOptions {
   readonly sim?: Partial<SimOptions>;
@@ -99,6 +104,11 @@ export async function startRig(options: RigOptions = {}): Promise<Rig> {
   const redisServer = await startPrivateRedis({ install: true, appendOnly: options.appendOnly ?? false });
   const redis = new Redis(redisServer.url, { maxRetriesPerRequest: 1 });
   redis.on('error', () => {}); // the Redis restart test takes it away on purpose
+  // The built-in policy without its rate limits: the load tests send hundreds of commands a minute
+  // per channel on purpose. The noisy-user test gives its own policy.
+  const policyDir = await mkdtemp(join(tmpdir(), 'gpuops-rig-policy-'));
+  const policyFile = join(policyDir, 'policy.yaml');
+  await writeFile(policyFile, UNLIMITED_POLICY);
   const bots: Bot[] = [];
   const children: GpuopsProcess[] = [];
 
@@ -117,6 +127,7 @@ export async function startRig(options: RigOptions = {}): Promise<Rig> {
     // Prices come from the platform API; without them every create and start waits for an approver.
     PLATFORM_API_URL: sim.info.platformUrl,
     PLATFORM_API_KEY: sim.info.platformApiKey,
+    GPUOPS_POLICY: policyFile,
     ...extra,
   });
   const config = (extra: Readonly<Record<string, string>> = {}) => parseConfig(env(extra), 'bot');
@@ -192,6 +203,7 @@ export async function startRig(options: RigOptions = {}): Promise<Rig> {
       await slack.close();
       await sim.close();
       await redisServer.close();
+      await rm(policyDir, { recursive: true, force: true });
     },
   };
 }
