@@ -66,6 +66,8 @@ export async function startReceivers(input: {
   /** The cloud, platform and metrics APIs' states, where this process calls them (the worker role). */
   readonly dependencies?: () => readonly DependencyStatus[];
   readonly startTimeoutMs: number;
+  /** Redis' maxmemory-policy as read at start, when Redis told it. */
+  readonly evictionPolicy?: string | undefined;
   readonly lifecycle: Lifecycle;
   readonly log: Logger;
 }): Promise<Receivers> {
@@ -76,6 +78,7 @@ export async function startReceivers(input: {
     metrics,
     shuttingDown: input.shuttingDown,
     ...(input.dependencies ? { dependencies: input.dependencies } : {}),
+    ...(input.evictionPolicy ? { redisEvictionPolicy: input.evictionPolicy } : {}),
   });
   const clientOptions: SlackClientOptions = {
     fetch: input.slackFetch,

@@ -198,3 +198,26 @@ export function redisConnector(
     return redis;
   };
 }
+
+/**
+ * Redis' maxmemory-policy, or undefined where Redis does not tell (managed services may disable
+ * CONFIG). Anything but `noeviction` lets Redis drop queue keys when full, losing accepted requests.
+ */
+export async function evictionPolicyOf(redis: Redis): Promise<string | undefined> {
+  try {
+    const reply = (await within(
+      redis.config('GET', 'maxmemory-policy'),
+      2_000,
+      () => new Error('no answer'),
+    )) as string[] | undefined;
+    return reply?.[1];
+  } catch {
+    return undefined;
+  }
+}
+
+/** The start-up warning for a maxmemory-policy other than noeviction, if any. */
+export function evictionWarning(policy: string | undefined): string | undefined {
+  if (policy === undefined || policy === 'noeviction') return undefined;
+  return `Redis evicts keys when full (maxmemory-policy ${policy}): it could drop queued requests gpuops has acknowledged. Set maxmemory-policy noeviction, so that a full Redis refuses new requests instead (docs/operations.md).`;
+}

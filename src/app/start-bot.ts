@@ -16,7 +16,14 @@ import { createCloudClients } from './clients.js';
 import { createGuardrails } from './guardrails.js';
 import { Lifecycle } from './lifecycle.js';
 import { type ListenerFactory, startReceivers } from './receivers.js';
-import { BLOCKING, FAIL_FAST, redisConnector, redisTargetOf } from './redis-connections.js';
+import {
+  BLOCKING,
+  evictionPolicyOf,
+  evictionWarning,
+  FAIL_FAST,
+  redisConnector,
+  redisTargetOf,
+} from './redis-connections.js';
 import { checkBotToken } from './slack-token.js';
 import { drainWorker, startWorkers, type WorkerTuning } from './workers.js';
 
@@ -88,6 +95,10 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
     const connect = redisConnector(target, lifecycle, log, startTimeoutMs);
     const storeRedis = await connect('store', FAIL_FAST);
     const store = createStore(storeRedis, target.cluster ? CLUSTER_STORE_PREFIX : undefined);
+    // A full Redis must refuse new requests, not evict accepted ones (docs/operations.md).
+    const evictionPolicy = await evictionPolicyOf(storeRedis);
+    const evicts = evictionWarning(evictionPolicy);
+    if (evicts) log.warn({ maxmemoryPolicy: evictionPolicy }, evicts);
     const queueRedis = await connect('queue', FAIL_FAST);
     // Form secrets (user data, kubeconfigs) travel sealed in Redis, never in job data.
     const sealer = createSealer(store.redis, store.prefix, sealKeyFrom(config));
@@ -129,7 +140,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
     const receivers = await startReceivers({
       ...{ config, web, socketMode, host: options.host ?? '0.0.0.0', bot, store, queue, queueRedis, sealer },
       ...{ guardrails, routes, metrics, slackFetch, listener: options.listener, startTimeoutMs },
-      ...{ shuttingDown: () => shuttingDown, lifecycle, log },
+      ...{ shuttingDown: () => shuttingDown, lifecycle, log, evictionPolicy },
       ...(health ? { dependencies: report(health) } : {}),
     });
     await firstCheck;

@@ -12,6 +12,7 @@ import { MaybeQueuedError } from '../../jobs/replicated.js';
 import { groupsInPolicy, mayApprove } from '../../policy/decide.js';
 import { acceptDirect, acceptRequest, checkAccess } from '../../requests/accept-request.js';
 import { rateLimitedAnswer } from '../../store/rate-limiter.js';
+import { isRedisFull, REDIS_FULL } from '../../store/redis-full.js';
 import { SLASH_COMMAND } from '../app-manifest.js';
 import type { SlackDeps } from '../slack-deps.js';
 import { firstDelivery, REPLAYED_COMMAND } from '../trigger-replays.js';
@@ -54,7 +55,8 @@ export function registerGpuCommand(app: App, deps: SlackDeps): void {
       .catch((err: unknown): Reply => {
         deps.log.error({ err }, 'could not accept /gpu');
         const maybe = err instanceof MaybeQueuedError || err instanceof AnswerTooSlow;
-        return { response_type: 'ephemeral', text: maybe ? MAYBE_QUEUED : REDIS_DOWN };
+        const text = maybe ? MAYBE_QUEUED : isRedisFull(err) ? REDIS_FULL : REDIS_DOWN;
+        return { response_type: 'ephemeral', text };
       })
       .finally(() => clearTimeout(timer));
     await ack(reply.text || reply.blocks ? { response_type: 'ephemeral', ...reply } : undefined);
