@@ -352,19 +352,22 @@ export interface LaneRequest {
 
 /**
  * A stream of commands through an outage: `lanes` lanes, each in its own channel (`C0<prefix><lane>`),
- * sending two creates then an `ls`, `everyMs` apart, until `runMs` after `started`. Every answer must
+ * sending two creates then an `ls`, `everyMs` apart, until `runMs` after `started` (or `count` commands). Every answer must
  * be an HTTP 200; what it said is in `answer`.
  */
 export async function sendLanes(
   rig: Rig,
   url: string,
-  o: { prefix: string; lanes: number; everyMs: number; runMs: number; started: number },
+  o: { prefix: string; lanes: number; everyMs: number; runMs: number; started: number; count?: number },
 ): Promise<LaneRequest[]> {
   const requests: LaneRequest[] = [];
+  let sent = 0;
+  // Until runMs has passed, or (with `count`) until that many commands were sent, however long it takes.
+  const more = () => (o.count === undefined ? Date.now() - o.started < o.runMs : sent++ < o.count);
   await Promise.all(
     Array.from({ length: o.lanes }, async (_, lane) => {
       const channelId = `C0${o.prefix}${lane}`;
-      for (let k = 0; Date.now() - o.started < o.runMs; k++) {
+      for (let k = 0; more(); k++) {
         const kind = k % 3 === 2 ? 'ls' : 'create';
         const name = `${o.prefix.toLowerCase()}-${lane}-${k}`;
         const text = kind === 'ls' ? 'ls' : `create ${name} ${TYPE}`;
