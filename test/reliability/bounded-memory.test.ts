@@ -15,7 +15,7 @@ import { slash, startRig, TYPE, UNLIMITED_POLICY } from './support/reliability-r
 
 const COMMANDS = Number(process.env.GPUOPS_REPLAY_COMMANDS ?? 5_000);
 const STEP = Number(process.env.GPUOPS_REPLAY_STEP ?? (COMMANDS >= 50_000 ? 10_000 : 1_000));
-const SENDERS = 16;
+const SENDERS = 8;
 const USERS = 200;
 const CHANNELS = 40;
 
