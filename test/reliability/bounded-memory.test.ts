@@ -57,87 +57,91 @@ describe('a week of traffic in a bounded Redis', () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it('keeps every key expiring or trimmed while commands, notifications and watcher looks go by', async () => {
-    const watch = await slash(rig, bot.url, 'watch on', { channelId: 'C0WATCHING' });
-    expect(watch.response.status).toBe(200);
-    const memory = async () => Number(/used_memory:(\d+)/.exec(await rig.redis.info('memory'))?.[1]);
-    const samples: Array<{ commands: number; bytes: number; keys: number }> = [
-      { commands: 0, bytes: await memory(), keys: await rig.redis.dbsize() },
-    ];
-    let next = 0;
-    let refused = 0;
-    const started = Date.now();
-    await Promise.all(
-      Array.from({ length: SENDERS }, async () => {
-        for (let i = next++; i < COMMANDS; i = next++) {
-          const userId = `U0R${i % USERS}`;
-          const channelId = `C0R${i % CHANNELS}`;
-          // Mostly lookups, some answers of the listener's own, a machine made now and then.
-          const text =
-            i % 100 === 0
-              ? `create rp-${i} ${TYPE}`
-              : i % 10 === 9
-                ? 'jobs'
-                : i % 10 === 8
-                  ? `show rp-${(i % 50) * 100}`
-                  : 'ls';
-          const sent = await slash(rig, bot.url, text, { channelId, userId });
-          expect(sent.response.status).toBe(200);
-          if (/cannot reach|is full/.test(sent.response.text)) refused++;
-          if ((i + 1) % STEP === 0) {
-            samples.push({ commands: i + 1, bytes: await memory(), keys: await rig.redis.dbsize() });
+  it(
+    'keeps every key expiring or trimmed while commands, notifications and watcher looks go by',
+    async () => {
+      const watch = await slash(rig, bot.url, 'watch on', { channelId: 'C0WATCHING' });
+      expect(watch.response.status).toBe(200);
+      const memory = async () => Number(/used_memory:(\d+)/.exec(await rig.redis.info('memory'))?.[1]);
+      const samples: Array<{ commands: number; bytes: number; keys: number }> = [
+        { commands: 0, bytes: await memory(), keys: await rig.redis.dbsize() },
+      ];
+      let next = 0;
+      let refused = 0;
+      const started = Date.now();
+      await Promise.all(
+        Array.from({ length: SENDERS }, async () => {
+          for (let i = next++; i < COMMANDS; i = next++) {
+            const userId = `U0R${i % USERS}`;
+            const channelId = `C0R${i % CHANNELS}`;
+            // Mostly lookups, some answers of the listener's own, a machine made now and then.
+            const text =
+              i % 100 === 0
+                ? `create rp-${i} ${TYPE}`
+                : i % 10 === 9
+                  ? 'jobs'
+                  : i % 10 === 8
+                    ? `show rp-${(i % 50) * 100}`
+                    : 'ls';
+            const sent = await slash(rig, bot.url, text, { channelId, userId });
+            expect(sent.response.status).toBe(200);
+            if (/cannot reach|is full/.test(sent.response.text)) refused++;
+            if ((i + 1) % STEP === 0) {
+              samples.push({ commands: i + 1, bytes: await memory(), keys: await rig.redis.dbsize() });
+            }
           }
-        }
-      }),
-    );
-    const seconds = (Date.now() - started) / 1000;
-    expect(refused).toBe(0);
-    await until(
-      async () => ((await rig.pendingRequests()) === 0 ? true : undefined),
-      'the queue to empty',
-      120_000,
-    );
-    samples.push({ commands: COMMANDS, bytes: await memory(), keys: await rig.redis.dbsize() });
+        }),
+      );
+      const seconds = (Date.now() - started) / 1000;
+      expect(refused).toBe(0);
+      await until(
+        async () => ((await rig.pendingRequests()) === 0 ? true : undefined),
+        'the queue to empty',
+        120_000,
+      );
+      samples.push({ commands: COMMANDS, bytes: await memory(), keys: await rig.redis.dbsize() });
 
-    // Every key: a TTL, or a structure with a trimming rule.
-    const families = new Map<string, { keys: number; bytes: number; unbounded: number }>();
-    let cursor = '0';
-    const leaks: string[] = [];
-    do {
-      const [nextCursor, batch] = await rig.redis.scan(cursor, 'COUNT', 1000);
-      cursor = nextCursor;
-      for (const key of batch) {
-        const [ttl, bytes] = await Promise.all([rig.redis.ttl(key), rig.redis.memory('USAGE', key)]);
-        const family = familyOf(key);
-        const f = families.get(family) ?? { keys: 0, bytes: 0, unbounded: 0 };
-        f.keys++;
-        f.bytes += Number(bytes ?? 0);
-        if (ttl === -1) {
-          f.unbounded++;
-          if (!BOUNDED.some(([re]) => re.test(key))) leaks.push(key);
+      // Every key: a TTL, or a structure with a trimming rule.
+      const families = new Map<string, { keys: number; bytes: number; unbounded: number }>();
+      let cursor = '0';
+      const leaks: string[] = [];
+      do {
+        const [nextCursor, batch] = await rig.redis.scan(cursor, 'COUNT', 1000);
+        cursor = nextCursor;
+        for (const key of batch) {
+          const [ttl, bytes] = await Promise.all([rig.redis.ttl(key), rig.redis.memory('USAGE', key)]);
+          const family = familyOf(key);
+          const f = families.get(family) ?? { keys: 0, bytes: 0, unbounded: 0 };
+          f.keys++;
+          f.bytes += Number(bytes ?? 0);
+          if (ttl === -1) {
+            f.unbounded++;
+            if (!BOUNDED.some(([re]) => re.test(key))) leaks.push(key);
+          }
+          families.set(family, f);
         }
-        families.set(family, f);
+      } while (cursor !== '0');
+      expect(leaks).toEqual([]);
+      // The trimmed structures hold their rules.
+      expect(await rig.redis.zcard('{gpuops}:gpuops:completed')).toBeLessThanOrEqual(5_000);
+      expect(await rig.redis.zcard('{gpuops}:gpuops:failed')).toBeLessThanOrEqual(5_000);
+      for (let c = 0; c < CHANNELS; c++) {
+        expect(await rig.redis.llen(`gpuops:channel:C0R${c}:jobs`)).toBeLessThanOrEqual(200);
       }
-    } while (cursor !== '0');
-    expect(leaks).toEqual([]);
-    // The trimmed structures hold their rules.
-    expect(await rig.redis.zcard('{gpuops}:gpuops:completed')).toBeLessThanOrEqual(5_000);
-    expect(await rig.redis.zcard('{gpuops}:gpuops:failed')).toBeLessThanOrEqual(5_000);
-    for (let c = 0; c < CHANNELS; c++) {
-      expect(await rig.redis.llen(`gpuops:channel:C0R${c}:jobs`)).toBeLessThanOrEqual(200);
-    }
 
-    const mb = (b: number) => (b / 1024 / 1024).toFixed(1);
-    const perStep = samples.map((s) => `${s.commands}: ${mb(s.bytes)} MB, ${s.keys} keys`).join('; ');
-    const byFamily = [...families.entries()]
-      .sort((a, b) => b[1].bytes - a[1].bytes)
-      .slice(0, 12)
-      .map(([name, f]) => `${name} ${f.keys} keys ${mb(f.bytes)} MB`)
-      .join(', ');
-    const grown = samples.at(-1)!.bytes - samples[0]!.bytes;
-    console.info(
-      `[reliability] bounded memory: ${COMMANDS} commands in ${seconds.toFixed(0)} s, watcher looking every second; ` +
-        `used_memory ${perStep}; ${Math.round(grown / COMMANDS)} bytes per command kept; by family: ${byFamily}`,
-    );
-  }, 120_000 + COMMANDS * 50);
+      const mb = (b: number) => (b / 1024 / 1024).toFixed(1);
+      const perStep = samples.map((s) => `${s.commands}: ${mb(s.bytes)} MB, ${s.keys} keys`).join('; ');
+      const byFamily = [...families.entries()]
+        .sort((a, b) => b[1].bytes - a[1].bytes)
+        .slice(0, 12)
+        .map(([name, f]) => `${name} ${f.keys} keys ${mb(f.bytes)} MB`)
+        .join(', ');
+      const grown = samples.at(-1)!.bytes - samples[0]!.bytes;
+      console.info(
+        `[reliability] bounded memory: ${COMMANDS} commands in ${seconds.toFixed(0)} s, watcher looking every second; ` +
+          `used_memory ${perStep}; ${Math.round(grown / COMMANDS)} bytes per command kept; by family: ${byFamily}`,
+      );
+    },
+    120_000 + COMMANDS * 50,
+  );
 });
