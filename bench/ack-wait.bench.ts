@@ -37,7 +37,7 @@ export async function run(): Promise<BenchResult> {
         OPS_PORT: '0',
         REDIS_URL: primary.url,
         REDIS_WAIT_REPLICAS: replicas,
-        LOG_LEVEL: 'warn',
+        LOG_LEVEL: 'info',
         CLOUD_API_URL: sim.info.cloudUrl,
         CLOUD_API_TOKEN: sim.info.cloudToken,
         CLOUD_PROJECT_ID: sim.info.projectId,
