@@ -21,8 +21,11 @@ export const BOT_SCOPES = {
   'usergroups:read': 'resolve approvers and roles granted to user groups (policy)',
   'im:write':
     'open a direct message to send a kubeconfig, a lease reminder or an idle-GPU alert to one person only',
-  'files:write': 'upload PNG metric snapshots and kubeconfig files',
+  'files:write': 'upload PNG metric snapshots, the Home tab spend chart and kubeconfig files',
 } as const;
+
+/** Events the bot subscribes to (Events API or Socket Mode). */
+export const BOT_EVENTS = ['app_home_opened'] as const;
 
 /** The scopes as a Markdown table, for docs/operations.md. */
 export function scopesTable(): string {
@@ -47,10 +50,11 @@ export function appManifest(options: ManifestOptions): Record<string, unknown> {
     },
     features: {
       bot_user: { display_name: 'gpuops', always_online: true },
-      // The bot DMs (kubeconfigs, lease reminders, alerts) but nothing reads messages sent to it:
-      // a read-only tab says so instead of swallowing what people type there.
+      // The Home tab shows each person their machines, approvals and spend (docs/home.md). The bot DMs
+      // (kubeconfigs, lease reminders, alerts) but nothing reads messages sent to it: a read-only tab
+      // says so instead of swallowing what people type there.
       app_home: {
-        home_tab_enabled: false,
+        home_tab_enabled: true,
         messages_tab_enabled: true,
         messages_tab_read_only_enabled: true,
       },
@@ -67,6 +71,11 @@ export function appManifest(options: ManifestOptions): Record<string, unknown> {
     oauth_config: { scopes: { bot: Object.keys(BOT_SCOPES) } },
     settings: {
       interactivity: { is_enabled: true, ...(options.socketMode ? {} : { request_url: requestUrl }) },
+      // app_home_opened needs no scope: it is how gpuops knows to publish someone's Home tab.
+      event_subscriptions: {
+        ...(options.socketMode ? {} : { request_url: requestUrl }),
+        bot_events: [...BOT_EVENTS],
+      },
       org_deploy_enabled: false,
       socket_mode_enabled: options.socketMode,
       token_rotation_enabled: false,

@@ -31,12 +31,18 @@ describe('Slack app manifests', () => {
     expect(socket.settings.socket_mode_enabled).toBe(true);
     expect(socket.settings.interactivity.request_url).toBeUndefined();
     expect(socket.features.slash_commands[0].url).toBeUndefined();
+    // The Home tab is published when someone opens it: both manifests subscribe to that event.
+    expect(http.settings.event_subscriptions).toEqual({
+      request_url: http.features.slash_commands[0].url,
+      bot_events: ['app_home_opened'],
+    });
+    expect(socket.settings.event_subscriptions).toEqual({ bot_events: ['app_home_opened'] });
   });
 
-  it('makes the DM tab read-only in both manifests: nothing answers messages typed there', () => {
+  it('turns the Home tab on and makes the DM tab read-only in both manifests: nothing answers messages typed there', () => {
     for (const file of ['slack-app.http.json', 'slack-app.socket-mode.json']) {
       expect(read(file).features.app_home).toEqual({
-        home_tab_enabled: false,
+        home_tab_enabled: true,
         messages_tab_enabled: true,
         messages_tab_read_only_enabled: true,
       });
