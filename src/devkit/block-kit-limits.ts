@@ -120,6 +120,15 @@ export function checkBlocks(blocks: unknown, surface: 'message' | 'view'): strin
         checkElement(out, `${where}.element`, block.element);
         break;
       case 'image':
+        // One source: a public image_url or a slack_file ({ id } or { url }, not both).
+        if ((block.image_url === undefined) === (block.slack_file === undefined)) {
+          out.push(`${where} (image) needs either image_url or slack_file`);
+        } else if (
+          isObject(block.slack_file) &&
+          (block.slack_file.id === undefined) === (block.slack_file.url === undefined)
+        ) {
+          out.push(`${where}.slack_file needs either id or url`);
+        }
         maxLen(out, `${where}.alt_text`, block.alt_text, LIMITS.imageAltText);
         maxLen(out, `${where}.image_url`, block.image_url, LIMITS.url);
         break;

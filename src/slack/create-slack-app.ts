@@ -9,6 +9,7 @@ import { registerApprovalActions } from './listeners/approval-actions.js';
 import { registerFormActions } from './listeners/form-actions.js';
 import { registerFormSubmissions } from './listeners/form-submissions.js';
 import { registerGpuCommand } from './listeners/gpu-command.js';
+import { registerHomeActions } from './listeners/home-actions.js';
 import { registerLeaseActions } from './listeners/lease-actions.js';
 import { registerPageActions } from './listeners/page-actions.js';
 import { registerWatchActions } from './listeners/watch-actions.js';
@@ -103,6 +104,7 @@ export function registerListeners(app: App, deps: SlackDeps): void {
   registerLeaseActions(app, deps);
   registerWatchActions(app, deps);
   registerPageActions(app, deps);
+  registerHomeActions(app, deps);
   app.error(async (err) => {
     deps.log.error({ err }, 'unhandled error in a Slack listener');
   });

@@ -3,6 +3,7 @@ import type { WebClient } from '@slack/web-api';
 import type { RouteTable } from '../cloud/routes.js';
 import type { Shape } from '../cloud/shape.js';
 import type { GpuCommand } from '../commands/registry.js';
+import type { HomePublisher } from '../home/home-deps.js';
 import type { GpuQueue } from '../jobs/queue.js';
 import type { Logger } from '../log/logger.js';
 import type { Guardrails } from '../policy/guardrails.js';
@@ -42,6 +43,8 @@ export interface SlackDeps {
   readonly guardrails: Guardrails;
   /** On a replicated Redis: the check that an added job reached a replica (src/jobs/replicated.ts). */
   readonly replicated?: (() => Promise<void>) | undefined;
+  /** Publishes Home tabs; default: one built from these deps, without the spend chart's picture. */
+  readonly home?: HomePublisher | undefined;
   /** The bot's own workspace (auth.test team_id): requests from others are refused unless the policy allows. */
   readonly botTeamId?: string | undefined;
 }

@@ -181,7 +181,11 @@ export async function createInstance(run: JobRun, command: CreateArgs): Promise<
     throw new PermanentJobError(`${command.name} was created but is gone now; it may have been deleted.`);
   const running = (await waitForState(run, current, 'running')) ?? current;
   // Whoever asked owns it: the idle-GPU watcher tells them by direct message (docs/watch.md).
-  await recordInstanceOwner(run.deps.store, instanceId, run.data.ctx.userId);
+  await recordInstanceOwner(run.deps.store, instanceId, run.data.ctx.userId, {
+    name: running.name,
+    channelId: run.data.ctx.channelId,
+    projectId: run.data.ctx.projectId ?? run.deps.defaultProjectId,
+  });
   return settled(running, '');
 }
 

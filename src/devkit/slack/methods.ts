@@ -1,3 +1,4 @@
+import { publishHome } from './home-tabs.js';
 import type { SlackState } from './slack-state.js';
 import type { Handler, StoredFile } from './types.js';
 
@@ -81,6 +82,8 @@ export function slackMethods(state: SlackState): Readonly<Record<string, Handler
       const top = [...state.views.values()].at(-1);
       return state.openView(call, top?.id);
     },
+
+    'views.publish': (call) => publishHome(state, call, state.homeTabEnabled),
 
     'views.update': (call) => {
       const { body } = call;

@@ -45,6 +45,8 @@ export interface FakeSlackOptions {
    * channel the bot is in, as before: strictness is opt-in, per conversation.
    */
   readonly conversations?: Readonly<Record<string, FakeConversation>>;
+  /** The app's Home tab (manifest home_tab_enabled); default true. Off, views.publish answers not_enabled. */
+  readonly homeTabEnabled?: boolean;
 }
 
 /**

@@ -98,7 +98,10 @@ async function answer(slash: SlashCommand, deps: SlackDeps): Promise<Reply> {
       // Answered here, but still checked (`/gpu audit` is for admins) and on the audit trail.
       const refused = await acceptDirect(deps, command, ctx);
       if (refused) return { text: refused.message };
-      return answerDirect(command, directContext(slash, deps));
+      return answerDirect(
+        command,
+        directContext({ channelId: slash.channel_id, userId: slash.user_id }, deps),
+      );
     }
     default:
       break;
@@ -145,11 +148,14 @@ async function answer(slash: SlashCommand, deps: SlackDeps): Promise<Reply> {
 }
 
 /** What a direct answer needs, from the listener's deps and the policy. */
-function directContext(slash: SlashCommand, deps: SlackDeps): DirectContext {
+export function directContext(
+  where: { readonly channelId: string; readonly userId: string },
+  deps: SlackDeps,
+): DirectContext {
   const { policy, approvals, audit } = deps.guardrails;
   return {
-    channelId: slash.channel_id,
-    userId: slash.user_id,
+    channelId: where.channelId,
+    userId: where.userId,
     store: deps.store,
     shape: deps.shape,
     routes: deps.routes,
