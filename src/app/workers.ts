@@ -3,8 +3,10 @@ import type { FetchFunction } from '@slack/web-api';
 import { WebClient, type WebClientOptions } from '@slack/web-api';
 import type { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
+import type { RouteTable } from '../cloud/routes.js';
 import type { WorkerTiming } from '../commands/kit/handler-deps.js';
 import type { Config } from '../config.js';
+import { createHomePublisher } from '../home/publish-home.js';
 import { scheduleApprovalExpiry } from '../jobs/guardrail-jobs.js';
 import type { JobData } from '../jobs/job-data.js';
 import type { GpuQueue } from '../jobs/queue.js';
@@ -21,6 +23,7 @@ import { createWatchWorker } from '../watch/create-watch-worker.js';
 import { createWatchQueue, scheduleWatchers } from '../watch/watch-queue.js';
 import { createWorker } from '../workers/create-worker.js';
 import type { CloudClients } from './clients.js';
+import { homeChartFonts } from './home-fonts.js';
 import type { Lifecycle } from './lifecycle.js';
 import { respondTo } from './respond.js';
 
@@ -52,6 +55,7 @@ export async function startWorkers(input: {
   readonly log: Logger;
   readonly tuning: WorkerTuning;
   readonly botUserId: string;
+  readonly routes: RouteTable;
 }): Promise<Worker<JobData>> {
   const { config, clients, store, queue, guardrails, metrics, lifecycle, log, tuning } = input;
   const slackOptions: WebClientOptions = {
@@ -127,6 +131,20 @@ export async function startWorkers(input: {
         action,
       ),
     botUserId: input.botUserId,
+    // Home tabs re-published when a look changes someone's machines (docs/home.md).
+    home: createHomePublisher({
+      store,
+      client: jobSlack,
+      log,
+      policy: guardrails.policy,
+      approvals: guardrails.approvals,
+      leases: guardrails.leases,
+      groupsOf: slackRequestPorts({ client: jobSlack, store, log }).groupsOf,
+      shape: config.CLOUD_API_SHAPE,
+      routes: input.routes,
+      defaultProjectId: config.CLOUD_PROJECT_ID,
+      fonts: homeChartFonts(log),
+    }),
   });
   lifecycle.opened('watch worker', () => watchWorker.close());
   await scheduleWatchers(watchQueue, guardrails.policy).catch((err: unknown) =>

@@ -7,6 +7,7 @@ import type { HomePublisher } from '../home/home-deps.js';
 import type { GpuQueue } from '../jobs/queue.js';
 import type { Logger } from '../log/logger.js';
 import type { Guardrails } from '../policy/guardrails.js';
+import type { ChartFonts } from '../render/render-chart-png.js';
 import type { Refused } from '../requests/accept-request.js';
 import type { RequestPorts } from '../requests/ports.js';
 import type { Sealer } from '../store/sealed.js';
@@ -45,6 +46,8 @@ export interface SlackDeps {
   readonly replicated?: (() => Promise<void>) | undefined;
   /** Publishes Home tabs; default: one built from these deps, without the spend chart's picture. */
   readonly home?: HomePublisher | undefined;
+  /** The fonts the default publisher draws the Home tab's spend chart with; none, no picture. */
+  readonly homeFonts?: ChartFonts | undefined;
   /** The bot's own workspace (auth.test team_id): requests from others are refused unless the policy allows. */
   readonly botTeamId?: string | undefined;
 }

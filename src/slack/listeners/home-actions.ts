@@ -28,7 +28,7 @@ import { directContext, REDIS_DOWN } from './gpu-command.js';
 
 type Press = BlockAction<ButtonAction>;
 
-/** The Home publisher of these deps: the composition root's, else one without the chart's picture. */
+/** The Home publisher of these deps: the composition root's, else one drawing the chart if it has fonts. */
 export function homePublisherOf(deps: SlackDeps): HomePublisher {
   return (
     deps.home ??
@@ -43,6 +43,7 @@ export function homePublisherOf(deps: SlackDeps): HomePublisher {
       shape: deps.shape,
       routes: deps.routes,
       defaultProjectId: deps.defaultProjectId,
+      fonts: deps.homeFonts,
     })
   );
 }
