@@ -16,6 +16,7 @@ import { staticToken } from '../../src/cloud/token-provider.js';
 import { auditLine } from '../../src/commands/audit/render.js';
 import { gpuCommandSchema } from '../../src/commands/registry.js';
 import { FakeSlackApi, type FakeSlackOptions } from '../../src/devkit/fake-slack-api.js';
+import { createHomePublisher } from '../../src/home/publish-home.js';
 import { scheduleApprovalExpiry } from '../../src/jobs/guardrail-jobs.js';
 import { createQueue, type GpuQueue } from '../../src/jobs/queue.js';
 import { createLogger, type Logger } from '../../src/log/logger.js';
@@ -152,6 +153,12 @@ export interface BotStack {
   close(): Promise<void>;
 }
 
+/** The fonts charts are drawn with here, as the composition root finds them. */
+function chartFonts(): { fontFiles: readonly string[]; fontFamily: string } {
+  const fonts = findChartFonts();
+  return { fontFiles: fonts.files, fontFamily: fonts.family };
+}
+
 export async function startBotStack(options: BotStackOptions = {}): Promise<BotStack> {
   const shape = options.shape ?? 'B';
   const id = randomBytes(4).toString('hex');
@@ -272,6 +279,7 @@ export async function startBotStack(options: BotStackOptions = {}): Promise<BotS
       guardrails,
       // As auth.test tells the composition root: the workspace the driver's requests come from.
       botTeamId: DEFAULTS.teamId,
+      homeFonts: chartFonts(),
     },
   );
   // Only tests of the guardrails get the expiry's scheduler job: the others count the queue's jobs.
@@ -304,6 +312,20 @@ export async function startBotStack(options: BotStackOptions = {}): Promise<BotS
           action,
         ),
       botUserId: 'U0BOT',
+      // As the composition root wires it: Home tabs re-published when someone's machines change.
+      home: createHomePublisher({
+        store,
+        client: slackClient,
+        log,
+        policy: guardrails.policy,
+        approvals: guardrails.approvals,
+        leases: guardrails.leases,
+        groupsOf: slackRequestPorts({ client: slackClient, store, log }).groupsOf,
+        shape,
+        routes: ROUTES[shape],
+        defaultProjectId: sim.info.projectId,
+        fonts: chartFonts(),
+      }),
     };
     const watchWorkers = Array.from({ length: w.replicas ?? 1 }, () =>
       createWatchWorker(workerConnection, watchDeps, { prefix, concurrency: 8, lockDurationMs: 10_000 }),

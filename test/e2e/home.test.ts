@@ -1,0 +1,191 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RecordedCall, StoredView } from '../../src/devkit/fake-slack-api.js';
+import { homeOf } from '../../src/devkit/slack/home-tabs.js';
+import { createWaitlist } from '../../src/store/waitlist.js';
+import type { BotStack } from '../support/bot-stack.js';
+import { SIGNING_SECRET, startBotStack } from '../support/bot-stack.js';
+import { pngHeader } from '../support/png.js';
+import { blockActionsPayload, eventCallbackBody, postSigned } from '../support/slack-driver.js';
+import { settled } from '../support/slash-requests.js';
+import { until } from '../support/until.js';
+import { CHANNEL, expectCleanSlack } from './answers.js';
+
+// The Home tab end to end: Slack delivers a signed app_home_opened, the bot publishes the person's
+// Home (views.publish) from what Redis knows; its buttons come back as signed block_actions and act
+// through the same door as `/gpu`, and the watcher re-publishes it when the machines change.
+
+const ADA = 'U0ADA';
+const ADA_DM = 'D0ADA';
+
+type Block = { type: string; text?: { text?: string }; elements?: Array<Record<string, unknown>> } & Record<
+  string,
+  unknown
+>;
+
+const blocksOf = (view: StoredView | undefined): Block[] => (view?.view.blocks as Block[] | undefined) ?? [];
+const textOf = (view: StoredView | undefined) => JSON.stringify(blocksOf(view));
+
+/** Slack telling the bot that `user` opened its Home tab, signed as Slack signs it. */
+async function openHome(stack: BotStack, user = ADA, channel = ADA_DM): Promise<void> {
+  const response = await postSigned(
+    stack.url,
+    eventCallbackBody({
+      type: 'app_home_opened',
+      user,
+      channel,
+      tab: 'home',
+      event_ts: `${(Date.now() / 1000).toFixed(6)}`,
+    }),
+    { secret: SIGNING_SECRET },
+  );
+  expect(response.status).toBe(200);
+}
+
+/** The next views.publish for `user` (after `since`) whose view `match` accepts. */
+async function published(
+  stack: BotStack,
+  since: number,
+  match: (text: string) => boolean,
+  user = ADA,
+  timeoutMs = 15_000,
+): Promise<RecordedCall> {
+  return stack.slack.waitFor(
+    'views.publish',
+    (c) =>
+      c.body.user_id === user &&
+      (c.response as { ok?: boolean }).ok === true &&
+      match(JSON.stringify(c.body.view)),
+    timeoutMs,
+    since,
+  );
+}
+
+/** Presses a button of the person's Home tab as Slack delivers it: container and view of type home. */
+async function pressOnHome(stack: BotStack, actionId: string, value: string, user = ADA): Promise<void> {
+  const home = homeOf(stack.slack, user)!;
+  const response = await stack.interact(
+    blockActionsPayload({
+      actionId,
+      value,
+      userId: user,
+      view: { ...home.view, id: home.id, hash: home.hash, type: 'home' },
+    }),
+  );
+  expect(response.status).toBe(200);
+}
+
+/** The button of the Home tab whose section names `name`, by its label. */
+function machineButton(view: StoredView, name: string, label: string): { actionId: string; value: string } {
+  const blocks = blocksOf(view);
+  const at = blocks.findIndex((b) => b.type === 'section' && String(b.text?.text).startsWith(`*${name}*`));
+  expect(at, `a section for ${name}`).toBeGreaterThan(-1);
+  const row = blocks[at + 1]!;
+  const button = row.elements?.find((e) => (e.text as { text: string }).text === label);
+  expect(button, `${label} under ${name}`).toBeDefined();
+  return { actionId: String(button!.action_id), value: String(button!.value) };
+}
+
+describe('the Home tab', () => {
+  let stack: BotStack;
+
+  beforeAll(async () => {
+    stack = await startBotStack({ watch: { pollEveryMs: 150 } });
+    await settled(stack, 'watch on', 'Done').catch(() => undefined);
+  }, 30_000);
+
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  it('shows what someone has on opening it, and its buttons act through the queue', async () => {
+    await stack.command('watch on');
+    await settled(stack, 'create home-01 h100-hgx-80gb.1x', 'Done');
+    // The watcher must have seen the new machine running.
+    await until('the watcher to see home-01', async () => {
+      const since = stack.slack.mark();
+      await openHome(stack);
+      const call = await published(stack, since, () => true);
+      return JSON.stringify(call.body.view).includes('home-01* · *running*') ? true : undefined;
+    });
+    const home = homeOf(stack.slack, ADA)!;
+    const text = textOf(home);
+    expect(text).toContain('h100-hgx-80gb.1x');
+    expect(text).toMatch(/\$[0-9.]+\/h running/);
+    expect(text).toContain(`made in <#${CHANNEL}>`);
+    expect(text).toContain('Create a machine…');
+    expect(blocksOf(home).length).toBeLessThanOrEqual(100);
+
+    // Stop: queued as typed in the machine's channel, where its message shows the job.
+    const stop = machineButton(home, 'home-01', 'Stop');
+    const since = stack.slack.mark();
+    await pressOnHome(stack, stop.actionId, stop.value);
+    const answered = await published(stack, since, (t) => t.includes('is queued as job'));
+    expect(JSON.stringify(answered.body.view)).toContain(`its progress is in <#${CHANNEL}>`);
+    await stack.slack.waitFor(
+      'chat.update',
+      (c) => c.body.channel === CHANNEL && String(c.body.text).startsWith('Done: /gpu stop home-01'),
+      20_000,
+      since,
+    );
+    // The watcher sees it stopped and re-publishes the Home of its owner, who opened it before.
+    await published(stack, since, (t) => t.includes('home-01* · *stopped*'), ADA, 20_000);
+    expect(machineButton(homeOf(stack.slack, ADA)!, 'home-01', 'Start').actionId).toBe(
+      'gpuops.home.run.start',
+    );
+    expectCleanSlack(stack);
+  }, 60_000);
+
+  it('draws this week as a PNG uploaded to Slack and shown as a slack_file image', async () => {
+    const since = stack.slack.mark();
+    await openHome(stack);
+    const call = await published(stack, since, (t) => t.includes('"slack_file"'));
+    const view = call.body.view as { blocks: Block[] };
+    const image = view.blocks.find((b) => b.type === 'image') as { slack_file: { id: string } };
+    const file = stack.slack.files.get(image.slack_file.id)!;
+    expect(file.completed).toBe(true);
+    expect(pngHeader(file.bytes!)).toEqual({ width: 640, height: 300 });
+    expect(JSON.stringify(view)).toContain('*This week*');
+    // Opened again with the same figures: the same picture, not a second upload.
+    const uploads = stack.slack.callsTo('files.getUploadURLExternal').length;
+    const again = stack.slack.mark();
+    await openHome(stack);
+    const second = await published(stack, again, () => true);
+    expect(JSON.stringify(second.body.view)).toContain(image.slack_file.id);
+    expect(stack.slack.callsTo('files.getUploadURLExternal').length).toBe(uploads);
+  }, 30_000);
+
+  it('lists waitlist entries and removes one with its button, as /gpu waitlist rm would', async () => {
+    await stack.command('waitlist h100-hgx-80gb.8x 3');
+    const [entry] = await until('the waitlist entry', async () => {
+      const all = (await createWaitlist(stack.store).all()).filter((e) => e.by === ADA);
+      return all.length > 0 ? all : undefined;
+    });
+    const since = stack.slack.mark();
+    await openHome(stack);
+    await published(stack, since, (t) => t.includes(entry!.id));
+    const section = blocksOf(homeOf(stack.slack, ADA)).find((b) => JSON.stringify(b).includes(entry!.id))!;
+    const remove = section.accessory as { action_id: string; value: string };
+    const pressed = stack.slack.mark();
+    await pressOnHome(stack, remove.action_id, remove.value);
+    const after = await published(stack, pressed, (t) => t.includes(`Removed \`${entry!.id}\``));
+    expect(JSON.stringify(after.body.view)).toContain('*Your capacity waitlist*\\nNothing');
+    expect((await createWaitlist(stack.store).all()).some((e) => e.id === entry!.id)).toBe(false);
+    expectCleanSlack(stack);
+  }, 30_000);
+
+  it('ignores the Messages tab: only the Home tab is drawn', async () => {
+    const since = stack.slack.mark();
+    const response = await postSigned(
+      stack.url,
+      eventCallbackBody({ type: 'app_home_opened', user: 'U0BOB', channel: 'D0BOB', tab: 'messages' }),
+      { secret: SIGNING_SECRET },
+    );
+    expect(response.status).toBe(200);
+    // A Home opened afterwards is published: the messages-tab event before it published nothing.
+    await openHome(stack, 'U0BOB', 'D0BOB');
+    await published(stack, since, () => true, 'U0BOB');
+    expect(
+      stack.slack.callsTo('views.publish').filter((c) => c.body.user_id === 'U0BOB' && c.index >= since),
+    ).toHaveLength(1);
+  }, 30_000);
+});
