@@ -140,7 +140,7 @@ describe('the Home tab', () => {
     await openHome(stack);
     const call = await published(stack, since, (t) => t.includes('"slack_file"'));
     const view = call.body.view as { blocks: Block[] };
-    const image = view.blocks.find((b) => b.type === 'image') as { slack_file: { id: string } };
+    const image = view.blocks.find((b) => b.type === 'image') as unknown as { slack_file: { id: string } };
     const file = stack.slack.files.get(image.slack_file.id)!;
     expect(file.completed).toBe(true);
     expect(pngHeader(file.bytes!)).toEqual({ width: 640, height: 300 });
