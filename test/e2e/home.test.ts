@@ -4,8 +4,9 @@ import { homeOf } from '../../src/devkit/slack/home-tabs.js';
 import { createWaitlist } from '../../src/store/waitlist.js';
 import type { BotStack } from '../support/bot-stack.js';
 import { SIGNING_SECRET, startBotStack } from '../support/bot-stack.js';
+import { type Block, blocksOf, openHome, pressOnHome, published, textOf } from '../support/home-driver.js';
 import { pngHeader } from '../support/png.js';
-import { blockActionsPayload, eventCallbackBody, postSigned } from '../support/slack-driver.js';
+import { eventCallbackBody, postSigned } from '../support/slack-driver.js';
 import { settled } from '../support/slash-requests.js';
 import { until } from '../support/until.js';
 import { CHANNEL, expectCleanSlack } from './answers.js';
@@ -15,64 +16,6 @@ import { CHANNEL, expectCleanSlack } from './answers.js';
 // through the same door as `/gpu`, and the watcher re-publishes it when the machines change.
 
 const ADA = 'U0ADA';
-const ADA_DM = 'D0ADA';
-
-type Block = { type: string; text?: { text?: string }; elements?: Array<Record<string, unknown>> } & Record<
-  string,
-  unknown
->;
-
-const blocksOf = (view: StoredView | undefined): Block[] => (view?.view.blocks as Block[] | undefined) ?? [];
-const textOf = (view: StoredView | undefined) => JSON.stringify(blocksOf(view));
-
-/** Slack telling the bot that `user` opened its Home tab, signed as Slack signs it. */
-async function openHome(stack: BotStack, user = ADA, channel = ADA_DM): Promise<void> {
-  const response = await postSigned(
-    stack.url,
-    eventCallbackBody({
-      type: 'app_home_opened',
-      user,
-      channel,
-      tab: 'home',
-      event_ts: `${(Date.now() / 1000).toFixed(6)}`,
-    }),
-    { secret: SIGNING_SECRET },
-  );
-  expect(response.status).toBe(200);
-}
-
-/** The next views.publish for `user` (after `since`) whose view `match` accepts. */
-async function published(
-  stack: BotStack,
-  since: number,
-  match: (text: string) => boolean,
-  user = ADA,
-  timeoutMs = 15_000,
-): Promise<RecordedCall> {
-  return stack.slack.waitFor(
-    'views.publish',
-    (c) =>
-      c.body.user_id === user &&
-      (c.response as { ok?: boolean }).ok === true &&
-      match(JSON.stringify(c.body.view)),
-    timeoutMs,
-    since,
-  );
-}
-
-/** Presses a button of the person's Home tab as Slack delivers it: container and view of type home. */
-async function pressOnHome(stack: BotStack, actionId: string, value: string, user = ADA): Promise<void> {
-  const home = homeOf(stack.slack, user)!;
-  const response = await stack.interact(
-    blockActionsPayload({
-      actionId,
-      value,
-      userId: user,
-      view: { ...home.view, id: home.id, hash: home.hash, type: 'home' },
-    }),
-  );
-  expect(response.status).toBe(200);
-}
 
 /** The button of the Home tab whose section names `name`, by its label. */
 function machineButton(view: StoredView, name: string, label: string): { actionId: string; value: string } {
