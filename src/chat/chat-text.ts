@@ -6,6 +6,7 @@ export const CHAT_HELP = [
   '  2  or  /press 2       press button [2]; /press Approve presses the latest button labelled Approve',
   '  /as <user>            act as someone else: a name (ada, bob) or a user id (U0BOB); /user does the same',
   '  /channel <channel>    switch channel: a name (gpu-ops, #ops) or an id (C0OPS)',
+  '  home  or  /home       open your Home tab in Slack: your machines, approvals, spend, with buttons',
   '  /people               who is who in this demo',
   '  /cancel               close the form being filled in (at any of its prompts)',
   '  /help                 this list',

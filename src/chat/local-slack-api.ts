@@ -220,6 +220,11 @@ export class LocalSlackApi {
     return this.fake.topView(userId);
   }
 
+  /** The DM between a person and the bot, as Slack names it. */
+  dmChannelOf(userId: string): string {
+    return this.fake.dmChannelFor(userId);
+  }
+
   view(id: string): LocalView | undefined {
     return this.fake.views.get(id);
   }
@@ -346,7 +351,10 @@ export class LocalSlackApi {
   private showView(view: LocalView, updated: boolean): void {
     const rendered = renderView(view.view, this.renderContext(), this.buttonNumber + 1);
     this.numberButtons(rendered.buttons, { kind: 'view', viewId: view.id });
-    const head = `${updated ? 'form updated' : 'form opened'} for ${this.who(view.user)}`;
+    const head =
+      view.view.type === 'home'
+        ? `Home tab of ${this.who(view.user)}${updated ? ' (updated)' : ''}`
+        : `${updated ? 'form updated' : 'form opened'} for ${this.who(view.user)}`;
     this.options.print([this.options.style.dim(head), ...rendered.lines, '']);
   }
 }
