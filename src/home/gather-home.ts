@@ -23,12 +23,15 @@ const FORMS: readonly HomeForm[] = [
 async function projectViews(
   deps: HomeDeps,
   projectIds: readonly string[],
+  channels: readonly string[],
 ): Promise<Map<string, ProjectView>> {
   const snapshots = createSnapshotStore(deps.store);
+  const bindings = await Promise.all(channels.map((c) => deps.store.projectOf(c)));
   const views = await Promise.all(
     projectIds.map(async (p) => {
       const [stored, cached] = await Promise.all([snapshots.read(p), readCatalog(deps.store, p)]);
-      return [p, { snapshot: stored.snapshot, catalog: cached?.catalog }] as const;
+      const name = bindings.find((b) => b?.projectId === p && b.name)?.name;
+      return [p, { name, snapshot: stored.snapshot, catalog: cached?.catalog }] as const;
     }),
   );
   return new Map(views);
@@ -37,12 +40,13 @@ async function projectViews(
 async function gatherMachines(
   deps: HomeDeps,
   userId: string,
-  views: (ids: readonly string[]) => Promise<Map<string, ProjectView>>,
 ): Promise<{ machines: HomeMachine[]; projects: Map<string, ProjectView> }> {
   const owned = await instancesOwnedBy(deps.store, userId);
   const projectOf = (p: string | undefined) => p ?? deps.defaultProjectId ?? '';
-  const projects = await views(
+  const projects = await projectViews(
+    deps,
     [...new Set(owned.map((o) => projectOf(o.projectId)))].filter((p) => p !== ''),
+    [...new Set(owned.map((o) => o.channelId))],
   );
   const [since, leases] = await Promise.all([
     runningSince(
@@ -110,7 +114,7 @@ async function gatherApprovals(deps: HomeDeps, userId: string): Promise<HomeData
 
 export async function gatherHome(deps: HomeDeps, userId: string, notice?: string): Promise<HomeData> {
   const now = (deps.now ?? Date.now)();
-  const { machines, projects } = await gatherMachines(deps, userId, (ids) => projectViews(deps, ids));
+  const { machines, projects } = await gatherMachines(deps, userId);
   const [approvals, waitlist, schedules, spend] = await Promise.all([
     gatherApprovals(deps, userId),
     createWaitlist(deps.store)

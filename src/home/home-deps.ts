@@ -44,6 +44,8 @@ export interface HomePublisher {
 
 /** What the Home tab reads of one project: the watcher's last look and the cached catalogue. */
 export interface ProjectView {
+  /** Its name, as `/gpu project use` bound it to a channel one of the person's machines was made in. */
+  readonly name?: string | undefined;
   readonly snapshot: ProjectSnapshot | undefined;
   readonly catalog: Catalog | undefined;
 }

@@ -57,6 +57,7 @@ export async function gatherSpend(
   });
   const spendOf: ProjectSpend[] = ids.map((projectId, j) => ({
     projectId,
+    name: projects.get(projectId)?.name,
     usd: read[j]!.reduce((a, d) => a + d.usd, 0),
     gpuHours: read[j]!.reduce((a, d) => a + d.gpuHours, 0),
   }));

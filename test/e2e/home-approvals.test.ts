@@ -25,6 +25,7 @@ approvals:
   approvers: { users: [U0BOB] }
   channel: ${APPROVALS}
   expires_after: 1h
+  lease: { required_above_per_hour: 20, default: 2h, remind_before: 10m }
 `);
 
 describe('approvals on the Home tab', () => {
@@ -80,6 +81,15 @@ describe('approvals on the Home tab', () => {
       10_000,
       since,
     );
+
+    // Made, the machine is Ada's, on her Home with the stop time of its lease.
+    await until('the lease of big-01', async () =>
+      (await stack.guardrails.leases.activeFor(ADA)).some((l) => l.instance === 'big-01') ? true : undefined,
+    );
+    since = stack.slack.mark();
+    await openHome(stack, ADA);
+    const adas = await published(stack, since, (t) => t.includes('*big-01*'), ADA);
+    expect(JSON.stringify(adas.body.view)).toMatch(/\*big-01\*[^"]* · lease ends <!date\^\d+/);
     expectCleanSlack(stack);
   }, 60_000);
 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RecordedCall, StoredView } from '../../src/devkit/fake-slack-api.js';
+import type { StoredView } from '../../src/devkit/fake-slack-api.js';
 import { homeOf } from '../../src/devkit/slack/home-tabs.js';
 import { createWaitlist } from '../../src/store/waitlist.js';
 import type { BotStack } from '../support/bot-stack.js';
