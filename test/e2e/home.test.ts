@@ -116,6 +116,21 @@ describe('the Home tab', () => {
     expectCleanSlack(stack);
   }, 30_000);
 
+  it('opens the create form from its button, for a request made in the person’s DM with the app', async () => {
+    const since = stack.slack.mark();
+    await openHome(stack);
+    await published(stack, since, () => true);
+    const button = blocksOf(homeOf(stack.slack, ADA))
+      .flatMap((b) => b.elements ?? [])
+      .find((e) => (e.text as { text: string }).text === 'Create a machine…')!;
+    await pressOnHome(stack, String(button.action_id), String(button.value));
+    const opened = await stack.slack.waitFor('views.open', () => true, 5_000, since);
+    const view = opened.body.view as { type: string; private_metadata: string; title: { text: string } };
+    expect(view.type).toBe('modal');
+    expect(JSON.parse(view.private_metadata)).toMatchObject({ form: 'create', channelId: 'D0ADA' });
+    expectCleanSlack(stack);
+  });
+
   it('ignores the Messages tab: only the Home tab is drawn', async () => {
     const since = stack.slack.mark();
     const response = await postSigned(
