@@ -11,13 +11,16 @@ import type { HomeDeps, HomePublisher } from './home-deps.js';
 // uploaded only when its figures changed since the last upload (the file is private to the bot, which
 // is all an image block in its own view needs), then the view. Slack keeps the latest per person.
 
-/** The chart's file id: the one uploaded last while its figures are the same, else a new upload. */
+/** Running machines change the figures at every look: the picture is redrawn at most this often. */
+export const CHART_REDRAW_MS = 10 * 60_000;
+
+/** The chart's file id: the last upload while its figures are the same (or it is recent), else a new one. */
 async function chartFile(deps: HomeDeps, data: HomeData): Promise<string | undefined> {
   if (!deps.fonts) return undefined;
   const spec = spendChartSpec(data.spend);
   const key = createHash('sha256').update(JSON.stringify(spec)).digest('hex').slice(0, 32);
-  const cached = await cachedHomeChart(deps.store, data.userId, key);
-  if (cached) return cached;
+  const cached = await cachedHomeChart(deps.store, data.userId);
+  if (cached && (cached.key === key || data.now - cached.at < CHART_REDRAW_MS)) return cached.fileId;
   const png = renderChartPng(spec, deps.fonts);
   const uploaded = await deps.client.files.uploadV2({
     file: png,
@@ -27,7 +30,15 @@ async function chartFile(deps: HomeDeps, data: HomeData): Promise<string | undef
   });
   const fileId = (uploaded as { files?: Array<{ files?: Array<{ id?: string }> }> }).files?.[0]?.files?.[0]
     ?.id;
-  if (fileId) await rememberHomeChart(deps.store, data.userId, key, fileId);
+  if (fileId) {
+    await rememberHomeChart(deps.store, data.userId, { key, fileId, at: data.now });
+    // The old picture is shown nowhere any more: it is not left in the workspace.
+    if (cached) {
+      await deps.client.files
+        .delete({ file: cached.fileId })
+        .catch((err: unknown) => deps.log.warn({ err }, 'could not delete an old Home tab chart'));
+    }
+  }
   return fileId;
 }
 
@@ -41,7 +52,14 @@ export async function publishHome(deps: HomeDeps, userId: string, notice?: strin
     deps.log.warn({ err }, 'could not upload the Home tab chart');
   }
   const view = homeView({ ...data, spend: { ...data.spend, chartFileId } });
-  await deps.client.views.publish({ user_id: userId, view });
+  try {
+    await deps.client.views.publish({ user_id: userId, view });
+  } catch (err) {
+    if (!chartFileId) throw err;
+    // Slack may refuse a file it has not finished processing: the Home goes out without the picture.
+    deps.log.warn({ err }, 'Slack refused the Home tab with its chart; publishing it without');
+    await deps.client.views.publish({ user_id: userId, view: homeView(data) });
+  }
 }
 
 export function createHomePublisher(deps: HomeDeps): HomePublisher {

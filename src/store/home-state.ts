@@ -3,8 +3,8 @@ import type { Store } from './store.js';
 // What the Home tab keeps between publishes (docs/home.md):
 //   <prefix>:home:opened:<user>      the person's app DM channel, set when they open the Home tab;
 //                                    only their Home is re-published when their machines change
-//   <prefix>:home:chart:<user>       JSON {key, fileId}: the spend chart last uploaded, re-used while
-//                                    its data is the same
+//   <prefix>:home:chart:<user>       JSON {key, fileId, at}: the spend chart last uploaded, re-used
+//                                    while its data is the same or it is under 10 minutes old
 //   <prefix>:instance:<id>:running   epoch ms the watcher first saw the machine running this time
 
 const OPENED_TTL_SECONDS = 30 * 86_400;
@@ -31,28 +31,28 @@ export async function homeOpenedBy(
   return channels.map((c) => c ?? undefined);
 }
 
-export async function cachedHomeChart(
-  store: Keyed,
-  userId: string,
-  key: string,
-): Promise<string | undefined> {
+/** The spend chart last uploaded for a person: what it showed (a hash), its file, when. */
+export interface HomeChart {
+  readonly key: string;
+  readonly fileId: string;
+  readonly at: number;
+}
+
+export async function cachedHomeChart(store: Keyed, userId: string): Promise<HomeChart | undefined> {
   const raw = await store.redis.get(chartKey(store, userId));
   if (!raw) return undefined;
   try {
-    const v = JSON.parse(raw) as { key?: unknown; fileId?: unknown };
-    return v.key === key && typeof v.fileId === 'string' ? v.fileId : undefined;
+    const v = JSON.parse(raw) as Partial<HomeChart>;
+    return typeof v.key === 'string' && typeof v.fileId === 'string' && typeof v.at === 'number'
+      ? { key: v.key, fileId: v.fileId, at: v.at }
+      : undefined;
   } catch {
     return undefined;
   }
 }
 
-export async function rememberHomeChart(
-  store: Keyed,
-  userId: string,
-  key: string,
-  fileId: string,
-): Promise<void> {
-  await store.redis.set(chartKey(store, userId), JSON.stringify({ key, fileId }), 'EX', CHART_TTL_SECONDS);
+export async function rememberHomeChart(store: Keyed, userId: string, chart: HomeChart): Promise<void> {
+  await store.redis.set(chartKey(store, userId), JSON.stringify(chart), 'EX', CHART_TTL_SECONDS);
 }
 
 /**

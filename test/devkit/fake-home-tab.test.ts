@@ -78,6 +78,12 @@ describe('views.publish in the fake Slack', () => {
     const shown = { type: 'image', slack_file: { id }, alt_text: 'chart' };
     const ok = await client.views.publish({ user_id: 'U0ADA', view: home('x', [shown]) });
     expect(ok.ok).toBe(true);
+    // Deleted, it can be shown no more.
+    await client.files.delete({ file: id });
+    expect(await slackError(client.files.delete({ file: id }))).toBe('file_not_found');
+    expect(await slackError(client.views.publish({ user_id: 'U0ADA', view: home('y', [shown]) }))).toBe(
+      'invalid_arguments',
+    );
   });
 
   it('answers not_enabled when the app has no Home tab', async () => {

@@ -95,6 +95,14 @@ describe('the Home tab', () => {
     const second = await published(stack, again, () => true);
     expect(JSON.stringify(second.body.view)).toContain(image.slack_file.id);
     expect(stack.slack.callsTo('files.getUploadURLExternal').length).toBe(uploads);
+    // Slack refusing the view with its picture (a file it has not processed yet): the Home still
+    // goes out, with the figures and without the picture.
+    stack.slack.failWith('views.publish', 'invalid_arguments');
+    const refused = stack.slack.mark();
+    await openHome(stack);
+    const without = await published(stack, refused, () => true);
+    expect(JSON.stringify(without.body.view)).toContain('*This week*');
+    expect(JSON.stringify(without.body.view)).not.toContain('slack_file');
   }, 30_000);
 
   it('lists waitlist entries and removes one with its button, as /gpu waitlist rm would', async () => {

@@ -75,6 +75,14 @@ export function slackMethods(state: SlackState): Readonly<Record<string, Handler
       return { ok: true, channel, ts };
     },
 
+    // Deletes a file the bot uploaded; it no longer shows anywhere (a view naming it is refused).
+    'files.delete': (call) => {
+      const id = String(call.body.file ?? '');
+      if (!state.files.has(id)) return { ok: false, error: 'file_not_found' };
+      state.files.delete(id);
+      return { ok: true };
+    },
+
     'views.open': (call) => state.openView(call, undefined),
 
     'views.push': (call) => {

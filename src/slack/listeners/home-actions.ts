@@ -120,7 +120,12 @@ export function registerHomeActions(app: App, deps: SlackDeps): void {
     async ({ ack, body, action }) => {
       await ack();
       const press = readHomeButton(action.action_id, action.value);
-      if (!press) return;
+      if (!press) {
+        const stale =
+          'That button is from an older version of this page, so nothing was done; here is the page as it is now.';
+        await answerOnHome(deps, body.user.id, stale);
+        return;
+      }
       const notice = await runFromHome(deps, body, press.run, press.value).catch((err: unknown) => {
         deps.log.error({ err }, 'could not run a Home tab button');
         return REDIS_DOWN;
