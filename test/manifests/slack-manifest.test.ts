@@ -71,6 +71,9 @@ describe('Slack app manifests', () => {
         expect(c.usage_hint.length).toBeLessThanOrEqual(1000);
       }
       expect(new Set(m.oauth_config.scopes.bot).size).toBe(m.oauth_config.scopes.bot.length);
+      const events: string[] = m.settings.event_subscriptions.bot_events;
+      expect(new Set(events).size).toBe(events.length);
+      for (const e of events) expect(e.length).toBeLessThanOrEqual(50);
     }
   });
 });

@@ -15,10 +15,11 @@ import { deliveryOf } from '../../commands/registry.js';
 import type { HomePublisher } from '../../home/home-deps.js';
 import { createHomePublisher } from '../../home/publish-home.js';
 import type { JobContext } from '../../jobs/job-data.js';
+import { MaybeQueuedError } from '../../jobs/replicated.js';
 import { acceptDirect, acceptRequest } from '../../requests/accept-request.js';
 import { markHomeOpened } from '../../store/home-state.js';
 import type { SlackDeps } from '../slack-deps.js';
-import { directContext, REDIS_DOWN } from './gpu-command.js';
+import { directContext, MAYBE_QUEUED, REDIS_DOWN } from './gpu-command.js';
 
 // The Home tab (docs/home.md): published when someone opens it, and again after each press of its
 // buttons with what became of the press on top. Start, Stop, Metrics and Remove run the `/gpu`
@@ -128,7 +129,7 @@ export function registerHomeActions(app: App, deps: SlackDeps): void {
       }
       const notice = await runFromHome(deps, body, press.run, press.value).catch((err: unknown) => {
         deps.log.error({ err }, 'could not run a Home tab button');
-        return REDIS_DOWN;
+        return err instanceof MaybeQueuedError ? MAYBE_QUEUED : REDIS_DOWN;
       });
       await answerOnHome(deps, body.user.id, notice);
     },
