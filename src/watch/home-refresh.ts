@@ -2,7 +2,7 @@ import { homeOpenedBy, noteRunning } from '../store/home-state.js';
 import { instanceOwners } from '../store/instance-owners.js';
 import type { ProjectSnapshot } from '../store/watch-snapshots.js';
 import type { ResourceChange } from './diff-snapshot.js';
-import { nowOf, type WatchDeps } from './watch-deps.js';
+import type { WatchDeps } from './watch-deps.js';
 import { addWatchJob } from './watch-queue.js';
 
 // After a look that changed someone's machines: note since when machines run (the Home tab's uptime),
@@ -23,7 +23,7 @@ export async function refreshHomes(
   await noteRunning(
     deps.store,
     instances.map((r) => ({ id: r.id, running: r.fields.state === 'running' })),
-    nowOf(deps),
+    next.polledAt,
   );
   if (!deps.home || baseline) return 0;
   const touched = changes.filter((c) => c.resource.kind === 'instance').map((c) => c.resource.id);
