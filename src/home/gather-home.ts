@@ -1,7 +1,7 @@
 import { kindsMissingIn } from '../commands/availability.js';
 import type { HomeData, HomeForm, HomeMachine } from '../commands/home/home-data.js';
 import { groupsInPolicy, mayApprove, roleOf } from '../policy/decide.js';
-import { estimateMachines, type PriceBook } from '../pricing/cost.js';
+import { type CostEstimate, estimateMachines, type PriceBook } from '../pricing/cost.js';
 import { readCatalog } from '../store/catalog-cache.js';
 import { runningSince } from '../store/home-state.js';
 import { forgetOwnedInstance, instancesOwnedBy } from '../store/instance-owners.js';
@@ -55,6 +55,18 @@ async function gatherMachines(
     ),
     deps.leases.activeFor(userId),
   ]);
+  // A fleet shares a handful of types: each is priced once per project.
+  const prices = new Map<string, CostEstimate>();
+  const priceOf = (projectId: string, type: string, view: ProjectView | undefined): CostEstimate => {
+    const key = `${projectId} ${type}`;
+    let cost = prices.get(key);
+    if (!cost) {
+      const book: PriceBook = { configurations: view?.catalog?.configurations, pricing: deps.policy.pricing };
+      cost = estimateMachines({ prices: book, type, state: 'running' });
+      prices.set(key, cost);
+    }
+    return cost;
+  };
   const machines: HomeMachine[] = [];
   for (const [i, o] of owned.entries()) {
     const projectId = projectOf(o.projectId);
@@ -66,8 +78,7 @@ async function gatherMachines(
       continue;
     }
     const type = seen?.fields.type ?? view?.catalog?.instances?.find((x) => x.id === o.id)?.type;
-    const prices: PriceBook = { configurations: view?.catalog?.configurations, pricing: deps.policy.pricing };
-    const cost = type ? estimateMachines({ prices, type, state: 'running' }) : undefined;
+    const cost = type ? priceOf(projectId, type, view) : undefined;
     const lease = leases.find(
       (l) => (l.instance === o.name || l.instance === o.id) && projectOf(l.projectId) === projectId,
     );
