@@ -11,6 +11,7 @@ import { type RunningSim, startSim } from '../../src/sim/start-sim.js';
 import { FakeSocketModeServer } from '../fakes/socket-mode-server.js';
 import { redisDb } from '../support/gpuops-process.js';
 import {
+  eventCallbackBody,
   filledValues,
   ResponseUrlServer,
   slashCommandBody,
@@ -123,6 +124,23 @@ describe('Socket Mode end to end', () => {
     expect(message.history[0]!.text).toMatch(/^Queued:/);
     expect(message.text).toMatch(/sock-1 is running at \d+\.\d+\.\d+\.\d+/);
     expect(sim.control.createCount('createInstance', 'sock-1')).toBe(1);
+    expect(socket.unexpected).toEqual([]);
+  });
+
+  it('publishes the Home tab when an app_home_opened envelope arrives, with the machine just made', async () => {
+    const since = slack.mark();
+    const envelopeId = socket.send({
+      type: 'events_api',
+      payload: eventCallbackBody({ type: 'app_home_opened', user: 'U0ADA', channel: 'D0ADA', tab: 'home' }),
+      accepts_response_payload: false,
+    });
+    await socket.waitForAck(envelopeId);
+    const published = await slack.waitFor('views.publish', (c) => c.body.user_id === 'U0ADA', 10_000, since);
+    const view = JSON.stringify(published.body.view);
+    expect(view).toContain('*sock-1*');
+    expect(view).toContain(`made in <#${CHANNEL}>`);
+    // The composition root found fonts: the week's chart is an uploaded picture.
+    expect(view).toContain('"slack_file"');
     expect(socket.unexpected).toEqual([]);
   });
 
