@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { APPROVE_ACTION } from '../../src/commands/approvals/render.js';
+import { APPROVE_ACTION, DENY_ACTION, DENY_CALLBACK } from '../../src/commands/approvals/render.js';
 import { homeOf } from '../../src/devkit/slack/home-tabs.js';
 import { parsePolicy } from '../../src/policy/load-policy.js';
 import type { BotStack } from '../support/bot-stack.js';
 import { startBotStack } from '../support/bot-stack.js';
 import { blocksOf, openHome, pressOnHome, published, textOf } from '../support/home-driver.js';
+import { viewSubmissionPayload } from '../support/slack-driver.js';
 import { until } from '../support/until.js';
 import { expectCleanSlack } from './answers.js';
 import { askForApproval, primeCatalog, stored } from './guardrails-kit.js';
@@ -92,4 +93,35 @@ describe('approvals on the Home tab', () => {
     expect(JSON.stringify(adas.body.view)).toMatch(/\*big-01\*[^"]* · lease ends <!date\^\d+/);
     expectCleanSlack(stack);
   }, 60_000);
+
+  it('lets an approver deny from Home with a reason, and says so there', async () => {
+    const pending = await askForApproval(stack, 'create big-02 h100-hgx-80gb.8x', {
+      userId: ADA,
+      approvalChannel: APPROVALS,
+    });
+    let since = stack.slack.mark();
+    await openHome(stack, BOB);
+    await published(stack, since, (t) => t.includes('create big-02'), BOB);
+    since = stack.slack.mark();
+    await pressOnHome(stack, DENY_ACTION, pending.approvalId, BOB);
+    const opened = await stack.slack.waitFor('views.open', () => true, 5_000, since);
+    const modal = stack.slack.views.get((opened.response as { view: { id: string } }).view.id)!;
+    expect(modal.view.callback_id).toBe(DENY_CALLBACK);
+    const submitted = await stack.interact(
+      viewSubmissionPayload({
+        callbackId: DENY_CALLBACK,
+        userId: BOB,
+        values: { reason: { value: { type: 'plain_text_input', value: 'Use the 1x type first.' } } },
+        privateMetadata: String(modal.view.private_metadata),
+        viewId: modal.id,
+      }),
+    );
+    expect(submitted.status).toBe(200);
+    const after = await published(stack, since, (t) => t.includes('Denied.'), BOB);
+    expect(JSON.stringify(after.body.view)).not.toContain('create big-02');
+    const denied = await stored(stack, pending.approvalId);
+    expect(denied.state).toBe('denied');
+    expect(denied.decision?.reason).toBe('Use the 1x type first.');
+    expectCleanSlack(stack);
+  }, 30_000);
 });
