@@ -140,6 +140,16 @@ describe('the Home tab', () => {
     expectCleanSlack(stack);
   });
 
+  it('answers the URL check Slack makes when Event Subscriptions is set up', async () => {
+    const response = await postSigned(
+      stack.url,
+      { token: 'legacy-verification-token', challenge: 'c0ffee-challenge', type: 'url_verification' },
+      { secret: SIGNING_SECRET },
+    );
+    expect(response.status).toBe(200);
+    expect(response.text).toContain('c0ffee-challenge');
+  });
+
   it('ignores the Messages tab: only the Home tab is drawn', async () => {
     const since = stack.slack.mark();
     const response = await postSigned(
