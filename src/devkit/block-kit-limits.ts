@@ -105,6 +105,12 @@ export function checkBlocks(blocks: unknown, surface: 'message' | 'view'): strin
           out.push(`${where} has ${elements.length} elements (max ${LIMITS.actionsElements})`);
         }
         for (const [j, e] of elements.entries()) checkElement(out, `${where}.elements[${j}]`, e);
+        // Slack refuses two elements of one block with the same action_id.
+        const ids = elements.flatMap((e) =>
+          isObject(e) && typeof e.action_id === 'string' ? [e.action_id] : [],
+        );
+        const twice = ids.filter((id, k) => ids.indexOf(id) !== k);
+        if (twice.length > 0) out.push(`${where} repeats action_id ${[...new Set(twice)].join(', ')}`);
         break;
       }
       case 'context': {

@@ -52,7 +52,7 @@ describe('views.publish in the fake Slack', () => {
     expect(JSON.stringify(homeOf(fake, 'U0ADA')?.view.blocks)).toContain('two');
   });
 
-  it('refuses a modal, more than 100 blocks, and an image of a file never uploaded', async () => {
+  it('refuses a modal, more than 100 blocks, a repeated action_id and an image of a file never uploaded', async () => {
     expect(
       await slackError(
         client.views.publish({
@@ -63,6 +63,19 @@ describe('views.publish in the fake Slack', () => {
     ).toBe('invalid_arguments');
     const many = Array.from({ length: 100 }, () => ({ type: 'divider' }));
     expect(await slackError(client.views.publish({ user_id: 'U0ADA', view: home('x', many) }))).toBe(
+      'invalid_arguments',
+    );
+    // Two buttons of one block with the same action_id: Slack cannot tell which was pressed.
+    const twice = {
+      type: 'actions',
+      elements: ['a', 'b'].map((v) => ({
+        type: 'button',
+        action_id: 'same',
+        value: v,
+        text: { type: 'plain_text', text: v },
+      })),
+    };
+    expect(await slackError(client.views.publish({ user_id: 'U0ADA', view: home('x', [twice]) }))).toBe(
       'invalid_arguments',
     );
     const image = { type: 'image', slack_file: { id: 'F404' }, alt_text: 'chart' };

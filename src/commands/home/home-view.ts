@@ -22,7 +22,7 @@ export function homeView(data: HomeData): HomeView {
   if (data.forms.length > 0) {
     blocks.push({
       type: 'actions',
-      elements: data.forms.map((f) => openFormButton(f.label, { form: f.form })),
+      elements: data.forms.map((f) => openFormButton(f.label, { form: f.form }, { distinct: true })),
     });
   }
   blocks.push(divider, ...machinesSection(data.machines, data.now));

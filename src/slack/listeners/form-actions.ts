@@ -1,7 +1,7 @@
 import type { App, BlockAction, ButtonAction } from '@slack/bolt';
 import { REFRESH_ACTION } from '../../commands/forms/catalog-blocks.js';
 import { decodeModalMetadata, FormMetadataError } from '../../commands/forms/modal-metadata.js';
-import { OPEN_FORM_ACTION, readOpenFormValue } from '../../commands/forms/open-form-button.js';
+import { OPEN_FORM_ACTIONS, readOpenFormValue } from '../../commands/forms/open-form-button.js';
 import { withDeadline } from '../../commands/kit/with-deadline.js';
 import type { CatalogRefreshData } from '../../jobs/job-data.js';
 import { jobIdFor } from '../../jobs/queue.js';
@@ -46,7 +46,7 @@ export function registerFormActions(app: App, deps: SlackDeps): void {
     }
   });
 
-  app.action<BlockAction<ButtonAction>>(OPEN_FORM_ACTION, async ({ ack, body, action, respond }) => {
+  app.action<BlockAction<ButtonAction>>(OPEN_FORM_ACTIONS, async ({ ack, body, action, respond }) => {
     await ack();
     const target = readOpenFormValue(action.value);
     const home = fromHome(body);
