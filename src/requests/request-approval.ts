@@ -106,7 +106,7 @@ export async function requestApproval(
   const post = async () => {
     // The requester's message first: once the card is up, everything the approvers act on is there.
     let message: MessageRef | undefined;
-    if (deliveryOf(command.kind) === 'channel') {
+    if (deliveryOf(command.kind) === 'channel' && ctx.step?.quiet !== true) {
       try {
         message = await deps.ports.post(ctx.channelId, waitingMessage(request));
         if (message)
