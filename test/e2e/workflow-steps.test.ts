@@ -266,3 +266,43 @@ describe('workflow steps under the policy, shape B', () => {
     expect(refusal.operation).toBe('stop');
   });
 });
+
+describe('a workflow step nobody approves in time, shape A', () => {
+  let stack: BotStack;
+  beforeAll(async () => {
+    stack = await startBotStack({
+      shape: 'A',
+      policy: parsePolicy(`
+roles:
+  operator: { users: [${ADA}] }
+approvals:
+  always: [slurm.adduser]
+  approvers: { users: [${BOB}] }
+  expires_after: 1s
+`),
+      approvalExpiryEveryMs: 200,
+      slack: { users: [{ id: ADA, name: 'ada', real_name: 'Ada Lovelace' }] },
+    });
+  });
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  it('fails the step when its approval expires, and adds no one', async () => {
+    const end = await stepResult(stack, 'add_slurm_user', {
+      user_id: ADA,
+      cluster: 'slurm-1',
+      public_key: ed25519PublicKey('late@hire'),
+      username: 'late',
+    });
+    expect(end).toEqual({
+      state: 'failed',
+      error:
+        '/gpu slurm adduser slurm-1 waited for an approver, and the approval expired before anyone decided. Nothing was changed; run the workflow again when an approver can answer.',
+    });
+    const cluster = (await stack.cloud.listSlurmClusters()).find((c) => c.name === 'slurm-1')!;
+    expect(
+      (await stack.cloud.listSlurmUsers({ clusterId: cluster.id })).map((u) => u.username),
+    ).not.toContain('late');
+  });
+});
