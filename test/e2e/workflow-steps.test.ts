@@ -22,6 +22,7 @@ const ADA = 'U0ADA';
 const BOB = 'U0BOB';
 const VIEWER = 'U0VIEW';
 const CHANNEL = 'C0GPU';
+const GUEST = 'U0GUEST';
 
 describe('workflow steps, shape A, every step', () => {
   let stack: BotStack;
@@ -195,7 +196,11 @@ approvals:
 describe('workflow steps under the policy, shape B', () => {
   let stack: BotStack;
   beforeAll(async () => {
-    stack = await startBotStack({ shape: 'B', policy: POLICY });
+    stack = await startBotStack({
+      shape: 'B',
+      policy: POLICY,
+      slack: { users: [{ id: GUEST, name: 'gus', is_restricted: true }] },
+    });
     await primeCatalog(stack);
   });
   afterAll(async () => {
@@ -248,6 +253,13 @@ describe('workflow steps under the policy, shape B', () => {
       `/gpu create denied-wf h100-hgx-80gb.8x was denied by an approver (${BOB}): "no 8-GPU boxes this week". Nothing was changed; talk to the approvers, then run the workflow again.`,
     );
     expect((await stack.cloud.listInstances()).map((i) => i.name)).not.toContain('denied-wf');
+  });
+
+  it('fails the step of a guest as /gpu refuses them, and runs nothing', async () => {
+    const end = await stepResult(stack, 'get_capacity', { user_id: GUEST });
+    expect(end.state).toBe('failed');
+    expect((end as { error: string }).error).toMatch(/^gpuops refused this step: .*guest/i);
+    expect(await requestJobsInQueue(stack)).toEqual([]);
   });
 
   it('fails the step of someone the policy does not allow, naming the role it needs', async () => {

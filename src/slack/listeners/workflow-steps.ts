@@ -8,6 +8,7 @@ import { STEPS } from '../../commands/workflow/steps.js';
 import type { JobContext, StepRef } from '../../jobs/job-data.js';
 import { MaybeQueuedError } from '../../jobs/replicated.js';
 import { acceptRequest } from '../../requests/accept-request.js';
+import { callerRefusal } from '../access-gate.js';
 import type { SlackDeps } from '../slack-deps.js';
 
 // Workflow Builder custom steps (`function_executed` events, docs/workflows.md). Bolt acknowledges the
@@ -38,6 +39,9 @@ async function acceptStep(
   const missing = unavailableIn(command, deps.shape, deps.routes);
   if (missing) return plainSentence(missing);
   const userId = String(inputs[USER_INPUT]);
+  // The person must be someone who may use gpuops at all (not a guest, not another workspace).
+  const outsider = await callerRefusal(deps, deps.botTeamId, { userId, teamId, kind: 'step' });
+  if (outsider !== undefined) return `gpuops refused this step: ${plainSentence(outsider)}`;
   const channel = typeof inputs[CHANNEL_INPUT] === 'string' ? inputs[CHANNEL_INPUT] : undefined;
   const binding = channel ? await deps.store.projectOf(channel) : undefined;
   const projectId = binding?.projectId ?? deps.defaultProjectId;
