@@ -14,7 +14,7 @@ export function plainSentence(text: string): string {
   return text
     .replace(/<[#@!]?([A-Z0-9]+)(?:\|([^>]*))?>/g, (_, id: string, label?: string) => label ?? id)
     .replace(/<([^|>]+)\|([^>]+)>/g, '$2')
-    .replace(/:[a-z0-9_+-]+:\s*/g, '')
+    .replace(/:[a-z][a-z0-9_+-]*:\s*/g, '')
     .replace(/[*`]/g, '')
     .replace(/\s+/g, ' ')
     .trim();

@@ -46,7 +46,11 @@ async function acceptStep(
   const binding = channel ? await deps.store.projectOf(channel) : undefined;
   const projectId = binding?.projectId ?? deps.defaultProjectId;
   const kept = Object.fromEntries(
-    (step.keeps ?? []).flatMap((name) => (inputs[name] !== undefined ? [[name, inputs[name]!]] : [])),
+    (step.keeps ?? []).flatMap((name) => {
+      const value = inputs[name];
+      // Kept with the job for the outputs only: a long text is cut, it only has to match a name.
+      return value === undefined ? [] : [[name, typeof value === 'string' ? value.slice(0, 200) : value]];
+    }),
   );
   const ref: StepRef = {
     executionId: event.function_execution_id,
