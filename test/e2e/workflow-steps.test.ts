@@ -10,6 +10,7 @@ import {
   type Pending,
   primeCatalog,
   requestJobsInQueue,
+  stored,
   until,
 } from './guardrails-kit.js';
 
@@ -237,8 +238,13 @@ describe('workflow steps under the policy, shape B', () => {
   it('a costly create waits for an approver, and the step completes once approved', async () => {
     const { run, pending } = await costlyCreate('big-wf');
     expect(JSON.stringify(pending.card.blocks)).toContain('/gpu create big-wf h100-hgx-80gb.8x');
-    expect(stack.slack.functionRuns.runs.get(run.executionId)!.state).toBe('running');
+    const waiting = stack.slack.functionRuns.runs.get(run.executionId)!;
+    expect(waiting.state).toBe('running');
     expect(await requestJobsInQueue(stack)).toEqual([]);
+    // The approval keeps which run to end, never the run's token.
+    const kept = JSON.stringify(await stored(stack, pending.approvalId));
+    expect(kept).toContain(run.executionId);
+    expect(kept).not.toContain(waiting.token);
     expect((await click(stack, pending, BOB)).status).toBe(200);
     const end = await run.ended(30_000);
     expect(end).toMatchObject({ state: 'completed', outputs: { instance_name: 'big-wf', state: 'running' } });
@@ -316,5 +322,36 @@ approvals:
     expect(
       (await stack.cloud.listSlurmUsers({ clusterId: cluster.id })).map((u) => u.username),
     ).not.toContain('late');
+  });
+});
+
+describe('the capacity step where the cloud counts free machines, shape C', () => {
+  let stack: BotStack;
+  beforeAll(async () => {
+    stack = await startBotStack({ shape: 'C' });
+  });
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  it('gives the number of free machines, for all types and for one', async () => {
+    const listed = await stack.cloud.listCapacity({ projectId: stack.sim.info.projectId });
+    const free = (name?: string) =>
+      listed.filter((e) => name === undefined || e.name === name).reduce((n, e) => n + e.capacity, 0);
+    const all = await stepResult(stack, 'get_capacity', { user_id: ADA });
+    expect(all).toMatchObject({
+      state: 'completed',
+      outputs: { machines_available: free(), types_available: listed.filter((e) => e.capacity > 0).length },
+    });
+    const one = listed.find((e) => e.capacity > 0)!;
+    const only = await stepResult(stack, 'get_capacity', { user_id: ADA, instance_type: one.name });
+    expect(only).toEqual({
+      state: 'completed',
+      outputs: {
+        summary: `${one.name}: ${one.capacity} available`,
+        types_available: 1,
+        machines_available: free(one.name),
+      },
+    });
   });
 });
