@@ -222,6 +222,18 @@ async function checkTarget(
 }
 
 /**
+ * A workflow step given no channel has nowhere to show an approval card unless the policy names an
+ * approvals channel (without one the card goes to the request's channel).
+ */
+function noPlaceForCard(guardrails: Guardrails, ctx: JobContext): TargetProblem | undefined {
+  if (ctx.step === undefined || ctx.channelId !== ctx.userId) return undefined;
+  if (guardrails.policy.approvals.channel !== undefined) return undefined;
+  const text =
+    'This request needs an approval, and the step has no channel to show it in: give the step a channel for progress (approvers see the card there), or set approvals.channel in the gpuops policy.';
+  return { message: text, plain: text, field: 'channel' };
+}
+
+/**
  * Accepts a request: refused (with the role it needs), sent to approvers (with where it went), or
  * queued as exactly one job. Every outcome is on the audit trail.
  */
@@ -245,7 +257,7 @@ export async function acceptRequest(
 
   const assessment = await assess(deps, guardrails, command, ctx);
   if (assessment.need.required) {
-    const problem = await checkTarget(deps, command, ctx);
+    const problem = noPlaceForCard(guardrails, ctx) ?? (await checkTarget(deps, command, ctx));
     if (problem) {
       await record(deps, guardrails, { ...requestAudit(command, ctx), outcome: 'rejected' });
       return { status: 'rejected', ...problem };

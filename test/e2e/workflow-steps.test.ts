@@ -306,9 +306,24 @@ approvals:
     await stack?.close();
   });
 
+  it('fails at once a step that needs an approval but has no channel to show the card in', async () => {
+    const end = await stepResult(stack, 'add_slurm_user', {
+      user_id: ADA,
+      cluster: 'slurm-1',
+      public_key: ed25519PublicKey('quiet@hire'),
+    });
+    expect(end).toEqual({
+      state: 'failed',
+      error:
+        'gpuops refused this step: This request needs an approval, and the step has no channel to show it in: give the step a channel for progress (approvers see the card there), or set approvals.channel in the gpuops policy.',
+    });
+    expect(await stack.guardrails.approvals.listPending({ limit: 10 })).toEqual([]);
+  });
+
   it('fails the step when its approval expires, and adds no one', async () => {
     const end = await stepResult(stack, 'add_slurm_user', {
       user_id: ADA,
+      channel_id: CHANNEL,
       cluster: 'slurm-1',
       public_key: ed25519PublicKey('late@hire'),
       username: 'late',
