@@ -7,10 +7,16 @@ import { authorize, groupsInPolicy, leaseFor, needsApproval } from '../policy/de
 import type { Guardrails } from '../policy/guardrails.js';
 import type { PolicyRole } from '../policy/policy-schema.js';
 import { type CostEstimate, formatCost, type PriceBook } from '../pricing/cost.js';
-import { auditFieldsOf } from '../store/audit.js';
 import { type Catalog, readCatalog } from '../store/catalog-cache.js';
 import { instanceTypeOf } from '../store/instance-types-seen.js';
-import { type AcceptDeps, type AcceptExtra, REDIS_MS, record, requestAudit } from './accept-kit.js';
+import {
+  type AcceptDeps,
+  type AcceptExtra,
+  REDIS_MS,
+  record,
+  requestAudit,
+  requestParameters,
+} from './accept-kit.js';
 import { type TargetProblem, targetInstance, targetProblem } from './check-target.js';
 import { type EnqueueResult, enqueueRequest } from './enqueue-request.js';
 import { type Assessment, type PendingApproval, requestApproval } from './request-approval.js';
@@ -85,7 +91,7 @@ export async function acceptDirect(
   await record(deps, guardrails, {
     ...requestAudit(command, ctx),
     outcome: refused ? 'refused' : 'answered',
-    ...(refused ? { parameters: { ...auditFieldsOf(command).parameters, needed: refused.needed } } : {}),
+    ...(refused ? { parameters: { ...requestParameters(command, ctx), needed: refused.needed } } : {}),
   });
   return refused;
 }
@@ -249,7 +255,7 @@ export async function acceptRequest(
   if (refused) {
     await record(deps, guardrails, {
       ...requestAudit(command, ctx),
-      parameters: { ...auditFieldsOf(command).parameters, role: refused.role, needed: refused.needed },
+      parameters: { ...requestParameters(command, ctx), role: refused.role, needed: refused.needed },
       outcome: 'refused',
     });
     return refused;
@@ -272,7 +278,7 @@ export async function acceptRequest(
     await record(deps, guardrails, {
       ...requestAudit(command, ctx),
       parameters: {
-        ...auditFieldsOf(command).parameters,
+        ...requestParameters(command, ctx),
         ...(assessment.cost ? { cost: formatCost(assessment.cost.estimate) } : {}),
       },
       outcome: 'queued',

@@ -9,8 +9,14 @@ import type { Guardrails } from '../policy/guardrails.js';
 import { formatCost } from '../pricing/cost.js';
 import { escapeText } from '../render/job-message.js';
 import { approvalIdFor } from '../store/approvals.js';
-import { auditFieldsOf } from '../store/audit.js';
-import { type AcceptDeps, type AcceptExtra, REDIS_MS, record, requestAudit } from './accept-kit.js';
+import {
+  type AcceptDeps,
+  type AcceptExtra,
+  REDIS_MS,
+  record,
+  requestAudit,
+  requestParameters,
+} from './accept-kit.js';
 import { dedupeSeconds, requestFingerprint } from './enqueue-request.js';
 
 // The approval step of the request pipeline: a request that waits for an approver is stored once (a
@@ -130,7 +136,7 @@ export async function requestApproval(
   await record(deps, guardrails, {
     ...requestAudit(command, ctx),
     parameters: {
-      ...auditFieldsOf(command).parameters,
+      ...requestParameters(command, ctx),
       ...(assessment.cost ? { cost: formatCost(assessment.cost.estimate) } : {}),
     },
     outcome: 'needs-approval',

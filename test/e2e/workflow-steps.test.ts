@@ -54,6 +54,15 @@ describe('workflow steps, shape A, every step', () => {
       /^\d+\.\d+\.\d+\.\d+$/,
     );
 
+    // On the audit trail as Ada's request, made by the step, and its job's outcome.
+    const trail = (await stack.guardrails.audit.latest(50)).filter((e) => e.operation === 'create');
+    expect(trail.map((e) => [e.event, e.outcome, e.actor, e.parameters.step])).toEqual(
+      expect.arrayContaining([
+        ['request', 'queued', ADA, 'create_instance'],
+        ['outcome', 'done', ADA, 'create_instance'],
+      ]),
+    );
+
     const stopped = await stepResult(stack, 'stop_instance', { user_id: ADA, instance: 'wf-01' });
     expect(stopped).toEqual({
       state: 'completed',
@@ -282,6 +291,7 @@ describe('workflow steps under the policy, shape B', () => {
       'the refusal on the audit trail',
     );
     expect(refusal.operation).toBe('stop');
+    expect(refusal.parameters).toMatchObject({ step: 'stop_instance', needed: 'operator' });
   });
 });
 
