@@ -17,6 +17,9 @@ export function plainSentence(text: string): string {
     .replace(/:[a-z][a-z0-9_+-]*:\s*/g, '')
     .replace(/[*`]/g, '')
     .replace(/\s+/g, ' ')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&')
     .trim();
 }
 

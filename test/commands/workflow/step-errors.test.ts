@@ -22,5 +22,8 @@ describe('a step error in plain words', () => {
         '*Denied* by <@U0BOB> <!date^1767225600^{date_short}|1 Jan 2026> at 10:30:00, see <https://x.test|the log> `now`',
       ),
     ).toBe('Denied by U0BOB 1 Jan 2026 at 10:30:00, see the log now');
+    expect(plainSentence('Log in with `ssh &lt;username&gt;@host` &amp; go')).toBe(
+      'Log in with ssh <username>@host & go',
+    );
   });
 });
