@@ -270,6 +270,20 @@ describe('workflow steps under the policy, shape B', () => {
     expect((await stack.cloud.listInstances()).map((i) => i.name)).not.toContain('denied-wf');
   });
 
+  it('fails a step this cloud shape cannot run, saying so, and runs nothing', async () => {
+    const end = await stepResult(stack, 'add_slurm_user', {
+      user_id: ADA,
+      channel_id: CHANNEL,
+      cluster: 'hpc',
+      public_key: ed25519PublicKey('b@shape'),
+    });
+    expect(end.state).toBe('failed');
+    expect((end as { error: string }).error).toBe(
+      "/gpu slurm adduser does not work with this cloud: its API cannot add Slurm users. Use the cloud's own console or CLI for it; /gpu help lists what works here.",
+    );
+    expect(await requestJobsInQueue(stack)).toEqual([]);
+  });
+
   it('fails the step of a guest as /gpu refuses them, and runs nothing', async () => {
     const end = await stepResult(stack, 'get_capacity', { user_id: GUEST });
     expect(end.state).toBe('failed');
