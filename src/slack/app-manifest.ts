@@ -1,6 +1,8 @@
 // The Slack app gpuops needs, as a manifest Slack accepts when you create the app ("From an app
 // manifest"). manifests/*.json are generated from this, and a test keeps them in step with the code.
 
+import { stepFunctions } from '../commands/workflow/step-manifest.js';
+
 /** The one slash command; every subcommand lives in its text. */
 export const SLASH_COMMAND = '/gpu';
 /** Where Slack sends commands, interactions and events in HTTP mode. */
@@ -67,10 +69,18 @@ export function appManifest(options: ManifestOptions): Record<string, unknown> {
     },
     oauth_config: { scopes: { bot: Object.keys(BOT_SCOPES) } },
     settings: {
+      // function_executed: Workflow Builder runs gpuops' custom steps (docs/workflows.md).
+      event_subscriptions: {
+        ...(options.socketMode ? {} : { request_url: requestUrl }),
+        bot_events: ['function_executed'],
+      },
       interactivity: { is_enabled: true, ...(options.socketMode ? {} : { request_url: requestUrl }) },
-      org_deploy_enabled: false,
+      // Custom steps need an org-ready app; the steps run in gpuops itself, not on Slack.
+      org_deploy_enabled: true,
       socket_mode_enabled: options.socketMode,
       token_rotation_enabled: false,
+      function_runtime: 'remote',
     },
+    functions: stepFunctions(),
   };
 }

@@ -12,6 +12,7 @@ import { registerGpuCommand } from './listeners/gpu-command.js';
 import { registerLeaseActions } from './listeners/lease-actions.js';
 import { registerPageActions } from './listeners/page-actions.js';
 import { registerWatchActions } from './listeners/watch-actions.js';
+import { registerWorkflowSteps } from './listeners/workflow-steps.js';
 import { createOpenModal } from './open-form.js';
 import { slackRequestPorts } from './request-ports.js';
 import type { SlackDeps } from './slack-deps.js';
@@ -103,6 +104,7 @@ export function registerListeners(app: App, deps: SlackDeps): void {
   registerLeaseActions(app, deps);
   registerWatchActions(app, deps);
   registerPageActions(app, deps);
+  registerWorkflowSteps(app, deps);
   app.error(async (err) => {
     deps.log.error({ err }, 'unhandled error in a Slack listener');
   });

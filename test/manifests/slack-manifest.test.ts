@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { STEPS } from '../../src/commands/workflow/steps.js';
 import {
   appManifest,
   BOT_SCOPES,
@@ -65,6 +66,89 @@ describe('Slack app manifests', () => {
         expect(c.usage_hint.length).toBeLessThanOrEqual(1000);
       }
       expect(new Set(m.oauth_config.scopes.bot).size).toBe(m.oauth_config.scopes.bot.length);
+    }
+  });
+
+  it('offers the workflow steps: org-ready, remote functions, function_executed delivered where /gpu is', () => {
+    for (const [file, socketMode] of [
+      ['slack-app.http.json', false],
+      ['slack-app.socket-mode.json', true],
+    ] as const) {
+      const m = read(file);
+      expect(m.settings.org_deploy_enabled).toBe(true);
+      expect(m.settings.function_runtime).toBe('remote');
+      expect(m.settings.event_subscriptions.bot_events).toContain('function_executed');
+      expect(m.settings.event_subscriptions.request_url).toBe(
+        socketMode ? undefined : m.settings.interactivity.request_url,
+      );
+      expect(Object.keys(m.functions)).toEqual(STEPS.map((s) => s.callbackId));
+    }
+  });
+
+  // What Slack's manifest schema and its custom-step documentation ask of `functions`, in our words:
+  // at most 50 functions, each keyed by its callback_id, with a title, a description and at most 20
+  // input and 20 output parameters; a parameter has a name and one of Slack's parameter types (the
+  // primitive types or a slack#/types/… type) and may say whether it is required; the `required` list
+  // names declared parameters only.
+  const SLACK_PARAMETER_TYPES = new Set([
+    'integer',
+    'number',
+    'boolean',
+    'string',
+    'object',
+    'array',
+    'slack#/types/user_context',
+    'slack#/types/user_permission',
+    'slack#/types/user_id',
+    'slack#/types/channel_id',
+    'slack#/types/usergroup_id',
+    'slack#/types/timestamp',
+    'slack#/types/blocks',
+    'slack#/types/credential/oauth2',
+    'slack#/types/date',
+    'slack#/types/interactivity',
+    'slack#/types/rich_text',
+    'slack#/types/form_input',
+    'slack#/types/form_input_object',
+    'slack#/types/message_ts',
+    'slack#/types/message_context',
+  ]);
+
+  it('declares each step as Slack’s schema for functions allows', () => {
+    const m = read('slack-app.http.json');
+    const functions = Object.entries(m.functions) as [string, Json][];
+    expect(functions.length).toBeGreaterThan(0);
+    expect(functions.length).toBeLessThanOrEqual(50);
+    for (const [callbackId, fn] of functions) {
+      expect(callbackId).toMatch(/^[a-z][a-z0-9_]{0,63}$/);
+      expect(Object.keys(fn).sort()).toEqual([
+        'description',
+        'input_parameters',
+        'output_parameters',
+        'title',
+      ]);
+      expect(fn.title.length, callbackId).toBeGreaterThan(0);
+      expect(fn.description.length, callbackId).toBeGreaterThan(0);
+      for (const side of ['input_parameters', 'output_parameters'] as const) {
+        const { properties, required } = fn[side];
+        const names = Object.keys(properties);
+        expect(names.length, `${callbackId} ${side}`).toBeLessThanOrEqual(20);
+        for (const name of names) {
+          const p = properties[name];
+          expect(name).toMatch(/^[a-z][a-z0-9_]*$/);
+          expect(SLACK_PARAMETER_TYPES.has(p.type), `${callbackId}.${name}: ${p.type}`).toBe(true);
+          expect(typeof p.title).toBe('string');
+          expect(typeof p.description).toBe('string');
+          expect(typeof p.is_required).toBe('boolean');
+        }
+        expect(required.every((n: string) => names.includes(n))).toBe(true);
+        expect(names.filter((n) => properties[n].is_required)).toEqual(required);
+      }
+      // Every step says who it acts for: the policy checks that person's role.
+      expect(fn.input_parameters.properties.user_id).toMatchObject({
+        type: 'slack#/types/user_id',
+        is_required: true,
+      });
     }
   });
 });
