@@ -87,9 +87,10 @@ describe('Slack app manifests', () => {
 
   // What Slack's manifest schema and its custom-step documentation ask of `functions`, in our words:
   // at most 50 functions, each keyed by its callback_id, with a title, a description and at most 20
-  // input and 20 output parameters; a parameter has a name and one of Slack's parameter types (the
-  // primitive types or a slack#/types/… type) and may say whether it is required; the `required` list
-  // names declared parameters only.
+  // input and 20 output parameters, each side a map of parameter name → parameter (no `properties`
+  // wrapper, no `required` list: a parameter says itself whether it is required); a parameter has one
+  // of Slack's parameter types (the primitive types or a slack#/types/… type) and only the fields the
+  // schema knows (type, title, description, is_required, is_hidden, hint).
   const SLACK_PARAMETER_TYPES = new Set([
     'integer',
     'number',
@@ -130,22 +131,22 @@ describe('Slack app manifests', () => {
       expect(fn.title.length, callbackId).toBeGreaterThan(0);
       expect(fn.description.length, callbackId).toBeGreaterThan(0);
       for (const side of ['input_parameters', 'output_parameters'] as const) {
-        const { properties, required } = fn[side];
-        const names = Object.keys(properties);
+        const params = fn[side] as Record<string, Json>;
+        const names = Object.keys(params);
         expect(names.length, `${callbackId} ${side}`).toBeLessThanOrEqual(20);
         for (const name of names) {
-          const p = properties[name];
+          const p = params[name];
           expect(name).toMatch(/^[a-z][a-z0-9_]*$/);
           expect(SLACK_PARAMETER_TYPES.has(p.type), `${callbackId}.${name}: ${p.type}`).toBe(true);
           expect(typeof p.title).toBe('string');
           expect(typeof p.description).toBe('string');
           expect(typeof p.is_required).toBe('boolean');
+          const known = ['type', 'title', 'description', 'is_required', 'is_hidden', 'hint'];
+          expect(Object.keys(p).filter((k) => !known.includes(k)), `${callbackId}.${name}`).toEqual([]);
         }
-        expect(required.every((n: string) => names.includes(n))).toBe(true);
-        expect(names.filter((n) => properties[n].is_required)).toEqual(required);
       }
       // Every step says who it acts for: the policy checks that person's role.
-      expect(fn.input_parameters.properties.user_id).toMatchObject({
+      expect(fn.input_parameters.user_id).toMatchObject({
         type: 'slack#/types/user_id',
         is_required: true,
       });

@@ -1,27 +1,24 @@
 import type { StepParams } from './step-spec.js';
 import { STEPS } from './steps.js';
 
-// The manifest's `functions`, made from the steps (steps.ts), in the shape Slack documents for custom
-// steps: each callback_id maps to its title, description and parameters, the parameters as
-// `properties` (name → type, title, description, is_required, hint) and the list of `required` names.
+// The manifest's `functions`, made from the steps (steps.ts), in the shape of Slack's published
+// manifest schema and of `apps.manifest.export`: each callback_id maps to its title, description and
+// parameters, each parameter list a map of name → type, title, description, is_required, hint.
+// (Some of Slack's guides wrap the map in `{properties, required}`; the schema does not allow that.)
 
 function parameters(params: StepParams): Record<string, unknown> {
-  const entries = Object.entries(params);
-  return {
-    properties: Object.fromEntries(
-      entries.map(([name, p]) => [
-        name,
-        {
-          type: p.type,
-          title: p.title,
-          description: p.description,
-          is_required: p.required === true,
-          ...(p.hint !== undefined ? { hint: p.hint } : {}),
-        },
-      ]),
-    ),
-    required: entries.filter(([, p]) => p.required === true).map(([name]) => name),
-  };
+  return Object.fromEntries(
+    Object.entries(params).map(([name, p]) => [
+      name,
+      {
+        type: p.type,
+        title: p.title,
+        description: p.description,
+        is_required: p.required === true,
+        ...(p.hint !== undefined ? { hint: p.hint } : {}),
+      },
+    ]),
+  );
 }
 
 /** One step's function definition, as the manifest (and Slack's function_executed event) carry it. */

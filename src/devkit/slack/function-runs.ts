@@ -15,18 +15,12 @@ interface Parameter {
   readonly is_required?: boolean;
 }
 
-/** A step's definition as the manifest has it: title, description, {properties, required} parameters. */
+/** A step's definition as the manifest has it: title, description, and name → parameter maps. */
 export interface FunctionDefinition {
   readonly title: string;
   readonly description: string;
-  readonly input_parameters: {
-    readonly properties: Readonly<Record<string, Parameter>>;
-    readonly required: readonly string[];
-  };
-  readonly output_parameters: {
-    readonly properties: Readonly<Record<string, Parameter>>;
-    readonly required: readonly string[];
-  };
+  readonly input_parameters: Readonly<Record<string, Parameter>>;
+  readonly output_parameters: Readonly<Record<string, Parameter>>;
 }
 
 export interface FunctionRun {
@@ -70,10 +64,10 @@ export function outputProblems(definition: FunctionDefinition, outputs: unknown)
   if (typeof outputs !== 'object' || outputs === null || Array.isArray(outputs))
     return ['outputs must be an object'];
   const given = outputs as Json;
-  const { properties, required } = definition.output_parameters;
-  const problems = required
-    .filter((name) => given[name] === undefined)
-    .map((n) => `missing required output ${n}`);
+  const properties = definition.output_parameters;
+  const problems = Object.entries(properties)
+    .filter(([name, p]) => p.is_required === true && given[name] === undefined)
+    .map(([n]) => `missing required output ${n}`);
   for (const [name, value] of Object.entries(given)) {
     const param = properties[name];
     if (!param) problems.push(`unknown output ${name}`);
@@ -103,7 +97,7 @@ export class FunctionRuns {
     this.runs.set(run.executionId, run);
     const now = Math.floor(Date.now() / 1000);
     const list = (params: FunctionDefinition['input_parameters']) =>
-      Object.entries(params.properties).map(([name, p]) => ({ name, ...p }));
+      Object.entries(params).map(([name, p]) => ({ name, ...p }));
     const event = {
       type: 'function_executed',
       function: {
