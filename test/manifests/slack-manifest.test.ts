@@ -142,7 +142,10 @@ describe('Slack app manifests', () => {
           expect(typeof p.description).toBe('string');
           expect(typeof p.is_required).toBe('boolean');
           const known = ['type', 'title', 'description', 'is_required', 'is_hidden', 'hint'];
-          expect(Object.keys(p).filter((k) => !known.includes(k)), `${callbackId}.${name}`).toEqual([]);
+          expect(
+            Object.keys(p).filter((k) => !known.includes(k)),
+            `${callbackId}.${name}`,
+          ).toEqual([]);
         }
       }
       // Every step says who it acts for: the policy checks that person's role.
