@@ -15,11 +15,13 @@ import type { Logger } from '../log/logger.js';
 import type { BotMetrics } from '../obs/bot-metrics.js';
 import type { Guardrails } from '../policy/guardrails.js';
 import { submitPolicyAction } from '../requests/policy-action.js';
+import { submitScheduledAction } from '../requests/scheduled-action.js';
 import { ConversationPacedWebClient } from '../slack/paced-web-client.js';
 import { slackRequestPorts } from '../slack/request-ports.js';
 import type { Sealer } from '../store/sealed.js';
 import type { Store } from '../store/store.js';
 import { createWatchWorker } from '../watch/create-watch-worker.js';
+import { watchScheduleTimers } from '../watch/schedule-timers.js';
 import { createWatchQueue, scheduleWatchers } from '../watch/watch-queue.js';
 import { createWorker } from '../workers/create-worker.js';
 import type { CloudClients } from './clients.js';
@@ -67,6 +69,10 @@ export async function startWorkers(input: {
   };
   // A 429 waits for its own conversation only, never every job of the process (paced-web-client.ts).
   const jobSlack = new ConversationPacedWebClient(config.SLACK_BOT_TOKEN, slackOptions);
+  // The watchers' queue: its job schedulers also fire the power schedules the request worker makes.
+  const watchQueue = createWatchQueue(input.queueRedis);
+  watchQueue.on('error', () => {}); // the connection's own listener reports it
+  lifecycle.opened('watch queue', () => watchQueue.close());
   const worker = createWorker(
     input.workerRedis,
     {
@@ -78,6 +84,7 @@ export async function startWorkers(input: {
       defaultProjectId: config.CLOUD_PROJECT_ID,
       respond: (url, body) => respondTo(url, body, log),
       sealer: input.sealer,
+      schedules: watchScheduleTimers(watchQueue),
       guardrails,
       queue,
       ...(tuning.workerTiming ? { timing: tuning.workerTiming } : {}),
@@ -109,10 +116,14 @@ export async function startWorkers(input: {
     log.warn({ err }, 'could not schedule the approval expiry; expired cards close on their next click'),
   );
 
-  // Watchers: state changes, idle GPUs, digests, the capacity waitlist (docs/watch.md).
-  const watchQueue = createWatchQueue(input.queueRedis);
-  watchQueue.on('error', () => {}); // the connection's own listener reports it
-  lifecycle.opened('watch queue', () => watchQueue.close());
+  // Watchers: state changes, idle GPUs, digests, the capacity waitlist, power schedules (docs/watch.md).
+  const acceptDeps = {
+    queue,
+    store,
+    log,
+    guardrails,
+    ports: slackRequestPorts({ client: jobSlack, store, log }),
+  };
   const watchWorker = createWatchWorker(input.workerRedis, {
     cloud: clients.cloud,
     platform: clients.platform,
@@ -125,11 +136,9 @@ export async function startWorkers(input: {
     queue: watchQueue,
     snapshots: clients.snapshots,
     // What the policy decides (an idle machine's stop) goes through the request pipeline.
-    submit: (action) =>
-      submitPolicyAction(
-        { queue, store, log, guardrails, ports: slackRequestPorts({ client: jobSlack, store, log }) },
-        action,
-      ),
+    submit: (action) => submitPolicyAction(acceptDeps, action),
+    // A power schedule's firing: a request as its owner, role checked again (docs/schedules.md).
+    submitScheduled: (action) => submitScheduledAction(acceptDeps, action),
     botUserId: input.botUserId,
     // Home tabs re-published when a look changes someone's machines (docs/home.md).
     home: createHomePublisher({

@@ -109,6 +109,11 @@ export class LocalSlackApi {
     return new LocalSlackApi(fake, options);
   }
 
+  /** Workflow Builder's runs of custom steps, for `/step`. */
+  get functionRuns(): FakeSlackApi['functionRuns'] {
+    return this.fake.functionRuns;
+  }
+
   /** SLACK_API_URL for the bot. */
   get apiUrl(): string {
     return this.fake.apiUrl;

@@ -11,6 +11,7 @@ import {
   slashCommandBody,
   type TerminalReceiver,
 } from './terminal-receiver.js';
+import { reportStep, startStep } from './terminal-step.js';
 
 // The chat loop of `gpuops demo`: reads lines (a person at a prompt, or a script), sends `/gpu …` to
 // the bot through the terminal receiver as the acting user in the current channel, presses buttons by
@@ -171,6 +172,8 @@ export class TerminalChat {
       case 'home':
       case '/home':
         return this.openHome();
+      case '/step':
+        return this.step(arg);
       case '/as':
       case '/user':
         return this.switchUser(arg);
@@ -273,6 +276,17 @@ export class TerminalChat {
     const mark = this.options.slack.mark();
     await this.options.receiver.deliver(homeOpenedBody(actor, this.options.slack.dmChannelOf(actor.userId)));
     return this.afterRequest(mark);
+  }
+
+  /** A Workflow Builder step run, as a workflow would run it (src/chat/terminal-step.ts). */
+  private async step(line: string): Promise<{ failed?: string }> {
+    const chat = { ...this.options, actor: this.actor, say: (...lines: string[]) => this.say(...lines) };
+    const mark = this.options.slack.mark();
+    const started = await startStep(chat, line);
+    if ('failed' in started) return started;
+    const after = await this.afterRequest(mark);
+    const reported = reportStep(chat, started);
+    return reported.failed !== undefined ? reported : after;
   }
 
   private async press(ref: string): Promise<{ failed?: string }> {

@@ -1,10 +1,12 @@
 import { kindsMissingIn } from '../commands/availability.js';
-import type { HomeData, HomeForm, HomeMachine } from '../commands/home/home-data.js';
+import type { HomeData, HomeForm, HomeMachine, HomeSchedule } from '../commands/home/home-data.js';
+import { scheduleTargetText } from '../commands/schedules/render.js';
 import { groupsInPolicy, mayApprove, roleOf } from '../policy/decide.js';
 import { type CostEstimate, estimateMachines, type PriceBook } from '../pricing/cost.js';
 import { readCatalog } from '../store/catalog-cache.js';
 import { runningSince } from '../store/home-state.js';
 import { forgetOwnedInstance, instancesOwnedBy } from '../store/instance-owners.js';
+import { listSchedules } from '../store/schedules.js';
 import { createWaitlist } from '../store/waitlist.js';
 import { createSnapshotStore } from '../store/watch-snapshots.js';
 import type { HomeDeps, ProjectView } from './home-deps.js';
@@ -131,7 +133,7 @@ export async function gatherHome(deps: HomeDeps, userId: string, notice?: string
     createWaitlist(deps.store)
       .all()
       .then((all) => all.filter((e) => e.by === userId)),
-    deps.schedulesOf ? deps.schedulesOf(userId) : Promise.resolve([]),
+    schedulesOf(deps, userId),
     gatherSpend(deps, machines, projects, now),
   ]);
   const missing: ReadonlySet<string> = new Set(kindsMissingIn(deps.shape, deps.routes));
@@ -147,4 +149,16 @@ export async function gatherHome(deps: HomeDeps, userId: string, notice?: string
     forms,
     ...(notice ? { notice } : {}),
   };
+}
+
+/** The person's power schedules (those they made), as the Home tab lists them. */
+async function schedulesOf(deps: HomeDeps, userId: string): Promise<HomeSchedule[]> {
+  const schedules = await listSchedules(deps.store, { userId });
+  return schedules.map((s) => ({
+    id: s.id,
+    action: s.action,
+    target: scheduleTargetText(s.target),
+    when: `${s.when} (${s.tz})`,
+    channel: s.channelId,
+  }));
 }

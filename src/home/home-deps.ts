@@ -1,7 +1,6 @@
 import type { WebClient } from '@slack/web-api';
 import type { RouteTable } from '../cloud/routes.js';
 import type { Shape } from '../cloud/shape.js';
-import type { HomeSchedule } from '../commands/home/home-data.js';
 import type { GpuCommand } from '../commands/registry.js';
 import type { Logger } from '../log/logger.js';
 import type { Policy } from '../policy/policy.js';
@@ -28,11 +27,6 @@ export interface HomeDeps {
   readonly defaultProjectId?: string | undefined;
   /** Without fonts the spend chart is left out (the figures stay). */
   readonly fonts?: ChartFonts | undefined;
-  /**
-   * The person's scheduled starts and stops. Empty until the schedules' store is wired here (the
-   * composition root passes its listing function).
-   */
-  readonly schedulesOf?: ((userId: string) => Promise<readonly HomeSchedule[]>) | undefined;
   readonly now?: () => number;
 }
 

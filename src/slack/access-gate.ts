@@ -68,36 +68,47 @@ async function refuse(deps: SlackDeps, args: Args, caller: Caller, text: string)
   await args.respond?.({ response_type: 'ephemeral', replace_original: false, text }).catch(() => {});
 }
 
-export function accessGate(deps: SlackDeps, botTeamId: string | undefined): Middleware<AnyMiddlewareArgs> {
+/**
+ * Why `userId` (of `teamId`) may not use gpuops, in a sentence; undefined when they may. Guests and
+ * other workspaces are refused unless the policy's access section allows them.
+ */
+export async function callerRefusal(
+  deps: SlackDeps,
+  botTeamId: string | undefined,
+  caller: { readonly userId: string; readonly teamId: string | undefined; readonly kind: string },
+): Promise<string | undefined> {
   const { policy } = deps.guardrails;
+  let guest: boolean | undefined;
+  let homeTeamId: string | undefined;
+  if (needsStanding(policy, botTeamId)) {
+    const standing = await standingOf(
+      { client: deps.client, store: deps.store, log: deps.log },
+      caller.userId,
+    ).catch(() => ({ unreadable: 'Redis did not answer' }));
+    if (typeof standing === 'object' && 'unreadable' in standing) {
+      // Unchecked is refused: a guest must not get in because Slack was slow.
+      if (!policy.access.allowGuests) return COULD_NOT_CHECK(standing.unreadable);
+    } else if (standing !== 'unknown') {
+      guest = standing.guest;
+      homeTeamId = standing.teamId;
+    }
+  }
+  const check = mayUse(policy, botTeamId, { teamId: caller.teamId, guest, homeTeamId });
+  if (check.allowed) return undefined;
+  deps.log.info(
+    { userId: caller.userId, teamId: caller.teamId, kind: caller.kind },
+    'refused: guest or other workspace',
+  );
+  return check.message;
+}
+
+export function accessGate(deps: SlackDeps, botTeamId: string | undefined): Middleware<AnyMiddlewareArgs> {
   return async (raw) => {
     const args = raw as Args;
     const caller = callerOf(args.body as unknown as Record<string, unknown>);
     if (!caller) return args.next();
-    let guest: boolean | undefined;
-    let homeTeamId: string | undefined;
-    if (needsStanding(policy, botTeamId)) {
-      const standing = await standingOf(
-        { client: deps.client, store: deps.store, log: deps.log },
-        caller.userId,
-      ).catch(() => ({ unreadable: 'Redis did not answer' }));
-      if (typeof standing === 'object' && 'unreadable' in standing) {
-        // Unchecked is refused: a guest must not get in because Slack was slow.
-        if (!policy.access.allowGuests)
-          return refuse(deps, args, caller, COULD_NOT_CHECK(standing.unreadable));
-      } else if (standing !== 'unknown') {
-        guest = standing.guest;
-        homeTeamId = standing.teamId;
-      }
-    }
-    const check = mayUse(policy, botTeamId, { teamId: caller.teamId, guest, homeTeamId });
-    if (!check.allowed) {
-      deps.log.info(
-        { userId: caller.userId, teamId: caller.teamId, kind: caller.kind },
-        'refused: guest or other workspace',
-      );
-      return refuse(deps, args, caller, check.message);
-    }
+    const refusal = await callerRefusal(deps, botTeamId, caller);
+    if (refusal !== undefined) return refuse(deps, args, caller, refusal);
     return args.next();
   };
 }

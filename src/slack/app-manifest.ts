@@ -1,6 +1,8 @@
 // The Slack app gpuops needs, as a manifest Slack accepts when you create the app ("From an app
 // manifest"). manifests/*.json are generated from this, and a test keeps them in step with the code.
 
+import { stepFunctions } from '../commands/workflow/step-manifest.js';
+
 /** The one slash command; every subcommand lives in its text. */
 export const SLASH_COMMAND = '/gpu';
 /** Where Slack sends commands, interactions and events in HTTP mode. */
@@ -17,15 +19,20 @@ export const BOT_SCOPES = {
   // would turn every first /gpu in a public channel into a failure.
   'chat:write.public':
     'post and edit in public channels that never invited the bot: /gpu works in any channel, and the policy (approvals.channel, audit.channel) and /gpu watch name channels without anyone inviting it',
-  'users:read': 'read the requester profile to derive a POSIX username for /gpu slurm adduser',
+  'users:read':
+    'read the requester profile to derive a POSIX username for /gpu slurm adduser, and the time zone of whoever makes or lists a /gpu schedule',
   'usergroups:read': 'resolve approvers and roles granted to user groups (policy)',
   'im:write':
     'open a direct message to send a kubeconfig, a lease reminder or an idle-GPU alert to one person only',
   'files:write': 'upload PNG metric snapshots, the Home tab spend chart and kubeconfig files',
 } as const;
 
-/** Events the bot subscribes to (Events API or Socket Mode). */
-export const BOT_EVENTS = ['app_home_opened'] as const;
+/**
+ * Events the bot subscribes to (Events API or Socket Mode), neither needing a scope: app_home_opened
+ * tells gpuops to publish someone's Home tab; function_executed runs its Workflow Builder steps
+ * (docs/workflows.md).
+ */
+export const BOT_EVENTS = ['app_home_opened', 'function_executed'] as const;
 
 /** The scopes as a Markdown table, for docs/operations.md. */
 export function scopesTable(): string {
@@ -70,15 +77,17 @@ export function appManifest(options: ManifestOptions): Record<string, unknown> {
     },
     oauth_config: { scopes: { bot: Object.keys(BOT_SCOPES) } },
     settings: {
-      interactivity: { is_enabled: true, ...(options.socketMode ? {} : { request_url: requestUrl }) },
-      // app_home_opened needs no scope: it is how gpuops knows to publish someone's Home tab.
       event_subscriptions: {
         ...(options.socketMode ? {} : { request_url: requestUrl }),
         bot_events: [...BOT_EVENTS],
       },
-      org_deploy_enabled: false,
+      interactivity: { is_enabled: true, ...(options.socketMode ? {} : { request_url: requestUrl }) },
+      // Custom steps need an org-ready app; the steps run in gpuops itself, not on Slack.
+      org_deploy_enabled: true,
       socket_mode_enabled: options.socketMode,
       token_rotation_enabled: false,
+      function_runtime: 'remote',
     },
+    functions: stepFunctions(),
   };
 }

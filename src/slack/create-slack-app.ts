@@ -13,6 +13,7 @@ import { registerHomeActions } from './listeners/home-actions.js';
 import { registerLeaseActions } from './listeners/lease-actions.js';
 import { registerPageActions } from './listeners/page-actions.js';
 import { registerWatchActions } from './listeners/watch-actions.js';
+import { registerWorkflowSteps } from './listeners/workflow-steps.js';
 import { createOpenModal } from './open-form.js';
 import { slackRequestPorts } from './request-ports.js';
 import type { SlackDeps } from './slack-deps.js';
@@ -105,6 +106,7 @@ export function registerListeners(app: App, deps: SlackDeps): void {
   registerWatchActions(app, deps);
   registerPageActions(app, deps);
   registerHomeActions(app, deps);
+  registerWorkflowSteps(app, deps);
   app.error(async (err) => {
     deps.log.error({ err }, 'unhandled error in a Slack listener');
   });

@@ -48,8 +48,6 @@ export interface SlackDeps {
   readonly home?: HomePublisher | undefined;
   /** The fonts the default publisher draws the Home tab's spend chart with; none, no picture. */
   readonly homeFonts?: ChartFonts | undefined;
-  /** The Home tab's schedules (HomeDeps.schedulesOf): none until the schedules' store is wired here. */
-  readonly homeSchedulesOf?: HomeDeps['schedulesOf'];
   /** The bot's own workspace (auth.test team_id): requests from others are refused unless the policy allows. */
   readonly botTeamId?: string | undefined;
 }

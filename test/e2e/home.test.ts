@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredView } from '../../src/devkit/fake-slack-api.js';
 import { homeOf } from '../../src/devkit/slack/home-tabs.js';
+import { listSchedules } from '../../src/store/schedules.js';
 import { createWaitlist } from '../../src/store/waitlist.js';
 import type { BotStack } from '../support/bot-stack.js';
 import { SIGNING_SECRET, startBotStack } from '../support/bot-stack.js';
@@ -122,6 +123,35 @@ describe('the Home tab', () => {
     const after = await published(stack, pressed, (t) => t.includes(`Removed \`${entry!.id}\``));
     expect(JSON.stringify(after.body.view)).toContain('*Your capacity waitlist*\\nNothing');
     expect((await createWaitlist(stack.store).all()).some((e) => e.id === entry!.id)).toBe(false);
+    expectCleanSlack(stack);
+  }, 30_000);
+
+  it('lists the person’s power schedules and removes one with its button, as /gpu schedule rm would', async () => {
+    await settled(stack, 'schedule stop team=ml weekdays 20:00 --tz Europe/Berlin', 'Done');
+    const [schedule] = await listSchedules(stack.store, { userId: ADA });
+    expect(schedule).toBeDefined();
+    const since = stack.slack.mark();
+    await openHome(stack);
+    await published(stack, since, (t) => t.includes(schedule!.id));
+    const section = blocksOf(homeOf(stack.slack, ADA)).find((b) => JSON.stringify(b).includes(schedule!.id))!;
+    expect(textOf(homeOf(stack.slack, ADA)!)).toContain('stop *instances tagged team=ml*');
+    const remove = section.accessory as { action_id: string; value: string };
+    const pressed = stack.slack.mark();
+    await pressOnHome(stack, remove.action_id, remove.value);
+    // Removing is a request in the schedule's channel, through the queue like the typed command.
+    await stack.slack.waitFor(
+      'chat.update',
+      (c) =>
+        c.body.channel === CHANNEL &&
+        String(c.body.text).startsWith(`Done: /gpu schedule rm ${schedule!.id}`),
+      20_000,
+      pressed,
+    );
+    expect(await listSchedules(stack.store, { userId: ADA })).toEqual([]);
+    const reopened = stack.slack.mark();
+    await openHome(stack);
+    const after = await published(stack, reopened, () => true);
+    expect(JSON.stringify(after.body.view)).toContain('No scheduled starts or stops.');
     expectCleanSlack(stack);
   }, 30_000);
 

@@ -26,6 +26,7 @@ import { type BotMetrics, createBotMetrics } from '../../src/obs/bot-metrics.js'
 import type { Guardrails } from '../../src/policy/guardrails.js';
 import { DEFAULT_POLICY, type Policy } from '../../src/policy/policy.js';
 import { submitPolicyAction } from '../../src/requests/policy-action.js';
+import { submitScheduledAction } from '../../src/requests/scheduled-action.js';
 import { type RunningSim, startSim } from '../../src/sim/start-sim.js';
 import { createSlackWeb, type SlackWeb } from '../../src/slack/create-slack-app.js';
 import { ConversationPacedWebClient } from '../../src/slack/paced-web-client.js';
@@ -38,6 +39,7 @@ import { createSealer, type Sealer } from '../../src/store/sealed.js';
 import { createStore, type Store } from '../../src/store/store.js';
 import { findChartFonts } from '../../src/sys/fonts.js';
 import { createWatchWorker } from '../../src/watch/create-watch-worker.js';
+import { watchScheduleTimers } from '../../src/watch/schedule-timers.js';
 import type { WatchDeps } from '../../src/watch/watch-deps.js';
 import { createWatchQueue, scheduleWatchers, type WatchQueue } from '../../src/watch/watch-queue.js';
 import { createWorker } from '../../src/workers/create-worker.js';
@@ -178,6 +180,8 @@ export async function startBotStack(options: BotStackOptions = {}): Promise<BotS
   const prefix = `{t${id}}`;
   const store = createStore(redis, `t${id}`);
   const queue = createQueue(queueConnection, prefix);
+  // As the composition root does: the watchers' queue also carries the power schedules' timers.
+  const watchQueue = createWatchQueue(queueConnection, prefix);
   const sealer = createSealer(redis, `t${id}`, TEST_SEAL_KEY);
   const logLines: string[] = [];
   const log = options.captureLogs
@@ -241,6 +245,7 @@ export async function startBotStack(options: BotStackOptions = {}): Promise<BotS
     shape,
     defaultProjectId: sim.info.projectId,
     sealer,
+    schedules: watchScheduleTimers(watchQueue),
     respond: async (url, body) => {
       const res = await request(url, {
         method: 'POST',
@@ -287,8 +292,14 @@ export async function startBotStack(options: BotStackOptions = {}): Promise<BotS
   let watch: WatchStack | undefined;
   if (options.watch) {
     const w = options.watch;
-    const watchQueue = createWatchQueue(queueConnection, prefix);
     const watchPolicy = w.policy ?? options.policy ?? DEFAULT_POLICY;
+    const acceptDeps = {
+      queue,
+      store,
+      log,
+      guardrails,
+      ports: slackRequestPorts({ client: slackClient, store, log }),
+    };
     const watchDeps: WatchDeps = {
       cloud,
       platform,
@@ -306,11 +317,8 @@ export async function startBotStack(options: BotStackOptions = {}): Promise<BotS
       snapshots,
       minIntervalMs: w.minIntervalMs ?? 5,
       // As the composition root wires it: what the policy decides becomes an audited job.
-      submit: (action) =>
-        submitPolicyAction(
-          { queue, store, log, guardrails, ports: slackRequestPorts({ client: slackClient, store, log }) },
-          action,
-        ),
+      submit: (action) => submitPolicyAction(acceptDeps, action),
+      submitScheduled: (action) => submitScheduledAction(acceptDeps, action),
       botUserId: 'U0BOT',
       // As the composition root wires it: Home tabs re-published when someone's machines change.
       home: createHomePublisher({
@@ -389,11 +397,9 @@ export async function startBotStack(options: BotStackOptions = {}): Promise<BotS
     async close() {
       await web.stop();
       await Promise.all(workers.map((w) => w.close()));
-      if (watch) {
-        await Promise.all(watch.workers.map((w) => w.close()));
-        await watch.queue.obliterate({ force: true }).catch(() => {});
-        await watch.queue.close();
-      }
+      if (watch) await Promise.all(watch.workers.map((w) => w.close()));
+      await watchQueue.obliterate({ force: true }).catch(() => {});
+      await watchQueue.close();
       await queue.obliterate({ force: true }).catch(() => {});
       await queue.close();
       const keys = await redis.keys(`t${id}:*`);

@@ -82,7 +82,7 @@ export function schedulesSection(schedules: readonly HomeSchedule[]): KnownBlock
     blocks.push(removable(line, 'schedule-rm', `schedule rm ${s.id}`, s.channel));
   }
   if (schedules.length > LIST_SHOWN) {
-    blocks.push(more(schedules.length - LIST_SHOWN, 'see them all with `/gpu schedule`'));
+    blocks.push(more(schedules.length - LIST_SHOWN, 'see them all with `/gpu schedules`'));
   }
   return blocks;
 }

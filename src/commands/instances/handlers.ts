@@ -55,6 +55,12 @@ function settled(instance: Instance, verb: string): Outcome {
   return {
     detail: `${instance.name} is ${instance.state}${ip}${verb}.`,
     result: instanceDetailBlocks(instance),
+    outputs: {
+      instance: instance.name,
+      instanceId: instance.id,
+      state: instance.state,
+      ...(instance.ip && instance.state === 'running' ? { ip: instance.ip } : {}),
+    },
   };
 }
 

@@ -211,6 +211,10 @@ export function slackMethods(state: SlackState): Readonly<Record<string, Handler
       return { ok: true, files: files.map((f) => ({ id: f.id, title: f.title, name: f.filename })) };
     },
 
+    'functions.completeSuccess': (call) => state.functionRuns.completeSuccess(call.body),
+
+    'functions.completeError': (call) => state.functionRuns.completeError(call.body),
+
     'apps.connections.open': () => {
       if (state.socketModeUrl === undefined) return { ok: false, error: 'socket_mode_not_configured' };
       return { ok: true, url: state.socketModeUrl };

@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { checkBlocks, checkView, LIMITS } from '../block-kit-limits.js';
+import { FunctionRuns } from './function-runs.js';
 import { answerResponseUrl } from './respond.js';
 import { saveFileIn } from './save-file.js';
 import {
@@ -37,6 +38,8 @@ export class SlackState {
   readonly usergroups = new Map<string, readonly string[]>();
   /** Conversations declared by the test (options.conversations, setConversation); others are public. */
   readonly conversations = new Map<string, FakeConversation>();
+  /** Workflow Builder's runs of custom steps (function_executed, functions.complete*). */
+  readonly functionRuns = new FunctionRuns();
   readonly teamId: string;
   readonly botUserId: string;
   readonly botId: string;

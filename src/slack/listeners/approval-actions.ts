@@ -12,6 +12,7 @@ import {
   slackDate,
   who,
 } from '../../commands/approvals/render.js';
+import { failWaitingStep } from '../../commands/kit/finish-step.js';
 import type { GpuCommand } from '../../commands/registry.js';
 import type { JobContext } from '../../jobs/job-data.js';
 import { JOB_IDS_KEPT_MS } from '../../jobs/queue.js';
@@ -208,7 +209,10 @@ async function applyDecision(
   // The requester's message first: once the job is queued, it is the job's to edit.
   await tellRequester(deps, request);
   if (request.state === 'approved') await enqueueApproved(deps, guardrails, request);
-  else await discardSealed(deps, request);
+  else {
+    await discardSealed(deps, request);
+    await failWaitingStep({ slack: deps.client, log: deps.log }, request);
+  }
   await editCard(deps, request);
   await publishAudit(deps, guardrails, request);
 }

@@ -26,9 +26,12 @@ interface Reply {
 export const REDIS_DOWN =
   'gpuops cannot reach its queue right now, so nothing was started. Please try again in a minute.';
 
-/** Redis failed over while the request was being stored: it may still run (src/jobs/replicated.ts). */
+/**
+ * Redis failed, failed over or was too slow while the request was being stored: it may still run
+ * (src/jobs/replicated.ts), so the person is told to look before sending it again.
+ */
 export const MAYBE_QUEUED =
-  'Redis failed over while gpuops was storing this request, so it may or may not run. Check `/gpu jobs` in a minute before sending it again.';
+  'gpuops lost touch with Redis while storing this request, so it may or may not run. Check `/gpu jobs` in a minute before sending it again.';
 
 /**
  * The listener answers within this, whatever Redis does (Slack gives up after 3 s): a request still

@@ -45,7 +45,6 @@ export function homePublisherOf(deps: SlackDeps): HomePublisher {
       routes: deps.routes,
       defaultProjectId: deps.defaultProjectId,
       fonts: deps.homeFonts,
-      schedulesOf: deps.homeSchedulesOf,
     })
   );
 }
