@@ -14,6 +14,7 @@ import { createSlackSocket, createSlackWeb, type SlackClientOptions } from '../s
 import type { SlackDeps } from '../slack/slack-deps.js';
 import type { Sealer } from '../store/sealed.js';
 import type { Store } from '../store/store.js';
+import { homeChartFonts } from './home-fonts.js';
 import { type Lifecycle, StartError, within } from './lifecycle.js';
 import { TOKEN_REFUSED } from './slack-token.js';
 
@@ -103,6 +104,7 @@ export async function startReceivers(input: {
       config.REDIS_WAIT_MS,
     ),
     botTeamId: bot.teamId,
+    homeFonts: homeChartFonts(input.log),
   };
   const listen = async <T>(key: 'PORT' | 'OPS_PORT', start: () => Promise<T>): Promise<T> => {
     try {

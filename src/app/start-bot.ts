@@ -132,7 +132,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
       const workerRedis = await connect('worker', BLOCKING);
       worker = await startWorkers({
         ...{ config, clients, store, sealer, queue, queueRedis, workerRedis, guardrails, metrics },
-        ...{ slackFetch, lifecycle, log, tuning: options, botUserId: bot.botUserId },
+        ...{ slackFetch, lifecycle, log, tuning: options, botUserId: bot.botUserId, routes },
       });
     }
 

@@ -3,8 +3,10 @@ import type { FetchFunction } from '@slack/web-api';
 import { WebClient, type WebClientOptions } from '@slack/web-api';
 import type { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
+import type { RouteTable } from '../cloud/routes.js';
 import type { WorkerTiming } from '../commands/kit/handler-deps.js';
 import type { Config } from '../config.js';
+import { createHomePublisher } from '../home/publish-home.js';
 import { scheduleApprovalExpiry } from '../jobs/guardrail-jobs.js';
 import type { JobData } from '../jobs/job-data.js';
 import type { GpuQueue } from '../jobs/queue.js';
@@ -13,14 +15,17 @@ import type { Logger } from '../log/logger.js';
 import type { BotMetrics } from '../obs/bot-metrics.js';
 import type { Guardrails } from '../policy/guardrails.js';
 import { submitPolicyAction } from '../requests/policy-action.js';
+import { submitScheduledAction } from '../requests/scheduled-action.js';
 import { ConversationPacedWebClient } from '../slack/paced-web-client.js';
 import { slackRequestPorts } from '../slack/request-ports.js';
 import type { Sealer } from '../store/sealed.js';
 import type { Store } from '../store/store.js';
 import { createWatchWorker } from '../watch/create-watch-worker.js';
+import { watchScheduleTimers } from '../watch/schedule-timers.js';
 import { createWatchQueue, scheduleWatchers } from '../watch/watch-queue.js';
 import { createWorker } from '../workers/create-worker.js';
 import type { CloudClients } from './clients.js';
+import { homeChartFonts } from './home-fonts.js';
 import type { Lifecycle } from './lifecycle.js';
 import { respondTo } from './respond.js';
 
@@ -52,6 +57,7 @@ export async function startWorkers(input: {
   readonly log: Logger;
   readonly tuning: WorkerTuning;
   readonly botUserId: string;
+  readonly routes: RouteTable;
 }): Promise<Worker<JobData>> {
   const { config, clients, store, queue, guardrails, metrics, lifecycle, log, tuning } = input;
   const locks = {
@@ -67,6 +73,10 @@ export async function startWorkers(input: {
   };
   // A 429 waits for its own conversation only, never every job of the process (paced-web-client.ts).
   const jobSlack = new ConversationPacedWebClient(config.SLACK_BOT_TOKEN, slackOptions);
+  // The watchers' queue: its job schedulers also fire the power schedules the request worker makes.
+  const watchQueue = createWatchQueue(input.queueRedis);
+  watchQueue.on('error', () => {}); // the connection's own listener reports it
+  lifecycle.opened('watch queue', () => watchQueue.close());
   const worker = createWorker(
     input.workerRedis,
     {
@@ -78,6 +88,7 @@ export async function startWorkers(input: {
       defaultProjectId: config.CLOUD_PROJECT_ID,
       respond: (url, body) => respondTo(url, body, log),
       sealer: input.sealer,
+      schedules: watchScheduleTimers(watchQueue),
       guardrails,
       queue,
       ...(tuning.workerTiming ? { timing: tuning.workerTiming } : {}),
@@ -108,10 +119,14 @@ export async function startWorkers(input: {
     log.warn({ err }, 'could not schedule the approval expiry; expired cards close on their next click'),
   );
 
-  // Watchers: state changes, idle GPUs, digests, the capacity waitlist (docs/watch.md).
-  const watchQueue = createWatchQueue(input.queueRedis);
-  watchQueue.on('error', () => {}); // the connection's own listener reports it
-  lifecycle.opened('watch queue', () => watchQueue.close());
+  // Watchers: state changes, idle GPUs, digests, the capacity waitlist, power schedules (docs/watch.md).
+  const acceptDeps = {
+    queue,
+    store,
+    log,
+    guardrails,
+    ports: slackRequestPorts({ client: jobSlack, store, log }),
+  };
   const watchWorker = createWatchWorker(
     input.workerRedis,
     {
@@ -126,12 +141,24 @@ export async function startWorkers(input: {
       queue: watchQueue,
       snapshots: clients.snapshots,
       // What the policy decides (an idle machine's stop) goes through the request pipeline.
-      submit: (action) =>
-        submitPolicyAction(
-          { queue, store, log, guardrails, ports: slackRequestPorts({ client: jobSlack, store, log }) },
-          action,
-        ),
+      submit: (action) => submitPolicyAction(acceptDeps, action),
+      // A power schedule's firing: a request as its owner, role checked again (docs/schedules.md).
+      submitScheduled: (action) => submitScheduledAction(acceptDeps, action),
       botUserId: input.botUserId,
+      // Home tabs re-published when a look changes someone's machines (docs/home.md).
+      home: createHomePublisher({
+        store,
+        client: jobSlack,
+        log,
+        policy: guardrails.policy,
+        approvals: guardrails.approvals,
+        leases: guardrails.leases,
+        groupsOf: slackRequestPorts({ client: jobSlack, store, log }).groupsOf,
+        shape: config.CLOUD_API_SHAPE,
+        routes: input.routes,
+        defaultProjectId: config.CLOUD_PROJECT_ID,
+        fonts: homeChartFonts(log),
+      }),
     },
     {
       // The same lock and stalled-job check as the request worker: a drain or look whose worker (or

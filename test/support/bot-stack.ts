@@ -16,6 +16,7 @@ import { staticToken } from '../../src/cloud/token-provider.js';
 import { auditLine } from '../../src/commands/audit/render.js';
 import { gpuCommandSchema } from '../../src/commands/registry.js';
 import { FakeSlackApi, type FakeSlackOptions } from '../../src/devkit/fake-slack-api.js';
+import { createHomePublisher } from '../../src/home/publish-home.js';
 import { scheduleApprovalExpiry } from '../../src/jobs/guardrail-jobs.js';
 import { createQueue, type GpuQueue } from '../../src/jobs/queue.js';
 import { createLogger, type Logger } from '../../src/log/logger.js';
@@ -25,6 +26,7 @@ import { type BotMetrics, createBotMetrics } from '../../src/obs/bot-metrics.js'
 import type { Guardrails } from '../../src/policy/guardrails.js';
 import { DEFAULT_POLICY, type Policy } from '../../src/policy/policy.js';
 import { submitPolicyAction } from '../../src/requests/policy-action.js';
+import { submitScheduledAction } from '../../src/requests/scheduled-action.js';
 import { type RunningSim, startSim } from '../../src/sim/start-sim.js';
 import { createSlackWeb, type SlackWeb } from '../../src/slack/create-slack-app.js';
 import { ConversationPacedWebClient } from '../../src/slack/paced-web-client.js';
@@ -37,6 +39,7 @@ import { createSealer, type Sealer } from '../../src/store/sealed.js';
 import { createStore, type Store } from '../../src/store/store.js';
 import { findChartFonts } from '../../src/sys/fonts.js';
 import { createWatchWorker } from '../../src/watch/create-watch-worker.js';
+import { watchScheduleTimers } from '../../src/watch/schedule-timers.js';
 import type { WatchDeps } from '../../src/watch/watch-deps.js';
 import { createWatchQueue, scheduleWatchers, type WatchQueue } from '../../src/watch/watch-queue.js';
 import { createWorker } from '../../src/workers/create-worker.js';
@@ -152,6 +155,12 @@ export interface BotStack {
   close(): Promise<void>;
 }
 
+/** The fonts charts are drawn with here, as the composition root finds them. */
+function chartFonts(): { fontFiles: readonly string[]; fontFamily: string } {
+  const fonts = findChartFonts();
+  return { fontFiles: fonts.files, fontFamily: fonts.family };
+}
+
 export async function startBotStack(options: BotStackOptions = {}): Promise<BotStack> {
   const shape = options.shape ?? 'B';
   const id = randomBytes(4).toString('hex');
@@ -171,6 +180,8 @@ export async function startBotStack(options: BotStackOptions = {}): Promise<BotS
   const prefix = `{t${id}}`;
   const store = createStore(redis, `t${id}`);
   const queue = createQueue(queueConnection, prefix);
+  // As the composition root does: the watchers' queue also carries the power schedules' timers.
+  const watchQueue = createWatchQueue(queueConnection, prefix);
   const sealer = createSealer(redis, `t${id}`, TEST_SEAL_KEY);
   const logLines: string[] = [];
   const log = options.captureLogs
@@ -234,6 +245,7 @@ export async function startBotStack(options: BotStackOptions = {}): Promise<BotS
     shape,
     defaultProjectId: sim.info.projectId,
     sealer,
+    schedules: watchScheduleTimers(watchQueue),
     respond: async (url, body) => {
       const res = await request(url, {
         method: 'POST',
@@ -272,6 +284,7 @@ export async function startBotStack(options: BotStackOptions = {}): Promise<BotS
       guardrails,
       // As auth.test tells the composition root: the workspace the driver's requests come from.
       botTeamId: DEFAULTS.teamId,
+      homeFonts: chartFonts(),
     },
   );
   // Only tests of the guardrails get the expiry's scheduler job: the others count the queue's jobs.
@@ -279,8 +292,14 @@ export async function startBotStack(options: BotStackOptions = {}): Promise<BotS
   let watch: WatchStack | undefined;
   if (options.watch) {
     const w = options.watch;
-    const watchQueue = createWatchQueue(queueConnection, prefix);
     const watchPolicy = w.policy ?? options.policy ?? DEFAULT_POLICY;
+    const acceptDeps = {
+      queue,
+      store,
+      log,
+      guardrails,
+      ports: slackRequestPorts({ client: slackClient, store, log }),
+    };
     const watchDeps: WatchDeps = {
       cloud,
       platform,
@@ -298,12 +317,23 @@ export async function startBotStack(options: BotStackOptions = {}): Promise<BotS
       snapshots,
       minIntervalMs: w.minIntervalMs ?? 5,
       // As the composition root wires it: what the policy decides becomes an audited job.
-      submit: (action) =>
-        submitPolicyAction(
-          { queue, store, log, guardrails, ports: slackRequestPorts({ client: slackClient, store, log }) },
-          action,
-        ),
+      submit: (action) => submitPolicyAction(acceptDeps, action),
+      submitScheduled: (action) => submitScheduledAction(acceptDeps, action),
       botUserId: 'U0BOT',
+      // As the composition root wires it: Home tabs re-published when someone's machines change.
+      home: createHomePublisher({
+        store,
+        client: slackClient,
+        log,
+        policy: guardrails.policy,
+        approvals: guardrails.approvals,
+        leases: guardrails.leases,
+        groupsOf: slackRequestPorts({ client: slackClient, store, log }).groupsOf,
+        shape,
+        routes: ROUTES[shape],
+        defaultProjectId: sim.info.projectId,
+        fonts: chartFonts(),
+      }),
     };
     const watchWorkers = Array.from({ length: w.replicas ?? 1 }, () =>
       createWatchWorker(workerConnection, watchDeps, { prefix, concurrency: 8, lockDurationMs: 10_000 }),
@@ -367,11 +397,9 @@ export async function startBotStack(options: BotStackOptions = {}): Promise<BotS
     async close() {
       await web.stop();
       await Promise.all(workers.map((w) => w.close()));
-      if (watch) {
-        await Promise.all(watch.workers.map((w) => w.close()));
-        await watch.queue.obliterate({ force: true }).catch(() => {});
-        await watch.queue.close();
-      }
+      if (watch) await Promise.all(watch.workers.map((w) => w.close()));
+      await watchQueue.obliterate({ force: true }).catch(() => {});
+      await watchQueue.close();
       await queue.obliterate({ force: true }).catch(() => {});
       await queue.close();
       const keys = await redis.keys(`t${id}:*`);

@@ -28,9 +28,12 @@ interface Reply {
 export const REDIS_DOWN =
   'gpuops cannot reach its queue right now, so nothing was started. Please try again in a minute.';
 
-/** Redis failed over while the request was being stored: it may still run (src/jobs/replicated.ts). */
+/**
+ * Redis failed, failed over or was too slow while the request was being stored: it may still run
+ * (src/jobs/replicated.ts), so the person is told to look before sending it again.
+ */
 export const MAYBE_QUEUED =
-  'Redis failed over while gpuops was storing this request, so it may or may not run. Check `/gpu jobs` in a minute before sending it again.';
+  'gpuops lost touch with Redis while storing this request, so it may or may not run. Check `/gpu jobs` in a minute before sending it again.';
 
 /**
  * The listener answers within this, whatever Redis does (Slack gives up after 3 s): a request still
@@ -101,7 +104,10 @@ async function answer(slash: SlashCommand, deps: SlackDeps): Promise<Reply> {
       // Answered here, but still checked (`/gpu audit` is for admins) and on the audit trail.
       const refused = await acceptDirect(deps, command, ctx);
       if (refused) return { text: refused.message };
-      return answerDirect(command, directContext(slash, deps));
+      return answerDirect(
+        command,
+        directContext({ channelId: slash.channel_id, userId: slash.user_id }, deps),
+      );
     }
     default:
       break;
@@ -154,11 +160,14 @@ async function answer(slash: SlashCommand, deps: SlackDeps): Promise<Reply> {
 }
 
 /** What a direct answer needs, from the listener's deps and the policy. */
-function directContext(slash: SlashCommand, deps: SlackDeps): DirectContext {
+export function directContext(
+  where: { readonly channelId: string; readonly userId: string },
+  deps: SlackDeps,
+): DirectContext {
   const { policy, approvals, audit } = deps.guardrails;
   return {
-    channelId: slash.channel_id,
-    userId: slash.user_id,
+    channelId: where.channelId,
+    userId: where.userId,
     store: deps.store,
     shape: deps.shape,
     routes: deps.routes,
