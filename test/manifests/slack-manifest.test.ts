@@ -32,12 +32,14 @@ describe('Slack app manifests', () => {
     expect(socket.settings.socket_mode_enabled).toBe(true);
     expect(socket.settings.interactivity.request_url).toBeUndefined();
     expect(socket.features.slash_commands[0].url).toBeUndefined();
-    // The Home tab is published when someone opens it: both manifests subscribe to that event.
+    // The Home tab is published when someone opens it, and Workflow Builder runs the custom steps
+    // through function_executed: both manifests subscribe to both events.
+    const events = ['app_home_opened', 'function_executed'];
     expect(http.settings.event_subscriptions).toEqual({
       request_url: http.features.slash_commands[0].url,
-      bot_events: ['app_home_opened'],
+      bot_events: events,
     });
-    expect(socket.settings.event_subscriptions).toEqual({ bot_events: ['app_home_opened'] });
+    expect(socket.settings.event_subscriptions).toEqual({ bot_events: events });
   });
 
   it('turns the Home tab on and makes the DM tab read-only in both manifests: nothing answers messages typed there', () => {
