@@ -11,6 +11,7 @@ import type { LoadReport } from './support/load-generator.js';
 import { runLoad } from './support/run-load.js';
 import { cpuSplitMs, latencySummary, round } from './support/stats.js';
 import { stopGently } from './support/stop-gently.js';
+import { UNLIMITED_POLICY_FILE } from './support/unlimited-policy.js';
 
 // Scenario 1, acknowledgement: signed `/gpu ls` requests at a concurrency of 50 to the gpuops listener
 // (`gpuops web`: real Redis, real queue, no workers, so the jobs stay queued and only the listener is
@@ -51,6 +52,7 @@ export async function run(
       CLOUD_API_URL: sim.info.cloudUrl,
       CLOUD_API_TOKEN: sim.info.cloudToken,
       CLOUD_PROJECT_ID: sim.info.projectId,
+      GPUOPS_POLICY: UNLIMITED_POLICY_FILE,
       // For profiling: BENCH_NODE_OPTIONS='--import /path/to/hook.mjs', a module that starts
       // node:inspector's profiler and writes it on SIGTERM (Node refuses --cpu-prof in NODE_OPTIONS).
       ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),

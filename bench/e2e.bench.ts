@@ -7,6 +7,7 @@ import { postSigned, slashCommandBody } from '../test/support/slack-driver.js';
 import type { BenchResult } from './run.js';
 import { cpuSplitMs, latencySummary, round, rssMiB } from './support/stats.js';
 import { stopGently } from './support/stop-gently.js';
+import { UNLIMITED_POLICY_FILE } from './support/unlimited-policy.js';
 import { waitForCatalogue } from './support/wait-for-catalogue.js';
 
 // Scenario 2, end to end, and scenario 5, memory. `/gpu stop` and `/gpu start` commands, alternating on
@@ -190,6 +191,7 @@ export async function run(
       // Prices come from the platform API: without them every create and start waits for an approver.
       PLATFORM_API_URL: info.platformUrl!,
       PLATFORM_API_KEY: info.platformApiKey!,
+      GPUOPS_POLICY: UNLIMITED_POLICY_FILE,
       ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
     };
     const gpuops = spawnGpuops(['start'], gpuopsEnv);

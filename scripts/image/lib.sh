@@ -54,7 +54,9 @@ t() {
 image_exists() { t 60 podman image exists "$1"; }
 
 # The Debian packages podman needs here; installs what is missing (root and apt-get only).
-PODMAN_PACKAGES=(podman runc catatonit netavark aardvark-dns fuse-overlayfs slirp4netns uidmap mmdebstrap)
+# iptables: netavark sets up the bridge network of `podman kube play` with it (a Recommends, so not
+# brought in by --no-install-recommends).
+PODMAN_PACKAGES=(podman runc catatonit netavark aardvark-dns iptables fuse-overlayfs slirp4netns uidmap mmdebstrap)
 ensure_podman() {
   local missing=() p
   for p in "${PODMAN_PACKAGES[@]}"; do

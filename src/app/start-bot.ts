@@ -11,12 +11,19 @@ import { loadPolicy } from '../policy/load-policy.js';
 import type { Policy } from '../policy/policy.js';
 import { noDeciderWarning } from '../policy/workspace-access.js';
 import { createSealer, type Sealer, sealKeyFrom } from '../store/sealed.js';
-import { createStore, type Store } from '../store/store.js';
+import { CLUSTER_STORE_PREFIX, createStore, type Store } from '../store/store.js';
 import { createCloudClients } from './clients.js';
 import { createGuardrails } from './guardrails.js';
 import { Lifecycle } from './lifecycle.js';
 import { type ListenerFactory, startReceivers } from './receivers.js';
-import { BLOCKING, FAIL_FAST, redisConnector, redisTargetOf } from './redis-connections.js';
+import {
+  BLOCKING,
+  evictionPolicyOf,
+  evictionWarning,
+  FAIL_FAST,
+  redisConnector,
+  redisTargetOf,
+} from './redis-connections.js';
 import { checkBotToken } from './slack-token.js';
 import { drainWorker, type StartedWorkers, startWorkers, type WorkerTuning } from './workers.js';
 
@@ -51,8 +58,8 @@ export interface BotParts {
   readonly queue: GpuQueue;
   readonly sealer: Sealer;
   readonly guardrails: Guardrails;
-  /** The watchers' queue and what they run with: the worker role only. */
-  readonly watch: Pick<StartedWorkers, 'watchQueue' | 'watchDeps'> | undefined;
+  /** The watchers' worker, queue and what they run with: the worker role only. */
+  readonly watch: Pick<StartedWorkers, 'watchWorker' | 'watchQueue' | 'watchDeps'> | undefined;
 }
 
 export interface RunningBot {
@@ -97,8 +104,14 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
     if (undecided) log.warn({ policy: policy.source }, undecided);
 
     // 2. Redis: the store and the queue, failing fast so the listener still answers in time.
-    const connect = redisConnector(redisTargetOf(config), lifecycle, log, startTimeoutMs);
-    const store = createStore(await connect('store', FAIL_FAST));
+    const target = redisTargetOf(config);
+    const connect = redisConnector(target, lifecycle, log, startTimeoutMs);
+    const storeRedis = await connect('store', FAIL_FAST);
+    const store = createStore(storeRedis, target.cluster ? CLUSTER_STORE_PREFIX : undefined);
+    // A full Redis must refuse new requests, not evict accepted ones (docs/operations.md).
+    const evictionPolicy = await evictionPolicyOf(storeRedis);
+    const evicts = evictionWarning(evictionPolicy);
+    if (evicts) log.warn({ maxmemoryPolicy: evictionPolicy }, evicts);
     const queueRedis = await connect('queue', FAIL_FAST);
     // Form secrets (user data, kubeconfigs) travel sealed in Redis, never in job data.
     const sealer = createSealer(store.redis, store.prefix, sealKeyFrom(config));
@@ -132,7 +145,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
       const workerRedis = await connect('worker', BLOCKING);
       started = await startWorkers({
         ...{ config, clients, store, sealer, queue, queueRedis, workerRedis, guardrails, metrics },
-        ...{ slackFetch, lifecycle, log, tuning: options, botUserId: bot.botUserId },
+        ...{ slackFetch, lifecycle, log, tuning: options, botUserId: bot.botUserId, routes },
       });
     }
 
@@ -140,7 +153,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
     const receivers = await startReceivers({
       ...{ config, web, socketMode, host: options.host ?? '0.0.0.0', bot, store, queue, queueRedis, sealer },
       ...{ guardrails, routes, metrics, slackFetch, listener: options.listener, startTimeoutMs },
-      ...{ shuttingDown: () => shuttingDown, lifecycle, log },
+      ...{ shuttingDown: () => shuttingDown, lifecycle, log, evictionPolicy },
       ...(health ? { dependencies: report(health) } : {}),
     });
     await firstCheck;
@@ -183,7 +196,11 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
       botUserId: bot.botUserId,
       parts: {
         ...{ store, queue, sealer, guardrails },
-        watch: started && { watchQueue: started.watchQueue, watchDeps: started.watchDeps },
+        watch: started && {
+          watchWorker: started.watchWorker,
+          watchQueue: started.watchQueue,
+          watchDeps: started.watchDeps,
+        },
       },
       stop,
     };

@@ -3,8 +3,10 @@ import type { FetchFunction } from '@slack/web-api';
 import { WebClient, type WebClientOptions } from '@slack/web-api';
 import type { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
+import type { RouteTable } from '../cloud/routes.js';
 import type { WorkerTiming } from '../commands/kit/handler-deps.js';
 import type { Config } from '../config.js';
+import { createHomePublisher } from '../home/publish-home.js';
 import { scheduleApprovalExpiry } from '../jobs/guardrail-jobs.js';
 import type { JobData } from '../jobs/job-data.js';
 import type { GpuQueue } from '../jobs/queue.js';
@@ -13,11 +15,13 @@ import type { Logger } from '../log/logger.js';
 import type { BotMetrics } from '../obs/bot-metrics.js';
 import type { Guardrails } from '../policy/guardrails.js';
 import { submitPolicyAction } from '../requests/policy-action.js';
+import { submitScheduledAction } from '../requests/scheduled-action.js';
 import { ConversationPacedWebClient } from '../slack/paced-web-client.js';
 import { slackRequestPorts } from '../slack/request-ports.js';
 import type { Sealer } from '../store/sealed.js';
 import type { Store } from '../store/store.js';
 import { createWatchWorker } from '../watch/create-watch-worker.js';
+import { watchScheduleTimers } from '../watch/schedule-timers.js';
 import type { WatchDeps } from '../watch/watch-deps.js';
 import {
   createWatchQueue,
@@ -27,6 +31,7 @@ import {
 } from '../watch/watch-queue.js';
 import { createWorker } from '../workers/create-worker.js';
 import type { CloudClients } from './clients.js';
+import { homeChartFonts } from './home-fonts.js';
 import type { Lifecycle } from './lifecycle.js';
 import { respondTo } from './respond.js';
 
@@ -49,6 +54,7 @@ export interface WorkerTuning {
 /** What the worker role runs: the request worker, and the watchers' queue with what they run with. */
 export interface StartedWorkers {
   readonly worker: Worker<JobData>;
+  readonly watchWorker: Worker;
   readonly watchQueue: WatchQueue;
   readonly watchDeps: WatchDeps;
 }
@@ -71,8 +77,13 @@ export async function startWorkers(input: {
   readonly log: Logger;
   readonly tuning: WorkerTuning;
   readonly botUserId: string;
+  readonly routes: RouteTable;
 }): Promise<StartedWorkers> {
   const { config, clients, store, queue, guardrails, metrics, lifecycle, log, tuning } = input;
+  const locks = {
+    ...(tuning.lockDurationMs !== undefined ? { lockDurationMs: tuning.lockDurationMs } : {}),
+    ...(tuning.stalledIntervalMs !== undefined ? { stalledIntervalMs: tuning.stalledIntervalMs } : {}),
+  };
   const slackOptions: WebClientOptions = {
     slackApiUrl: config.SLACK_API_URL,
     fetch: input.slackFetch,
@@ -82,6 +93,10 @@ export async function startWorkers(input: {
   };
   // A 429 waits for its own conversation only, never every job of the process (paced-web-client.ts).
   const jobSlack = new ConversationPacedWebClient(config.SLACK_BOT_TOKEN, slackOptions);
+  // The watchers' queue: its job schedulers also fire the power schedules the request worker makes.
+  const watchQueue = createWatchQueue(input.queueRedis);
+  watchQueue.on('error', () => {}); // the connection's own listener reports it
+  lifecycle.opened('watch queue', () => watchQueue.close());
   const worker = createWorker(
     input.workerRedis,
     {
@@ -93,13 +108,13 @@ export async function startWorkers(input: {
       defaultProjectId: config.CLOUD_PROJECT_ID,
       respond: (url, body) => respondTo(url, body, log),
       sealer: input.sealer,
+      schedules: watchScheduleTimers(watchQueue),
       guardrails,
       queue,
       ...(tuning.workerTiming ? { timing: tuning.workerTiming } : {}),
     },
     {
-      ...(tuning.lockDurationMs !== undefined ? { lockDurationMs: tuning.lockDurationMs } : {}),
-      ...(tuning.stalledIntervalMs !== undefined ? { stalledIntervalMs: tuning.stalledIntervalMs } : {}),
+      ...locks,
       ...(tuning.workerConcurrency !== undefined ? { concurrency: tuning.workerConcurrency } : {}),
     },
   );
@@ -126,10 +141,14 @@ export async function startWorkers(input: {
     log.warn({ err }, 'could not schedule the approval expiry; expired cards close on their next click'),
   );
 
-  // Watchers: state changes, idle GPUs, digests, the capacity waitlist (docs/watch.md).
-  const watchQueue = createWatchQueue(input.queueRedis);
-  watchQueue.on('error', () => {}); // the connection's own listener reports it
-  lifecycle.opened('watch queue', () => watchQueue.close());
+  // Watchers: state changes, idle GPUs, digests, the capacity waitlist, power schedules (docs/watch.md).
+  const acceptDeps = {
+    queue,
+    store,
+    log,
+    guardrails,
+    ports: slackRequestPorts({ client: jobSlack, store, log }),
+  };
   const watchDeps: WatchDeps = {
     cloud: clients.cloud,
     platform: clients.platform,
@@ -142,22 +161,38 @@ export async function startWorkers(input: {
     queue: watchQueue,
     snapshots: clients.snapshots,
     // What the policy decides (an idle machine's stop) goes through the request pipeline.
-    submit: (action) =>
-      submitPolicyAction(
-        { queue, store, log, guardrails, ports: slackRequestPorts({ client: jobSlack, store, log }) },
-        action,
-      ),
+    submit: (action) => submitPolicyAction(acceptDeps, action),
+    // A power schedule's firing: a request as its owner, role checked again (docs/schedules.md).
+    submitScheduled: (action) => submitScheduledAction(acceptDeps, action),
     botUserId: input.botUserId,
+    // Home tabs re-published when a look changes someone's machines (docs/home.md).
+    home: createHomePublisher({
+      store,
+      client: jobSlack,
+      log,
+      policy: guardrails.policy,
+      approvals: guardrails.approvals,
+      leases: guardrails.leases,
+      groupsOf: slackRequestPorts({ client: jobSlack, store, log }).groupsOf,
+      shape: config.CLOUD_API_SHAPE,
+      routes: input.routes,
+      defaultProjectId: config.CLOUD_PROJECT_ID,
+      fonts: homeChartFonts(log),
+    }),
     ...(tuning.watchMinIntervalMs !== undefined ? { minIntervalMs: tuning.watchMinIntervalMs } : {}),
   };
-  const watchWorker = createWatchWorker(input.workerRedis, watchDeps);
+  const watchWorker = createWatchWorker(input.workerRedis, watchDeps, {
+    // The same lock and stalled-job check as the request worker: a drain or look whose worker (or
+    // Redis primary) died mid-job is taken over as soon as a request would be.
+    ...locks,
+  });
   lifecycle.opened('watch worker', () => watchWorker.close());
   if (tuning.watchSchedule !== false) {
     await scheduleWatchers(watchQueue, guardrails.policy, tuning.watchSchedule).catch((err: unknown) =>
       log.warn({ err }, 'could not schedule the watchers; /gpu watch posts nothing until they are'),
     );
   }
-  return { worker, watchQueue, watchDeps };
+  return { worker, watchWorker, watchQueue, watchDeps };
 }
 
 /**

@@ -8,6 +8,7 @@ import type { JobRun, Outcome } from './kit/job-run.js';
 import { handlers as metrics } from './metrics/handlers.js';
 import { handlers as projects } from './projects/handlers.js';
 import type { GpuCommand, GpuCommandKind, JobKind } from './registry.js';
+import { handlers as schedules } from './schedules/handlers.js';
 import { handlers as slurm } from './slurm/handlers.js';
 
 // Every job handler, gathered from the families. The table's type lists every kind whose spec is not
@@ -18,6 +19,7 @@ export type HandlerTable = { readonly [K in JobKind]: HandlerFor<K> };
 export const HANDLERS: HandlerTable = {
   ...projects,
   ...instances,
+  ...schedules,
   ...catalog,
   ...keys,
   ...filesystems,

@@ -12,6 +12,7 @@ import { specs as k8s, synonyms as k8sSynonyms } from './k8s/specs.js';
 import { specs as keys, synonyms as keysSynonyms } from './keys/specs.js';
 import { specs as metrics, synonyms as metricsSynonyms } from './metrics/specs.js';
 import { specs as projects, synonyms as projectsSynonyms } from './projects/specs.js';
+import { specs as schedules, synonyms as schedulesSynonyms } from './schedules/specs.js';
 import { specs as slurm, synonyms as slurmSynonyms } from './slurm/specs.js';
 import {
   type CommandCost,
@@ -37,6 +38,7 @@ export const COMMANDS = [
   ...help,
   ...projects,
   ...instances,
+  ...schedules,
   ...catalog,
   ...keys,
   ...filesystems,
@@ -54,6 +56,7 @@ export const COMMANDS = [
 export const SYNONYMS: Readonly<Record<string, string>> = {
   ...projectsSynonyms,
   ...instancesSynonyms,
+  ...schedulesSynonyms,
   ...catalogSynonyms,
   ...keysSynonyms,
   ...filesystemsSynonyms,
@@ -175,7 +178,18 @@ export function describeCommand(command: GpuCommand): string {
   if (own !== undefined) return own;
   const c = command as Record<string, unknown>;
   const words = [`/gpu ${commandPath(command.kind)}`];
-  for (const field of ['cluster', 'instance', 'name', 'project', 'type', 'version', 'size', 'pool', 'user']) {
+  for (const field of [
+    'cluster',
+    'instance',
+    'name',
+    'id',
+    'project',
+    'type',
+    'version',
+    'size',
+    'pool',
+    'user',
+  ]) {
     const value = c[field];
     if (typeof value === 'string') words.push(value);
   }

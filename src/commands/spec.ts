@@ -59,6 +59,19 @@ export interface CostInput {
   readonly prices: PriceBook;
   /** The type of the instance the command acts on, for start and stop (from a cached listing). */
   readonly targetType?: string;
+  /**
+   * For a command that schedules starts (`actsAs: 'start'`): the stop schedules on the same target in
+   * its channel, so the month it can cost counts the hours between a start and the next stop.
+   */
+  readonly stopSchedules?: readonly ScheduledStop[];
+}
+
+export interface ScheduledStop {
+  readonly id: string;
+  /** As typed: `weekdays 20:00`. */
+  readonly when: string;
+  readonly pattern: string;
+  readonly tz: string;
 }
 
 /** What a form prefills from the command that opened it. */
@@ -118,6 +131,11 @@ export interface CommandSpec<
    * can change that). Destroying kinds always do; this marks the others.
    */
   readonly approval?: 'always';
+  /**
+   * The kind it makes happen later (`schedule.stop` → `stop`): whoever asks for it needs that kind's
+   * role too, so a schedule never does what its owner may not do now.
+   */
+  readonly actsAs?: string;
   /** The request as a person would type it, where the generic description misses a value. */
   readonly describe?: (command: C) => string;
   /** A paragraph for docs/commands.md under the section's table (Markdown). */

@@ -1,7 +1,8 @@
 import type { DirectoryUser } from '../chat/local-slack-api.js';
 
 // Who is in the demo's workspace, and what each is for. Ada asks, Bob approves (and is the admin),
-// Carol may only look. Their Slack profiles are what `/gpu slurm adduser` derives a username from.
+// Carol may only look. Their Slack profiles are what `/gpu slurm adduser` derives a username from;
+// their time zones are where `/gpu schedules` shows each one the next runs.
 
 export const DEMO_TEAM_ID = 'T0DEMO';
 export const DEMO_BOT_USER_ID = 'U0GPUOPS';
@@ -12,9 +13,9 @@ export const BOB = 'U0BOB';
 export const CAROL = 'U0CAROL';
 
 export const DEMO_PEOPLE: readonly DirectoryUser[] = [
-  { id: ADA, name: 'ada', realName: 'Augusta Ada King', displayName: 'Ada Lovelace' },
-  { id: BOB, name: 'bob', realName: 'Robert Noyce', displayName: 'Bob Noyce' },
-  { id: CAROL, name: 'carol', realName: 'Carol Shaw', displayName: 'Carol Shaw' },
+  { id: ADA, name: 'ada', realName: 'Augusta Ada King', displayName: 'Ada Lovelace', tz: 'Europe/London' },
+  { id: BOB, name: 'bob', realName: 'Robert Noyce', displayName: 'Bob Noyce', tz: 'America/New_York' },
+  { id: CAROL, name: 'carol', realName: 'Carol Shaw', displayName: 'Carol Shaw', tz: 'Asia/Tokyo' },
 ];
 
 export const DEMO_ROLES: Readonly<Record<string, string>> = {

@@ -1,5 +1,12 @@
 import { withDeadline } from '../commands/kit/with-deadline.js';
-import { commandPath, estimateCommand, type GpuCommand, type GpuCommandKind } from '../commands/registry.js';
+import {
+  commandPath,
+  estimateCommand,
+  type GpuCommand,
+  type GpuCommandKind,
+  isCommandKind,
+  specFor,
+} from '../commands/registry.js';
 import type { JobContext } from '../jobs/job-data.js';
 import { jobIdFor } from '../jobs/queue.js';
 import { addSystemJob } from '../jobs/system-jobs.js';
@@ -7,10 +14,17 @@ import { authorize, groupsInPolicy, leaseFor, needsApproval } from '../policy/de
 import type { Guardrails } from '../policy/guardrails.js';
 import type { PolicyRole } from '../policy/policy-schema.js';
 import { type CostEstimate, formatCost, type PriceBook } from '../pricing/cost.js';
-import { auditFieldsOf } from '../store/audit.js';
 import { type Catalog, readCatalog } from '../store/catalog-cache.js';
 import { instanceTypeOf } from '../store/instance-types-seen.js';
-import { type AcceptDeps, type AcceptExtra, REDIS_MS, record, requestAudit } from './accept-kit.js';
+import { stopSchedulesOn } from '../store/schedules.js';
+import {
+  type AcceptDeps,
+  type AcceptExtra,
+  REDIS_MS,
+  record,
+  requestAudit,
+  requestParameters,
+} from './accept-kit.js';
 import { type TargetProblem, targetInstance, targetProblem } from './check-target.js';
 import { type EnqueueResult, enqueueRequest } from './enqueue-request.js';
 import { type Assessment, type PendingApproval, requestApproval } from './request-approval.js';
@@ -61,17 +75,23 @@ export async function checkAccess(
   const guardrails = deps.guardrails;
   const { policy } = guardrails;
   const userGroups = await deps.ports.groupsOf(who.userId, groupsInPolicy(policy));
-  const auth = authorize({ policy, userId: who.userId, userGroups, channelId: who.channelId, kind });
-  if (auth.allowed) return undefined;
-  return {
-    status: 'refused',
-    message: auth.message,
-    plain:
-      `/gpu ${commandPath(kind)} needs the ${auth.needed} role, and you have ${auth.role}. ` +
-      `Ask an admin to grant ${auth.needed} to you, to a user group you are in, or to this channel in the gpuops policy file.`,
-    role: auth.role,
-    needed: auth.needed,
-  };
+  // A kind that makes another happen later (a schedule's stop) needs that kind's role as well.
+  const acts = specFor(kind).actsAs;
+  const kinds = acts !== undefined && isCommandKind(acts) ? [kind, acts] : [kind];
+  for (const k of kinds) {
+    const auth = authorize({ policy, userId: who.userId, userGroups, channelId: who.channelId, kind: k });
+    if (auth.allowed) continue;
+    return {
+      status: 'refused',
+      message: auth.message,
+      plain:
+        `/gpu ${commandPath(k)} needs the ${auth.needed} role, and you have ${auth.role}. ` +
+        `Ask an admin to grant ${auth.needed} to you, to a user group you are in, or to this channel in the gpuops policy file.`,
+      role: auth.role,
+      needed: auth.needed,
+    };
+  }
+  return undefined;
 }
 
 /** A request the listener answers itself (help, audit, approvals…): checked, and on the audit trail. */
@@ -85,7 +105,7 @@ export async function acceptDirect(
   await record(deps, guardrails, {
     ...requestAudit(command, ctx),
     outcome: refused ? 'refused' : 'answered',
-    ...(refused ? { parameters: { ...auditFieldsOf(command).parameters, needed: refused.needed } } : {}),
+    ...(refused ? { parameters: { ...requestParameters(command, ctx), needed: refused.needed } } : {}),
   });
   return refused;
 }
@@ -108,16 +128,31 @@ async function assess(
     withDeadline(deps.store.projectOf(ctx.channelId), REDIS_MS, 'Redis'),
   ]);
   const catalog: Catalog | undefined = cached?.catalog;
+  // Commands priced by the machine they act on (start, stop, a scheduled start) name it.
+  const target = specFor(command.kind).cost ? targetInstance(command) : undefined;
   const targetType =
-    command.kind === 'start' || command.kind === 'stop'
+    target !== undefined
+      ? await withDeadline(instanceTypeOf(deps.store, ctx.projectId, target, catalog), REDIS_MS, 'Redis')
+      : undefined;
+  // A scheduled start costs the hours until its target's scheduled stops: they are read here.
+  const stopSchedules =
+    specFor(command.kind).actsAs === 'start'
       ? await withDeadline(
-          instanceTypeOf(deps.store, ctx.projectId, command.instance, catalog),
+          stopSchedulesOn(deps.store, ctx.channelId, {
+            instance: targetInstance(command),
+            tag: 'tag' in command ? command.tag : undefined,
+          }),
           REDIS_MS,
           'Redis',
         )
       : undefined;
   const prices: PriceBook = { configurations: catalog?.configurations, pricing: policy.pricing };
-  let cost = estimateCommand({ prices, command, ...(targetType ? { targetType } : {}) });
+  let cost = estimateCommand({
+    prices,
+    command,
+    ...(targetType ? { targetType } : {}),
+    ...(stopSchedules ? { stopSchedules } : {}),
+  });
   if (cost && !catalog) {
     cost = { ...cost, estimate: NOT_CACHED };
     await askForCatalog(deps, ctx.projectId);
@@ -222,6 +257,18 @@ async function checkTarget(
 }
 
 /**
+ * A workflow step given no channel has nowhere to show an approval card unless the policy names an
+ * approvals channel (without one the card goes to the request's channel).
+ */
+function noPlaceForCard(guardrails: Guardrails, ctx: JobContext): TargetProblem | undefined {
+  if (ctx.step === undefined || ctx.channelId !== ctx.userId) return undefined;
+  if (guardrails.policy.approvals.channel !== undefined) return undefined;
+  const text =
+    'This request needs an approval, and the step has no channel to show it in: give the step a channel for progress (approvers see the card there), or set approvals.channel in the gpuops policy.';
+  return { message: text, plain: text, field: 'channel' };
+}
+
+/**
  * Accepts a request: refused (with the role it needs), sent to approvers (with where it went), or
  * queued as exactly one job. Every outcome is on the audit trail.
  */
@@ -237,7 +284,7 @@ export async function acceptRequest(
   if (refused) {
     await record(deps, guardrails, {
       ...requestAudit(command, ctx),
-      parameters: { ...auditFieldsOf(command).parameters, role: refused.role, needed: refused.needed },
+      parameters: { ...requestParameters(command, ctx), role: refused.role, needed: refused.needed },
       outcome: 'refused',
     });
     return refused;
@@ -245,7 +292,7 @@ export async function acceptRequest(
 
   const assessment = await assess(deps, guardrails, command, ctx);
   if (assessment.need.required) {
-    const problem = await checkTarget(deps, command, ctx);
+    const problem = noPlaceForCard(guardrails, ctx) ?? (await checkTarget(deps, command, ctx));
     if (problem) {
       await record(deps, guardrails, { ...requestAudit(command, ctx), outcome: 'rejected' });
       return { status: 'rejected', ...problem };
@@ -260,7 +307,7 @@ export async function acceptRequest(
     await record(deps, guardrails, {
       ...requestAudit(command, ctx),
       parameters: {
-        ...auditFieldsOf(command).parameters,
+        ...requestParameters(command, ctx),
         ...(assessment.cost ? { cost: formatCost(assessment.cost.estimate) } : {}),
       },
       outcome: 'queued',

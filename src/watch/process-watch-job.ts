@@ -2,6 +2,7 @@ import { type Job, UnrecoverableError } from 'bullmq';
 import { z } from 'zod';
 import { sendDigests } from './digest.js';
 import { drainOutbox } from './drain-outbox.js';
+import { fireSchedule } from './fire-schedule.js';
 import { checkIdle } from './idle-check.js';
 import { pollProject } from './poll-project.js';
 import { checkWaitlist } from './waitlist-check.js';
@@ -34,6 +35,20 @@ export async function processWatchJob(job: Job, deps: WatchDeps, signal: AbortSi
         return JSON.stringify(await checkWaitlist(deps, signal));
       case 'digest':
         return await sendDigests(deps, signal);
+      case 'home':
+        if (!deps.home) return 'no Home tab publisher';
+        await deps.home.publish(data.userId);
+        return `published the Home tab of ${data.userId}`;
+      case 'schedule':
+        return JSON.stringify(
+          await fireSchedule(
+            deps,
+            data.id,
+            Number(job.opts.prevMillis ?? job.timestamp),
+            signal,
+            job.attemptsMade + 1 >= (job.opts.attempts ?? 1),
+          ),
+        );
       case 'drain':
         return JSON.stringify(await drainOutbox(deps, data, signal));
     }

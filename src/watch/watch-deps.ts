@@ -1,10 +1,12 @@
 import type { WebClient } from '@slack/web-api';
 import type { InfraClient, PlatformClient } from '../cloud/index.js';
 import type { Shape } from '../cloud/shape.js';
+import type { HomePublisher } from '../home/home-deps.js';
 import type { Logger } from '../log/logger.js';
 import type { Policy } from '../policy/policy.js';
 import type { EnqueueResult } from '../requests/enqueue-request.js';
 import type { PolicyAction } from '../requests/policy-action.js';
+import type { ScheduledAction, ScheduledResult } from '../requests/scheduled-action.js';
 import type { SnapshotDeps } from '../snapshot/take-snapshot.js';
 import type { Store } from '../store/store.js';
 import type { WatchQueue } from './watch-queue.js';
@@ -32,8 +34,15 @@ export interface WatchDeps {
    * an audit entry, like any request (src/requests/policy-action.ts).
    */
   readonly submit: (action: PolicyAction) => Promise<EnqueueResult>;
+  /**
+   * A power schedule's firing: a start or stop as the schedule's owner, role checked again, audited
+   * with the schedule's id (src/requests/scheduled-action.ts). Absent: schedules fire nothing.
+   */
+  readonly submitScheduled?: (action: ScheduledAction) => Promise<ScheduledResult>;
   /** The bot's own Slack user: who such a change is made by. */
   readonly botUserId: string;
+  /** Re-publishes Home tabs when a look changes someone's machines (docs/home.md). */
+  readonly home?: HomePublisher | undefined;
   readonly now?: () => number;
   /** Least time between two Slack calls to one channel or DM; default 1000 ms (about one a second). */
   readonly minIntervalMs?: number;

@@ -12,6 +12,8 @@ const ALLOWED = [
   /^@slack\/types$/,
   /^\.\.?\/(\.\.\/)?[a-z0-9-]+(\/[a-z0-9-]+)?\.js$/,
   /^yaml$/,
+  // Pure: reads a cron pattern and walks its dates (the `<when>` of /gpu schedule).
+  /^cron-parser$/,
   /^(\.\.\/)+cloud\/(routes|rules|shape|operation-words)\.js$/,
   /^(\.\.\/)+(pricing|render)\/[a-z-]+\.js$/,
   /^(\.\.\/)+store\/catalog-cache\.js$/,
@@ -37,7 +39,7 @@ describe('src/commands specs, parser and forms', () => {
         const spec = m[2]!;
         // Types of what the store holds are plain data; only its code does I/O.
         if (m[1] === 'import type' && /^(\.\.\/)+store\//.test(spec)) continue;
-        if (/^(\.\.\/)+(cloud|store)\//.test(spec) && !ALLOWED.slice(3).some((re) => re.test(spec))) {
+        if (/^(\.\.\/)+(cloud|store)\//.test(spec) && !ALLOWED.slice(4).some((re) => re.test(spec))) {
           offending.push(`${name} imports ${spec}`);
         } else if (!ALLOWED.some((re) => re.test(spec))) offending.push(`${name} imports ${spec}`);
       }

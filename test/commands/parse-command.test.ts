@@ -147,6 +147,26 @@ const GRAMMAR: ReadonlyArray<readonly [string, GpuCommand]> = [
     'metrics query avg by (gpu) (DCGM_FI_DEV_GPU_UTIL) --range 1d',
     { kind: 'metrics.query', promql: 'avg by (gpu) (DCGM_FI_DEV_GPU_UTIL)', rangeSeconds: 86_400 },
   ],
+  [
+    'schedule stop train-01 weekdays 20:00',
+    { kind: 'schedule.stop', instance: 'train-01', when: 'weekdays 20:00', pattern: '0 20 * * 1-5' },
+  ],
+  [
+    'schedule start team=ml daily 7:30 --tz Europe/Berlin',
+    {
+      kind: 'schedule.start',
+      tag: { key: 'team', value: 'ml' },
+      when: 'daily 07:30',
+      pattern: '30 7 * * *',
+      tz: 'Europe/Berlin',
+    },
+  ],
+  [
+    'schedule stop train-01 0 22 * * 1-5',
+    { kind: 'schedule.stop', instance: 'train-01', when: '0 22 * * 1-5', pattern: '0 22 * * 1-5' },
+  ],
+  ['schedules', { kind: 'schedules' }],
+  ['schedule rm s-3f9a2c', { kind: 'schedule.rm', id: 's-3f9a2c' }],
   ['watch', { kind: 'watch' }],
   ['watch on', { kind: 'watch', state: 'on' }],
   ['watch off', { kind: 'watch', state: 'off' }],

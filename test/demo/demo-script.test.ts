@@ -66,10 +66,17 @@ describe('gpuops demo --script (shape A, its own Redis and Prometheus)', () => {
       '/gpu create train-1 h100-hgx-80gb.1x',
       '/gpu stop train-1',
       '/gpu start train-1',
+      '# Ada stops train-1 every weekday evening in her time zone; Bob reads the next run in his',
+      '/gpu schedule stop train-1 weekdays 20:00',
+      '/gpu schedules',
+      '# A workflow stops it (nothing posted: no channel), then starts it in this channel',
+      '/step stop_instance instance=train-1 channel_id=',
+      '/step start_instance instance=train-1',
       '# $23.12/h is above the demo policy threshold: Bob approves',
       '/gpu create big-1 h100-hgx-80gb.8x',
       '/as bob',
       '/press Approve',
+      '/gpu schedules',
       '/as ada',
       '/gpu metrics demo-1 --range 15m',
       '/gpu ls',
@@ -108,6 +115,28 @@ describe('gpuops demo --script (shape A, its own Redis and Prometheus)', () => {
     expect(create).toContain('State: 🟢 running');
     expect(answerTo(out, '/gpu stop train-1')).toContain('train-1 is stopped');
     expect(answerTo(out, '/gpu start train-1')).toContain('train-1 is running');
+
+    const scheduled = answerTo(out, '/gpu schedule stop train-1 weekdays 20:00');
+    expect(scheduled).toMatch(
+      /✅ Done · `\/gpu schedule stop train-1 weekdays 20:00`\n {2}Scheduled `s-[0-9a-f]{6}`: stop train-1 weekdays 20:00 \(Europe\/London\)/,
+    );
+    expect(answerTo(out, '/gpu schedules')).toMatch(
+      /stop train-1 · weekdays 20:00 Europe\/London · next \w{3} \d+ \w{3}, 20:00 your time/,
+    );
+    const bobsList = out.slice(out.lastIndexOf('› /gpu schedules'));
+    expect(bobsList).toMatch(/next \w{3} \d+ \w{3}, 1[56]:00 your time/);
+    expect(bobsList).toContain('Times in your time zone (America/New_York)');
+    const stepStop = answerTo(out, '/step stop_instance instance=train-1 channel_id=');
+    expect(stepStop).toContain('A workflow runs the step stop_instance for @ada…');
+    expect(stepStop).toMatch(
+      /Workflow step stop_instance completed:\n {2}instance_name: train-1\n {2}instance_id: \S+\n {2}state: stopped\n/,
+    );
+    expect(stepStop).not.toContain('gpuops in #gpu-ops');
+    const stepStart = answerTo(out, '/step start_instance instance=train-1');
+    expect(stepStart).toMatch(/✅ Done · `\/gpu start train-1`/);
+    expect(stepStart).toMatch(
+      /Workflow step start_instance completed:[\s\S]*state: running\n {2}ip_address: \d+\.\d+\.\d+\.\d+/,
+    );
 
     // The costly create waits for Bob's button; Ada's own request message says so, then goes on.
     const big = answerTo(out, '/gpu create big-1 h100-hgx-80gb.8x');

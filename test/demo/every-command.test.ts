@@ -44,6 +44,9 @@ const STEPS: readonly Step[] = [
   { line: '/gpu create t-1 rtx-a5000-24gb.1x' },
   { line: '/gpu stop t-1' },
   { line: '/gpu start t-1' },
+  { line: '/gpu schedule stop t-1 weekdays 20:00' },
+  { line: '/gpu schedule start demo-1 weekdays 07:30' },
+  { line: '/gpu schedules' },
   { line: '/gpu metrics demo-1 --range 15m' },
   { line: '/gpu metrics query avg(DCGM_FI_DEV_GPU_UTIL) --range 15m' },
   { line: '/gpu rm t-1' },
@@ -93,10 +96,10 @@ const STEPS: readonly Step[] = [
  */
 const LEFT_OUT: Readonly<Record<Shape, readonly GpuCommandKind[]>> = {
   // Projects cannot be listed in A and B, so `project use` takes the project's id.
-  A: ['project.use', 'waitlist.rm', 'audit', 'slurm.sudo'],
+  A: ['project.use', 'waitlist.rm', 'schedule.rm', 'audit', 'slurm.sudo'],
   // Filesystems cannot be listed in B, so `fs show` takes the id `fs create` answered with.
-  B: ['project.use', 'fs.show', 'waitlist.rm', 'audit'],
-  C: ['waitlist.rm', 'audit'],
+  B: ['project.use', 'fs.show', 'waitlist.rm', 'schedule.rm', 'audit'],
+  C: ['waitlist.rm', 'schedule.rm', 'audit'],
 };
 
 function kindOf(line: string): GpuCommandKind {

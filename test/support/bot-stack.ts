@@ -1,3 +1,4 @@
+import type { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { type BotOptions, type RunningBot, startBot } from '../../src/app/start-bot.js';
 import {
@@ -97,6 +98,8 @@ export interface WatchStack {
   readonly queue: WatchQueue;
   /** What the watch workers run with: call the processors directly with it. */
   readonly deps: WatchDeps;
+  /** The watch workers of the stack's worker processes (the first, and each replica). */
+  readonly workers: readonly Worker[];
 }
 
 export interface BotStack {
@@ -232,7 +235,13 @@ export async function startBotStack(options: BotStackOptions = {}): Promise<BotS
   const { store, queue, sealer, guardrails } = bot.parts;
   const watchParts = bot.parts.watch;
   const watch: WatchStack | undefined =
-    w && watchParts ? { queue: watchParts.watchQueue, deps: watchParts.watchDeps } : undefined;
+    w && watchParts
+      ? {
+          queue: watchParts.watchQueue,
+          deps: watchParts.watchDeps,
+          workers: bots.flatMap((b) => (b.parts.watch ? [b.parts.watch.watchWorker] : [])),
+        }
+      : undefined;
   // The test's own clients, to look at the cloud the bot changed.
   const cloud = createInfraClient({
     baseUrl: sim.info.cloudUrl,

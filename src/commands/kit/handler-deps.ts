@@ -5,6 +5,7 @@ import type { Logger } from '../../log/logger.js';
 import type { SnapshotDeps } from '../../snapshot/take-snapshot.js';
 import type { Sealer } from '../../store/sealed.js';
 import type { Store } from '../../store/store.js';
+import type { ScheduleTimers } from './schedule-timers.js';
 
 /** What a job handler may touch, built once by the composition root. */
 export interface HandlerDeps {
@@ -21,6 +22,8 @@ export interface HandlerDeps {
   readonly respond: (url: string, body: Record<string, unknown>) => Promise<void>;
   /** Unseals the secrets of form requests (user data, kubeconfigs); see src/store/sealed.ts. */
   readonly sealer?: Sealer | undefined;
+  /** The job schedulers that fire `/gpu schedule …` (the watch queue); absent where none run. */
+  readonly schedules?: ScheduleTimers | undefined;
   readonly timing?: Partial<WorkerTiming>;
   readonly now?: () => number;
 }

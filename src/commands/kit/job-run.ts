@@ -22,6 +22,8 @@ const CLOUD_WAIT_TOLD = 'cloudWaitTold';
 export interface Outcome {
   readonly detail: string;
   readonly result?: readonly KnownBlock[];
+  /** The outcome as data, for the outputs of a Workflow Builder step (src/commands/workflow/). */
+  readonly outputs?: Readonly<Record<string, unknown>>;
 }
 
 /**
@@ -91,6 +93,11 @@ export class JobRun<D extends HandlerDeps = HandlerDeps> {
     return this.delivery === 'ephemeral' || this.delivery === 'dm';
   }
 
+  /** A workflow step with no channel to show it in: its outputs are the answer, nothing is posted. */
+  private get quiet(): boolean {
+    return this.data.ctx.step?.quiet === true;
+  }
+
   /** Whether the requester was told the cloud did not answer, by this attempt or an earlier one. */
   get toldCloudWait(): boolean {
     return this.toldCloudWaitNow || this.data.progress?.[CLOUD_WAIT_TOLD] === true;
@@ -156,6 +163,7 @@ export class JobRun<D extends HandlerDeps = HandlerDeps> {
   async finish(phase: 'done' | 'failed', outcome: Outcome): Promise<void> {
     await this.noticeSent;
     await this.deps.store.updateJob(this.job.id!, { state: phase, detail: outcome.detail });
+    if (this.quiet) return;
     if (this.answersPrivately) {
       await this.answerPrivately(phase, outcome);
       return;
@@ -183,6 +191,7 @@ export class JobRun<D extends HandlerDeps = HandlerDeps> {
    * requester privately instead: the response_url, else a DM.
    */
   private async show(phase: JobPhase, detail?: string, result?: readonly KnownBlock[]): Promise<void> {
+    if (this.quiet) return;
     if (this.blockedBy === undefined) {
       try {
         await this.showInChannel(phase, detail, result);

@@ -1,0 +1,165 @@
+import { createHash } from 'node:crypto';
+import {
+  getSchedule,
+  listSchedules,
+  MAX_SCHEDULES_PER_CHANNEL,
+  removeSchedule,
+  type Schedule,
+  type ScheduleTarget,
+  saveSchedule,
+} from '../../store/schedules.js';
+import type { Handlers } from '../kit/handler.js';
+import { PermanentJobError } from '../kit/job-errors.js';
+import type { JobRun, Outcome } from '../kit/job-run.js';
+import { resolveRef } from '../kit/resolve.js';
+import type { ScheduleTimers } from '../kit/schedule-timers.js';
+import type { CommandOf } from '../registry.js';
+import { canonicalTimeZone, formatInZone, nextRun, TIME_ZONE_RULE } from './parse-when.js';
+import { scheduleListBlocks, scheduleSummary } from './render.js';
+
+// The schedule family's jobs: make a schedule (after its approval, when a costly start needed one),
+// list a channel's, remove one. The firing is the watchers' (src/watch/fire-schedule.ts).
+
+function timersOf(run: JobRun): ScheduleTimers {
+  const timers = run.deps.schedules;
+  if (!timers) {
+    throw new PermanentJobError(
+      'Schedules are not available in this gpuops: its workers run no watchers. Ask whoever runs it to start the worker role (`gpuops worker` or `gpuops start`).',
+    );
+  }
+  return timers;
+}
+
+/**
+ * A person's IANA time zone from Slack's users.info; undefined when Slack answers without one (or
+ * does not know the person). No answer at all is thrown, so the job is tried again.
+ */
+async function slackTimeZone(run: JobRun, userId: string): Promise<string | undefined> {
+  try {
+    const answer = await run.deps.slack.users.info({ user: userId });
+    const tz = answer.user?.tz;
+    return typeof tz === 'string' ? canonicalTimeZone(tz) : undefined;
+  } catch (err) {
+    if ((err as { data?: { error?: string } }).data?.error === undefined) throw err;
+    run.deps.log.warn({ err, userId }, 'users.info gave no time zone');
+    return undefined;
+  }
+}
+
+/** The schedule's id, from its job's: a retried or re-delivered creation writes the same schedule. */
+function scheduleIdFor(jobId: string | undefined): string {
+  return `s-${createHash('sha256')
+    .update(jobId ?? String(Math.random()))
+    .digest('hex')
+    .slice(0, 6)}`;
+}
+
+async function targetOf(
+  run: JobRun,
+  command: CommandOf<'schedule.start' | 'schedule.stop'>,
+): Promise<{ target: ScheduleTarget; note: string }> {
+  const { cloud } = run.deps;
+  if (command.instance !== undefined) {
+    const instance = await resolveRef(
+      command.instance,
+      'instance',
+      () => cloud.listInstances(run.call),
+      (id) => cloud.getInstance({ id }, run.call),
+    );
+    return { target: { instance: instance.id, name: instance.name }, note: '' };
+  }
+  const tag = command.tag!;
+  const carrying = (await cloud.listInstances(run.call)).filter((i) => i.tags?.[tag.key] === tag.value);
+  const names = carrying.map((i) => i.name).slice(0, 10);
+  const note =
+    carrying.length === 0
+      ? ` No instance carries ${tag.key}=${tag.value} now; it acts on those that do when it fires.`
+      : ` ${carrying.length} instance(s) carry ${tag.key}=${tag.value} now (${names.join(', ')}); it acts on those that do when it fires.`;
+  return { target: { tag }, note };
+}
+
+async function createSchedule(
+  run: JobRun,
+  command: CommandOf<'schedule.start' | 'schedule.stop'>,
+  action: Schedule['action'],
+): Promise<Outcome> {
+  const timers = timersOf(run);
+  const { ctx } = run.data;
+  const tz = command.tz ?? (await slackTimeZone(run, ctx.userId));
+  if (tz === undefined) {
+    throw new PermanentJobError(
+      `Slack did not say which time zone you are in, so gpuops cannot tell when ${command.when} is for you. Add --tz with your zone to the command (${TIME_ZONE_RULE}).`,
+    );
+  }
+  const next = nextRun(command.pattern, tz, run.now());
+  if (next === undefined) {
+    throw new PermanentJobError(`\`${command.when}\` never fires in ${tz}; choose another time.`);
+  }
+  const projectId = run.projectId;
+  const { target, note } = await targetOf(run, command);
+  const id = scheduleIdFor(run.job.id);
+  const existing = await listSchedules(run.deps.store, { channelId: ctx.channelId });
+  if (existing.length >= MAX_SCHEDULES_PER_CHANNEL && !existing.some((s) => s.id === id)) {
+    throw new PermanentJobError(
+      `This channel already has ${existing.length} schedules, the most it may: remove one with \`/gpu schedule rm <id>\` first.`,
+    );
+  }
+  const schedule: Schedule = {
+    id,
+    action,
+    target,
+    when: command.when,
+    pattern: command.pattern,
+    tz,
+    channelId: ctx.channelId,
+    projectId,
+    ownerId: ctx.userId,
+    createdAt: ctx.requestedAt,
+    ...(run.data.approvalId ? { approvalId: run.data.approvalId } : {}),
+  };
+  // The record before its timer: a firing that finds no record removes its timer, never the reverse.
+  await saveSchedule(run.deps.store, schedule);
+  await timers.upsert(schedule);
+  return {
+    detail:
+      `Scheduled \`${id}\`: ${scheduleSummary(schedule)}. Next: ${formatInZone(next, tz)} ${tz}.${note} ` +
+      `Each run is posted here; \`/gpu schedule rm ${id}\` removes it.`,
+  };
+}
+
+async function listChannelSchedules(run: JobRun): Promise<Outcome> {
+  const { ctx } = run.data;
+  const schedules = await listSchedules(run.deps.store, { channelId: ctx.channelId });
+  const viewerTz = await slackTimeZone(run, ctx.userId);
+  const timers = run.deps.schedules;
+  const nexts = await Promise.all(
+    schedules.map((s) =>
+      timers ? timers.next(s.id) : Promise.resolve(nextRun(s.pattern, s.tz, run.now())?.getTime()),
+    ),
+  );
+  const { text, blocks } = scheduleListBlocks(schedules, nexts, viewerTz ?? 'UTC', viewerTz !== undefined);
+  return { detail: text, result: blocks };
+}
+
+async function removeChannelSchedule(run: JobRun, command: CommandOf<'schedule.rm'>): Promise<Outcome> {
+  const { ctx } = run.data;
+  const schedule = await getSchedule(run.deps.store, command.id);
+  if (!schedule || schedule.channelId !== ctx.channelId) {
+    throw new PermanentJobError(
+      `This channel has no schedule \`${command.id}\`: \`/gpu schedules\` lists the ones it has.`,
+    );
+  }
+  // The timer first: once it is gone nothing fires, and a retry still finds the record to finish.
+  await timersOf(run).remove(schedule.id);
+  await removeSchedule(run.deps.store, schedule.id, { channelId: ctx.channelId });
+  return {
+    detail: `Removed schedule \`${schedule.id}\` (${scheduleSummary(schedule)}): it does not fire again.`,
+  };
+}
+
+export const handlers = {
+  'schedule.start': (run, c) => createSchedule(run, c, 'start'),
+  'schedule.stop': (run, c) => createSchedule(run, c, 'stop'),
+  schedules: (run) => listChannelSchedules(run),
+  'schedule.rm': removeChannelSchedule,
+} satisfies Handlers;
