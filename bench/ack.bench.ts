@@ -13,6 +13,7 @@ import { runLoad } from './support/run-load.js';
 import { cpuSplitMs, latencySummary, round } from './support/stats.js';
 import { stopGently } from './support/stop-gently.js';
 import { atMost } from './support/targets.js';
+import { UNLIMITED_POLICY_FILE } from './support/unlimited-policy.js';
 
 // Scenario 1, acknowledgement: signed `/gpu ls` requests at a concurrency of 50 to the gpuops listener
 // (`gpuops web`: real Redis, real queue, no workers, so the jobs stay queued and only the listener is
@@ -63,6 +64,8 @@ export async function run(
       OPS_PORT: '0',
       REDIS_URL: redisServer.url,
       LOG_LEVEL: 'info',
+      // The built-in policy less its rate limits: the benchmark sends thousands of commands a minute.
+      GPUOPS_POLICY: UNLIMITED_POLICY_FILE,
       CLOUD_API_URL: sim.info.cloudUrl,
       CLOUD_API_TOKEN: sim.info.cloudToken,
       CLOUD_PROJECT_ID: sim.info.projectId,

@@ -48,13 +48,25 @@ export const envSchema = z.object({
     })
     .transform((v) => (v === '' ? undefined : v))
     .optional(),
+  /**
+   * Redis Cluster: some of its nodes as comma-separated host:port (the rest are discovered). REDIS_URL
+   * then gives only the password and user; a cluster has no databases.
+   */
+  REDIS_CLUSTER_NODES: z
+    .string()
+    .trim()
+    .regex(/^$|^[^\s,:]+:\d{1,5}(\s*,\s*[^\s,:]+:\d{1,5})*$/, {
+      error: 'expected comma-separated host:port pairs, such as redis-0:6379,redis-1:6379',
+    })
+    .transform((v) => (v === '' ? undefined : v))
+    .optional(),
   /** The name the sentinels know the primary by (their `sentinel monitor <name> …`). */
   REDIS_SENTINEL_MASTER: optionalString,
   /** The sentinels' own password (their requirepass), when they have one. */
   REDIS_SENTINEL_PASSWORD: optionalString,
   /**
    * Replicas a new job must reach before the request is acknowledged (WAIT). Default 1 with
-   * REDIS_SENTINELS, else 0; 0 turns the check off.
+   * REDIS_SENTINELS or REDIS_CLUSTER_NODES, else 0; 0 turns the check off.
    */
   REDIS_WAIT_REPLICAS: z.coerce.number({ error: 'expected a whole number' }).int().min(0).max(16).optional(),
   /** How long an acknowledgement waits for the replicas, in ms (default 500). */
@@ -188,6 +200,11 @@ export function parseConfig(raw: Record<string, string | undefined>, purpose: Pu
   if (result.data.OPS_PORT !== 0 && result.data.OPS_PORT === result.data.PORT) {
     // One port would put /metrics and /readyz back on the door Slack (and anyone) reaches.
     throw new ConfigError(["OPS_PORT: must differ from PORT, which serves Slack's requests"]);
+  }
+  if (result.data.REDIS_CLUSTER_NODES && result.data.REDIS_SENTINELS) {
+    throw new ConfigError([
+      'REDIS_CLUSTER_NODES: set either it (Redis Cluster) or REDIS_SENTINELS (Sentinel), not both',
+    ]);
   }
   return Object.freeze(result.data);
 }

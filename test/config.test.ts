@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { redisTargetOf } from '../src/app/redis-connections.js';
 import { ConfigError, envSchema, parseConfig } from '../src/config.js';
 
 const exampleEntries = readFileSync(new URL('../.env.example', import.meta.url), 'utf8')
@@ -51,6 +52,27 @@ describe('config', () => {
     ).toThrowError(/CLOUD_AUTH_URL: required/);
     const ok = parseConfig({ CLOUD_API_URL: 'http://127.0.0.1:1/api', CLOUD_API_TOKEN: 't' }, 'cloud');
     expect(ok.CLOUD_API_TOKEN).toBe('t');
+  });
+
+  it('takes a Redis Cluster as host:port pairs, with the password from REDIS_URL, and never with Sentinel', () => {
+    const config = parseConfig({
+      REDIS_URL: 'redis://:s3cret@ignored:6379/2',
+      REDIS_CLUSTER_NODES: 'redis-0:6379, redis-1:6380',
+    });
+    const target = redisTargetOf(config);
+    expect(target.cluster).toEqual([
+      { host: 'redis-0', port: 6379 },
+      { host: 'redis-1', port: 6380 },
+    ]);
+    // A cluster has one database; the password applies to every node; messages never show it.
+    expect(target.options).toEqual({ password: 's3cret' });
+    expect(target.describe).not.toContain('s3cret');
+    expect(() => parseConfig({ REDIS_CLUSTER_NODES: 'redis-0' })).toThrowError(
+      /REDIS_CLUSTER_NODES: expected comma-separated host:port pairs/,
+    );
+    expect(() =>
+      parseConfig({ REDIS_CLUSTER_NODES: 'a:1', REDIS_SENTINELS: 'b:2', REDIS_SENTINEL_MASTER: 'm' }),
+    ).toThrowError(/set either it \(Redis Cluster\) or REDIS_SENTINELS/);
   });
 
   it('exits 1 with the problem list when the CLI is started with a bad environment', async () => {

@@ -1,5 +1,6 @@
 import { type GpuopsProcess, spawnGpuops } from '../../test/support/gpuops-process.js';
 import { BOT_TOKEN, SECRET } from './e2e-driver.js';
+import { UNLIMITED_POLICY_FILE } from './unlimited-policy.js';
 
 // What the end-to-end benchmarks start around the apps they measure: the simulator as a child process
 // (transitions of 0 ms), and the environment gpuops runs with against it.
@@ -28,6 +29,8 @@ export function gpuopsEnvFor(info: SimInfo, slackApiUrl: string, redisUrl: strin
     OPS_PORT: '0',
     REDIS_URL: redisUrl,
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+    // The built-in policy less its rate limits: the benchmark sends thousands of commands a minute.
+    GPUOPS_POLICY: UNLIMITED_POLICY_FILE,
     CLOUD_API_URL: info.cloudUrl,
     CLOUD_API_TOKEN: info.cloudToken,
     CLOUD_PROJECT_ID: info.projectId,

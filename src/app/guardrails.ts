@@ -10,6 +10,7 @@ import type { Policy } from '../policy/policy.js';
 import { createApprovals } from '../store/approvals.js';
 import { createAudit } from '../store/audit.js';
 import { createLeases } from '../store/leases.js';
+import { createRateLimiter } from '../store/rate-limiter.js';
 import type { Store } from '../store/store.js';
 
 // Roles, approvals, leases and the audit trail, shared by the listener and the workers
@@ -44,6 +45,7 @@ export function createGuardrails(input: {
         : {}),
     }),
     leases: createLeases(redis, { prefix: store.prefix }),
+    rateLimiter: createRateLimiter(redis, store.prefix, policy.rateLimits),
     onApproval: (outcome) => metrics.countApproval(outcome),
   };
 }

@@ -14,6 +14,7 @@ import { createSlackSocket, createSlackWeb, type SlackClientOptions } from '../s
 import type { SlackDeps } from '../slack/slack-deps.js';
 import type { Sealer } from '../store/sealed.js';
 import type { Store } from '../store/store.js';
+import { homeChartFonts } from './home-fonts.js';
 import { type Lifecycle, StartError, within } from './lifecycle.js';
 import { TOKEN_REFUSED } from './slack-token.js';
 
@@ -66,6 +67,8 @@ export async function startReceivers(input: {
   /** The cloud, platform and metrics APIs' states, where this process calls them (the worker role). */
   readonly dependencies?: () => readonly DependencyStatus[];
   readonly startTimeoutMs: number;
+  /** Redis' maxmemory-policy as read at start, when Redis told it. */
+  readonly evictionPolicy?: string | undefined;
   readonly lifecycle: Lifecycle;
   readonly log: Logger;
 }): Promise<Receivers> {
@@ -76,6 +79,7 @@ export async function startReceivers(input: {
     metrics,
     shuttingDown: input.shuttingDown,
     ...(input.dependencies ? { dependencies: input.dependencies } : {}),
+    ...(input.evictionPolicy ? { redisEvictionPolicy: input.evictionPolicy } : {}),
   });
   const clientOptions: SlackClientOptions = {
     fetch: input.slackFetch,
@@ -96,10 +100,11 @@ export async function startReceivers(input: {
     // On a replicated Redis an acknowledgement means the job is on a replica too (docs/operations.md).
     replicated: replicationCheck(
       input.queueRedis,
-      config.REDIS_WAIT_REPLICAS ?? (config.REDIS_SENTINELS ? 1 : 0),
+      config.REDIS_WAIT_REPLICAS ?? (config.REDIS_SENTINELS || config.REDIS_CLUSTER_NODES ? 1 : 0),
       config.REDIS_WAIT_MS,
     ),
     botTeamId: bot.teamId,
+    homeFonts: homeChartFonts(input.log),
   };
   const listen = async <T>(key: 'PORT' | 'OPS_PORT', start: () => Promise<T>): Promise<T> => {
     try {

@@ -1,4 +1,4 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { type Logger, redactText } from '../log/logger.js';
 import { type Lifecycle, StartError, within } from './lifecycle.js';
 
@@ -48,21 +48,32 @@ export type Connect = (name: string, behaviour: ConnectionBehaviour) => Promise<
 /** ioredis' options without `replyMapping`, which its constructor types cannot take as optional. */
 type Options = Omit<RedisOptions, 'replyMapping'>;
 
-/** Where Redis is: one server (REDIS_URL), or a primary found through Sentinel. */
+/** Where Redis is: one server (REDIS_URL), a primary found through Sentinel, or a Redis Cluster. */
 export interface RedisTarget {
   /** For messages: no password. */
   readonly describe: string;
   /** What to check when it cannot be reached. */
   readonly settings: string;
   readonly options: Options;
+  /** Redis Cluster: the nodes to start from (`options` then apply to every node). */
+  readonly cluster?: ReadonlyArray<{ readonly host: string; readonly port: number }>;
 }
 
-/** The settings' Redis: REDIS_URL alone, or REDIS_SENTINELS with REDIS_SENTINEL_MASTER. */
+/** `host:port,host:port` as ioredis takes them. */
+function hostPorts(list: string): Array<{ host: string; port: number }> {
+  return list.split(',').map((pair) => {
+    const [host, port] = pair.trim().split(':');
+    return { host: host!, port: Number(port) };
+  });
+}
+
+/** The settings' Redis: REDIS_URL alone, REDIS_SENTINELS with REDIS_SENTINEL_MASTER, or REDIS_CLUSTER_NODES. */
 export function redisTargetOf(config: {
   readonly REDIS_URL: string;
   readonly REDIS_SENTINELS?: string | undefined;
   readonly REDIS_SENTINEL_MASTER?: string | undefined;
   readonly REDIS_SENTINEL_PASSWORD?: string | undefined;
+  readonly REDIS_CLUSTER_NODES?: string | undefined;
 }): RedisTarget {
   const url = new URL(config.REDIS_URL);
   const auth: Options = {
@@ -71,6 +82,16 @@ export function redisTargetOf(config: {
     ...(url.pathname.length > 1 ? { db: Number(url.pathname.slice(1)) || 0 } : {}),
     ...(url.protocol === 'rediss:' ? { tls: {} } : {}),
   };
+  if (config.REDIS_CLUSTER_NODES) {
+    // A cluster has one database: REDIS_URL's index does not apply.
+    const { db: _db, ...nodeAuth } = auth;
+    return {
+      describe: `the Redis Cluster at ${config.REDIS_CLUSTER_NODES}`,
+      settings: 'REDIS_CLUSTER_NODES (and the password in REDIS_URL)',
+      options: nodeAuth,
+      cluster: hostPorts(config.REDIS_CLUSTER_NODES),
+    };
+  }
   if (!config.REDIS_SENTINELS || !config.REDIS_SENTINEL_MASTER) {
     return {
       describe: safeRedisUrl(config.REDIS_URL),
@@ -78,10 +99,7 @@ export function redisTargetOf(config: {
       options: { host: url.hostname || '127.0.0.1', port: Number(url.port) || 6379, ...auth },
     };
   }
-  const sentinels = config.REDIS_SENTINELS.split(',').map((pair) => {
-    const [host, port] = pair.trim().split(':');
-    return { host: host!, port: Number(port) };
-  });
+  const sentinels = hostPorts(config.REDIS_SENTINELS);
   return {
     describe: `the primary "${config.REDIS_SENTINEL_MASTER}" of the sentinels ${config.REDIS_SENTINELS}`,
     settings: 'REDIS_SENTINELS, REDIS_SENTINEL_MASTER and REDIS_SENTINEL_PASSWORD',
@@ -97,10 +115,51 @@ export function redisTargetOf(config: {
       // disconnects the clients of every server it reconfigures; each reconnect asks the sentinels
       // again. Reconnecting at least once a second (ioredis' default backs off to 5 s) follows the
       // promotion within a second of it.
-      retryStrategy: (times: number) => Math.min(times * 100, 1_000),
+      retryStrategy: reconnectEverySecond,
       ...auth,
     },
   };
+}
+
+/** Reconnects at once, then at least once a second: a failover is followed within a second. */
+function reconnectEverySecond(times: number): number {
+  return Math.min(times * 100, 1_000);
+}
+
+/**
+ * A Redis Cluster client with a connection's behaviour. Typed as `Redis`: gpuops uses only commands
+ * both share, every multi-key command and script of it touches one hash tag (docs/operations.md), and
+ * the one command that needs a node (WAIT) asks for it (src/jobs/replicated.ts).
+ */
+function clusterClient(
+  nodes: NonNullable<RedisTarget['cluster']>,
+  options: Options,
+  name: string,
+  behaviour: ConnectionBehaviour,
+): Redis {
+  const { enableOfflineQueue, ...perNode } = behaviour;
+  // A killed primary's slots move to its replica after cluster-node-timeout (15 s by default). The
+  // blocking connection asks again every 200 ms for up to a minute, since BullMQ's worker stops
+  // fetching jobs for good when a blocking command fails with "Too many Cluster redirections"; a
+  // fail-fast one fails the command at once, as on one server.
+  const failFast = enableOfflineQueue === false;
+  const retryMs = failFast ? 0 : 200;
+  return new Cluster([...nodes], {
+    lazyConnect: true,
+    ...(enableOfflineQueue !== undefined ? { enableOfflineQueue } : {}),
+    clusterRetryStrategy: reconnectEverySecond,
+    retryDelayOnFailover: retryMs,
+    retryDelayOnClusterDown: retryMs,
+    retryDelayOnTryAgain: retryMs,
+    ...(failFast ? {} : { maxRedirections: 300 }),
+    redisOptions: {
+      ...options,
+      connectionName: `gpuops-${name}`,
+      // BullMQ's blocking fetch waits at most 10 s: one unanswered for 15 s went to a dead primary.
+      ...(failFast ? {} : { commandTimeout: 15_000 }),
+      ...perNode,
+    },
+  }) as unknown as Redis;
 }
 
 /** Opens named connections to `target`, each closed by the lifecycle, each outage logged once. */
@@ -117,7 +176,9 @@ export function redisConnector(
       connectionName: `gpuops-${name}`,
       ...behaviour,
     };
-    const redis = new Redis(options);
+    const redis = target.cluster
+      ? clusterClient(target.cluster, target.options, name, behaviour)
+      : new Redis(options);
     let down = false;
     redis.on('error', (err) => {
       // ioredis retries forever and reports each try: say it once per outage.
@@ -143,4 +204,27 @@ export function redisConnector(
     }
     return redis;
   };
+}
+
+/**
+ * Redis' maxmemory-policy, or undefined where Redis does not tell (managed services may disable
+ * CONFIG). Anything but `noeviction` lets Redis drop queue keys when full, losing accepted requests.
+ */
+export async function evictionPolicyOf(redis: Redis): Promise<string | undefined> {
+  try {
+    const reply = (await within(
+      redis.config('GET', 'maxmemory-policy'),
+      2_000,
+      () => new Error('no answer'),
+    )) as string[] | undefined;
+    return reply?.[1];
+  } catch {
+    return undefined;
+  }
+}
+
+/** The start-up warning for a maxmemory-policy other than noeviction, if any. */
+export function evictionWarning(policy: string | undefined): string | undefined {
+  if (policy === undefined || policy === 'noeviction') return undefined;
+  return `Redis evicts keys when full (maxmemory-policy ${policy}): it could drop queued requests gpuops has acknowledged. Set maxmemory-policy noeviction, so that a full Redis refuses new requests instead (docs/operations.md).`;
 }

@@ -1,24 +1,32 @@
 import { readFileSync } from 'node:fs';
-import type { Worker } from 'bullmq';
 import { parseRouteOverrides, resolveRoutes } from '../cloud/index.js';
 import type { Config, Role } from '../config.js';
-import type { JobData } from '../jobs/job-data.js';
-import { createQueue } from '../jobs/queue.js';
+import { createQueue, type GpuQueue } from '../jobs/queue.js';
 import { createLogger, type Logger } from '../log/logger.js';
 import { type BotMetrics, createBotMetrics } from '../obs/bot-metrics.js';
 import { countSlackErrors } from '../obs/count-slack-errors.js';
 import type { DependencyHealth } from '../obs/dependency-health.js';
+import type { Guardrails } from '../policy/guardrails.js';
 import { loadPolicy } from '../policy/load-policy.js';
+import type { Policy } from '../policy/policy.js';
 import { noDeciderWarning } from '../policy/workspace-access.js';
-import { createSealer, sealKeyFrom } from '../store/sealed.js';
-import { createStore } from '../store/store.js';
+import { createSealer, type Sealer, sealKeyFrom } from '../store/sealed.js';
+import { CLUSTER_STORE_PREFIX, createStore, type Store } from '../store/store.js';
 import { createCloudClients } from './clients.js';
 import { createGuardrails } from './guardrails.js';
 import { Lifecycle } from './lifecycle.js';
 import { type ListenerFactory, startReceivers } from './receivers.js';
-import { BLOCKING, FAIL_FAST, redisConnector, redisTargetOf, STORE } from './redis-connections.js';
+import {
+  BLOCKING,
+  evictionPolicyOf,
+  evictionWarning,
+  FAIL_FAST,
+  redisConnector,
+  redisTargetOf,
+  STORE,
+} from './redis-connections.js';
 import { checkBotToken } from './slack-token.js';
-import { drainWorker, startWorkers, type WorkerTuning } from './workers.js';
+import { drainWorker, type StartedWorkers, startWorkers, type WorkerTuning } from './workers.js';
 
 // The composition root: the one place that turns the configuration into clients, connections and
 // roles, in one visible order. `gpuops start` runs the role of ROLE (default all: listener and workers
@@ -41,6 +49,18 @@ export interface BotOptions extends WorkerTuning {
   readonly listener?: ListenerFactory;
   /** How often the cloud, platform and metrics APIs are checked again after start-up; default 30 s. */
   readonly dependencyCheckEveryMs?: number;
+  /** A policy already loaded, in place of reading GPUOPS_POLICY (the end-to-end tests). */
+  readonly policy?: Policy;
+}
+
+/** The assembled parts, for tests that look inside the bot they drive: never needed to run it. */
+export interface BotParts {
+  readonly store: Store;
+  readonly queue: GpuQueue;
+  readonly sealer: Sealer;
+  readonly guardrails: Guardrails;
+  /** The watchers' worker, queue and what they run with: the worker role only. */
+  readonly watch: Pick<StartedWorkers, 'watchWorker' | 'watchQueue' | 'watchDeps'> | undefined;
 }
 
 export interface RunningBot {
@@ -51,6 +71,7 @@ export interface RunningBot {
   readonly opsPort: number;
   readonly metrics: BotMetrics;
   readonly botUserId: string;
+  readonly parts: BotParts;
   /** What SIGTERM does: stop taking requests and jobs, finish or release jobs in hand, close everything. */
   stop(): Promise<void>;
 }
@@ -78,14 +99,20 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
   let shuttingDown = false;
   try {
     // 1. Policy: an invalid file stops the start with its line and rule (docs/policy.md).
-    const policy = await loadPolicy(config.GPUOPS_POLICY);
+    const policy = options.policy ?? (await loadPolicy(config.GPUOPS_POLICY));
     log.info({ policy: policy.source }, 'policy loaded');
     const undecided = noDeciderWarning(policy);
     if (undecided) log.warn({ policy: policy.source }, undecided);
 
     // 2. Redis: the store and the queue, failing fast so the listener still answers in time.
-    const connect = redisConnector(redisTargetOf(config), lifecycle, log, startTimeoutMs);
-    const store = createStore(await connect('store', STORE));
+    const target = redisTargetOf(config);
+    const connect = redisConnector(target, lifecycle, log, startTimeoutMs);
+    const storeRedis = await connect('store', STORE);
+    const store = createStore(storeRedis, target.cluster ? CLUSTER_STORE_PREFIX : undefined);
+    // A full Redis must refuse new requests, not evict accepted ones (docs/operations.md).
+    const evictionPolicy = await evictionPolicyOf(storeRedis);
+    const evicts = evictionWarning(evictionPolicy);
+    if (evicts) log.warn({ maxmemoryPolicy: evictionPolicy }, evicts);
     const queueRedis = await connect('queue', FAIL_FAST);
     // Form secrets (user data, kubeconfigs) travel sealed in Redis, never in job data.
     const sealer = createSealer(store.redis, store.prefix, sealKeyFrom(config));
@@ -106,7 +133,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
     );
 
     // 5. Workers and watchers, with the cloud clients: only where jobs run.
-    let worker: Worker<JobData> | undefined;
+    let started: StartedWorkers | undefined;
     let health: DependencyHealth | undefined;
     let firstCheck: Promise<void> = Promise.resolve();
     if (working) {
@@ -117,9 +144,9 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
       firstCheck = checks.checkAll();
       // BullMQ's blocking commands need a connection that never gives up on a request.
       const workerRedis = await connect('worker', BLOCKING);
-      worker = await startWorkers({
+      started = await startWorkers({
         ...{ config, clients, store, sealer, queue, queueRedis, workerRedis, guardrails, metrics },
-        ...{ slackFetch, lifecycle, log, tuning: options, botUserId: bot.botUserId },
+        ...{ slackFetch, lifecycle, log, tuning: options, botUserId: bot.botUserId, routes },
       });
     }
 
@@ -127,7 +154,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
     const receivers = await startReceivers({
       ...{ config, web, socketMode, host: options.host ?? '0.0.0.0', bot, store, queue, queueRedis, sealer },
       ...{ guardrails, routes, metrics, slackFetch, listener: options.listener, startTimeoutMs },
-      ...{ shuttingDown: () => shuttingDown, lifecycle, log },
+      ...{ shuttingDown: () => shuttingDown, lifecycle, log, evictionPolicy },
       ...(health ? { dependencies: report(health) } : {}),
     });
     await firstCheck;
@@ -155,7 +182,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
         await receivers
           .stopSlack?.()
           .catch((err: unknown) => log.warn({ err }, 'could not stop the Slack receiver'));
-        if (worker) await drainWorker(worker, graceMs, log);
+        if (started) await drainWorker(started.worker, graceMs, log);
         lifecycle.forget('slack', 'worker');
         await lifecycle.closeAll();
         log.info({ role }, 'stopped');
@@ -168,6 +195,14 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
       opsPort: receivers.opsPort,
       metrics,
       botUserId: bot.botUserId,
+      parts: {
+        ...{ store, queue, sealer, guardrails },
+        watch: started && {
+          watchWorker: started.watchWorker,
+          watchQueue: started.watchQueue,
+          watchDeps: started.watchDeps,
+        },
+      },
       stop,
     };
   } catch (err) {

@@ -3,8 +3,10 @@ import type { FetchFunction } from '@slack/web-api';
 import { WebClient, type WebClientOptions } from '@slack/web-api';
 import type { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
+import type { RouteTable } from '../cloud/routes.js';
 import type { WorkerTiming } from '../commands/kit/handler-deps.js';
 import type { Config } from '../config.js';
+import { createHomePublisher } from '../home/publish-home.js';
 import { scheduleApprovalExpiry } from '../jobs/guardrail-jobs.js';
 import type { JobData } from '../jobs/job-data.js';
 import type { GpuQueue } from '../jobs/queue.js';
@@ -20,9 +22,16 @@ import type { Sealer } from '../store/sealed.js';
 import type { Store } from '../store/store.js';
 import { createWatchWorker } from '../watch/create-watch-worker.js';
 import { watchScheduleTimers } from '../watch/schedule-timers.js';
-import { createWatchQueue, scheduleWatchers } from '../watch/watch-queue.js';
+import type { WatchDeps } from '../watch/watch-deps.js';
+import {
+  createWatchQueue,
+  scheduleWatchers,
+  type WatchQueue,
+  type WatchSchedule,
+} from '../watch/watch-queue.js';
 import { createWorker } from '../workers/create-worker.js';
 import type { CloudClients } from './clients.js';
+import { homeChartFonts } from './home-fonts.js';
 import type { Lifecycle } from './lifecycle.js';
 import { respondTo } from './respond.js';
 
@@ -34,6 +43,20 @@ export interface WorkerTuning {
   readonly stalledIntervalMs?: number;
   readonly workerTiming?: Partial<WorkerTiming>;
   readonly workerConcurrency?: number;
+  /** The watchers' periods (default the policy's), or false to schedule none (tests run them by hand). */
+  readonly watchSchedule?: WatchSchedule | false;
+  /** Least time between two watcher posts to one channel; default about Slack's 1 s. */
+  readonly watchMinIntervalMs?: number;
+  /** How often expired approvals are closed; default once a minute. */
+  readonly approvalExpiryEveryMs?: number;
+}
+
+/** What the worker role runs: the request worker, and the watchers' queue with what they run with. */
+export interface StartedWorkers {
+  readonly worker: Worker<JobData>;
+  readonly watchWorker: Worker;
+  readonly watchQueue: WatchQueue;
+  readonly watchDeps: WatchDeps;
 }
 
 /** After the grace period, how long released jobs get to unwind before the connections close anyway. */
@@ -54,8 +77,13 @@ export async function startWorkers(input: {
   readonly log: Logger;
   readonly tuning: WorkerTuning;
   readonly botUserId: string;
-}): Promise<Worker<JobData>> {
+  readonly routes: RouteTable;
+}): Promise<StartedWorkers> {
   const { config, clients, store, queue, guardrails, metrics, lifecycle, log, tuning } = input;
+  const locks = {
+    ...(tuning.lockDurationMs !== undefined ? { lockDurationMs: tuning.lockDurationMs } : {}),
+    ...(tuning.stalledIntervalMs !== undefined ? { stalledIntervalMs: tuning.stalledIntervalMs } : {}),
+  };
   const slackOptions: WebClientOptions = {
     slackApiUrl: config.SLACK_API_URL,
     fetch: input.slackFetch,
@@ -86,8 +114,7 @@ export async function startWorkers(input: {
       ...(tuning.workerTiming ? { timing: tuning.workerTiming } : {}),
     },
     {
-      ...(tuning.lockDurationMs !== undefined ? { lockDurationMs: tuning.lockDurationMs } : {}),
-      ...(tuning.stalledIntervalMs !== undefined ? { stalledIntervalMs: tuning.stalledIntervalMs } : {}),
+      ...locks,
       ...(tuning.workerConcurrency !== undefined ? { concurrency: tuning.workerConcurrency } : {}),
     },
   );
@@ -108,7 +135,9 @@ export async function startWorkers(input: {
   }).catch((err: unknown) =>
     log.warn({ err }, 'could not schedule the catalogue refresh; modals load on demand'),
   );
-  await scheduleApprovalExpiry(queue).catch((err: unknown) =>
+  await scheduleApprovalExpiry(queue, {
+    ...(tuning.approvalExpiryEveryMs !== undefined ? { everyMs: tuning.approvalExpiryEveryMs } : {}),
+  }).catch((err: unknown) =>
     log.warn({ err }, 'could not schedule the approval expiry; expired cards close on their next click'),
   );
 
@@ -120,7 +149,7 @@ export async function startWorkers(input: {
     guardrails,
     ports: slackRequestPorts({ client: jobSlack, store, log }),
   };
-  const watchWorker = createWatchWorker(input.workerRedis, {
+  const watchDeps: WatchDeps = {
     cloud: clients.cloud,
     platform: clients.platform,
     // A 429 reaches the outbox drain, which waits out Retry-After without holding a worker.
@@ -136,12 +165,34 @@ export async function startWorkers(input: {
     // A power schedule's firing: a request as its owner, role checked again (docs/schedules.md).
     submitScheduled: (action) => submitScheduledAction(acceptDeps, action),
     botUserId: input.botUserId,
+    // Home tabs re-published when a look changes someone's machines (docs/home.md).
+    home: createHomePublisher({
+      store,
+      client: jobSlack,
+      log,
+      policy: guardrails.policy,
+      approvals: guardrails.approvals,
+      leases: guardrails.leases,
+      groupsOf: slackRequestPorts({ client: jobSlack, store, log }).groupsOf,
+      shape: config.CLOUD_API_SHAPE,
+      routes: input.routes,
+      defaultProjectId: config.CLOUD_PROJECT_ID,
+      fonts: homeChartFonts(log),
+    }),
+    ...(tuning.watchMinIntervalMs !== undefined ? { minIntervalMs: tuning.watchMinIntervalMs } : {}),
+  };
+  const watchWorker = createWatchWorker(input.workerRedis, watchDeps, {
+    // The same lock and stalled-job check as the request worker: a drain or look whose worker (or
+    // Redis primary) died mid-job is taken over as soon as a request would be.
+    ...locks,
   });
   lifecycle.opened('watch worker', () => watchWorker.close());
-  await scheduleWatchers(watchQueue, guardrails.policy).catch((err: unknown) =>
-    log.warn({ err }, 'could not schedule the watchers; /gpu watch posts nothing until they are'),
-  );
-  return worker;
+  if (tuning.watchSchedule !== false) {
+    await scheduleWatchers(watchQueue, guardrails.policy, tuning.watchSchedule).catch((err: unknown) =>
+      log.warn({ err }, 'could not schedule the watchers; /gpu watch posts nothing until they are'),
+    );
+  }
+  return { worker, watchWorker, watchQueue, watchDeps };
 }
 
 /**

@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { redisTargetOf } from '../app/redis-connections.js';
 import { AUDIT_EXPORT_COMMAND } from '../cli-options/commands.js';
 import {
@@ -18,6 +18,7 @@ import { AppError, ErrorCode } from '../errors.js';
 import { createLogger, redactText } from '../log/logger.js';
 import { loadPolicy } from '../policy/load-policy.js';
 import { createAudit } from '../store/audit.js';
+import { CLUSTER_STORE_PREFIX } from '../store/store.js';
 
 // `gpuops audit export [--out <file.jsonl>]`: the audit trail (src/store/audit.ts) as JSON lines,
 // oldest first, for a SIEM or a spreadsheet. Reads REDIS_URL, and GPUOPS_POLICY for the retention.
@@ -58,13 +59,15 @@ export async function runAuditExport(
     const policy = await loadPolicy(config.GPUOPS_POLICY);
     // REDIS_URL alone, or the primary the sentinels name (REDIS_SENTINELS).
     const target = redisTargetOf(config);
-    redis = new Redis({
-      ...target.options,
-      lazyConnect: true,
-      maxRetriesPerRequest: 1,
-      connectTimeout: 5_000,
-      retryStrategy: () => null,
-    });
+    const once = { maxRetriesPerRequest: 1, connectTimeout: 5_000 };
+    // On a Redis Cluster the trail is under the store's hash-tagged prefix (docs/operations.md).
+    redis = target.cluster
+      ? (new Cluster([...target.cluster], {
+          lazyConnect: true,
+          clusterRetryStrategy: () => null,
+          redisOptions: { ...target.options, ...once },
+        }) as unknown as Redis)
+      : new Redis({ ...target.options, ...once, lazyConnect: true, retryStrategy: () => null });
     redis.on('error', () => {});
     try {
       await redis.connect();
@@ -75,6 +78,7 @@ export async function runAuditExport(
       );
     }
     const audit = createAudit(redis, {
+      ...(target.cluster ? { prefix: CLUSTER_STORE_PREFIX } : {}),
       retentionSeconds: policy.audit.retentionSeconds,
       log: createLogger({ level: 'silent' }),
     });

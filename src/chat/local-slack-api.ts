@@ -109,6 +109,11 @@ export class LocalSlackApi {
     return new LocalSlackApi(fake, options);
   }
 
+  /** Workflow Builder's runs of custom steps, for `/step`. */
+  get functionRuns(): FakeSlackApi['functionRuns'] {
+    return this.fake.functionRuns;
+  }
+
   /** SLACK_API_URL for the bot. */
   get apiUrl(): string {
     return this.fake.apiUrl;
@@ -218,6 +223,11 @@ export class LocalSlackApi {
   /** The form open on top for a person, if any. */
   topView(userId: string): LocalView | undefined {
     return this.fake.topView(userId);
+  }
+
+  /** The DM between a person and the bot, as Slack names it. */
+  dmChannelOf(userId: string): string {
+    return this.fake.dmChannelFor(userId);
   }
 
   view(id: string): LocalView | undefined {
@@ -346,7 +356,10 @@ export class LocalSlackApi {
   private showView(view: LocalView, updated: boolean): void {
     const rendered = renderView(view.view, this.renderContext(), this.buttonNumber + 1);
     this.numberButtons(rendered.buttons, { kind: 'view', viewId: view.id });
-    const head = `${updated ? 'form updated' : 'form opened'} for ${this.who(view.user)}`;
+    const head =
+      view.view.type === 'home'
+        ? `Home tab of ${this.who(view.user)}${updated ? ' (updated)' : ''}`
+        : `${updated ? 'form updated' : 'form opened'} for ${this.who(view.user)}`;
     this.options.print([this.options.style.dim(head), ...rendered.lines, '']);
   }
 }

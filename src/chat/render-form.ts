@@ -108,7 +108,12 @@ export function renderView(view: Json, ctx: RenderContext, firstButton = 1): Ren
   );
   const body = renderBlocks(blocks, ctx, firstButton);
   const head = `${ctx.style.bold(`▣ ${title}`)}  ${ctx.style.dim(submit ? `(${submit} · ${close})` : `(${close})`)}`;
-  return { lines: [head, ...body.lines.map((line) => `│ ${line}`)], buttons: body.buttons };
+  // A Home tab has no title bar and nothing to close: only its blocks.
+  const lines = view.type === 'home' ? body.lines : [head, ...body.lines];
+  return {
+    lines: lines.map((line, i) => (i === 0 && view.type !== 'home' ? line : `│ ${line}`)),
+    buttons: body.buttons,
+  };
 }
 
 /** The question for one field, with its options numbered and what Enter keeps. */

@@ -7,9 +7,11 @@ import { fillForm } from './terminal-form.js';
 import {
   type Actor,
   blockActionsBody,
+  homeOpenedBody,
   slashCommandBody,
   type TerminalReceiver,
 } from './terminal-receiver.js';
+import { reportStep, startStep } from './terminal-step.js';
 
 // The chat loop of `gpuops demo`: reads lines (a person at a prompt, or a script), sends `/gpu …` to
 // the bot through the terminal receiver as the acting user in the current channel, presses buttons by
@@ -167,6 +169,11 @@ export class TerminalChat {
         return this.command(arg);
       case '/press':
         return this.press(arg);
+      case 'home':
+      case '/home':
+        return this.openHome();
+      case '/step':
+        return this.step(arg);
       case '/as':
       case '/user':
         return this.switchUser(arg);
@@ -263,6 +270,25 @@ export class TerminalChat {
     return { failed: answerTo(this.options.slack, actor.userId, mark) ?? refused };
   }
 
+  /** Opens the acting person's Home tab, as clicking the app in Slack does: the bot publishes it. */
+  private async openHome(): Promise<{ failed?: string }> {
+    const actor = this.actor;
+    const mark = this.options.slack.mark();
+    await this.options.receiver.deliver(homeOpenedBody(actor, this.options.slack.dmChannelOf(actor.userId)));
+    return this.afterRequest(mark);
+  }
+
+  /** A Workflow Builder step run, as a workflow would run it (src/chat/terminal-step.ts). */
+  private async step(line: string): Promise<{ failed?: string }> {
+    const chat = { ...this.options, actor: this.actor, say: (...lines: string[]) => this.say(...lines) };
+    const mark = this.options.slack.mark();
+    const started = await startStep(chat, line);
+    if ('failed' in started) return started;
+    const after = await this.afterRequest(mark);
+    const reported = reportStep(chat, started);
+    return reported.failed !== undefined ? reported : after;
+  }
+
   private async press(ref: string): Promise<{ failed?: string }> {
     const { slack, receiver } = this.options;
     const wanted = ref.trim();
@@ -329,7 +355,12 @@ export class TerminalChat {
     let formFailure: string | undefined;
     const opened = slack
       .activitySince(mark)
-      .flatMap((a) => (a.kind === 'view' && a.view.user === this.userId && !a.view.closed ? [a.view] : []))
+      .flatMap((a) =>
+        // A Home tab is shown, not filled in: only forms are asked field by field.
+        a.kind === 'view' && a.view.user === this.userId && !a.view.closed && a.view.view.type !== 'home'
+          ? [a.view]
+          : [],
+      )
       .at(-1);
     if (opened) {
       // A form can open in a loading state that a job fills in: let that settle first.

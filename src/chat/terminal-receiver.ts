@@ -203,3 +203,22 @@ export function viewSubmissionBody(
     response_urls: [],
   };
 }
+
+/** The Events API body Slack sends when someone opens the app's Home tab. */
+export function homeOpenedBody(actor: Actor, dmChannel: string): Record<string, unknown> {
+  return {
+    token: 'demo',
+    team_id: actor.teamId,
+    api_app_id: APP_ID,
+    type: 'event_callback',
+    event_id: `Ev${Date.now().toString(36).toUpperCase()}`,
+    event_time: Math.floor(Date.now() / 1000),
+    event: {
+      type: 'app_home_opened',
+      user: actor.userId,
+      channel: dmChannel,
+      tab: 'home',
+      event_ts: (Date.now() / 1000).toFixed(6),
+    },
+  };
+}

@@ -178,7 +178,18 @@ export function describeCommand(command: GpuCommand): string {
   if (own !== undefined) return own;
   const c = command as Record<string, unknown>;
   const words = [`/gpu ${commandPath(command.kind)}`];
-  for (const field of ['cluster', 'instance', 'name', 'project', 'type', 'version', 'size', 'pool', 'user']) {
+  for (const field of [
+    'cluster',
+    'instance',
+    'name',
+    'id',
+    'project',
+    'type',
+    'version',
+    'size',
+    'pool',
+    'user',
+  ]) {
     const value = c[field];
     if (typeof value === 'string') words.push(value);
   }

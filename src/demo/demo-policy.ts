@@ -20,4 +20,7 @@ approvals:
   expires_after: 24h
 audit:
   retention: 30d
+# Quick looks, so the Home tab and /gpu watch show a change within seconds in a demo.
+watch:
+  poll_every: 3s
 `;

@@ -105,6 +105,12 @@ export function checkBlocks(blocks: unknown, surface: 'message' | 'view'): strin
           out.push(`${where} has ${elements.length} elements (max ${LIMITS.actionsElements})`);
         }
         for (const [j, e] of elements.entries()) checkElement(out, `${where}.elements[${j}]`, e);
+        // Slack refuses two elements of one block with the same action_id.
+        const ids = elements.flatMap((e) =>
+          isObject(e) && typeof e.action_id === 'string' ? [e.action_id] : [],
+        );
+        const twice = ids.filter((id, k) => ids.indexOf(id) !== k);
+        if (twice.length > 0) out.push(`${where} repeats action_id ${[...new Set(twice)].join(', ')}`);
         break;
       }
       case 'context': {
@@ -120,6 +126,15 @@ export function checkBlocks(blocks: unknown, surface: 'message' | 'view'): strin
         checkElement(out, `${where}.element`, block.element);
         break;
       case 'image':
+        // One source: a public image_url or a slack_file ({ id } or { url }, not both).
+        if ((block.image_url === undefined) === (block.slack_file === undefined)) {
+          out.push(`${where} (image) needs either image_url or slack_file`);
+        } else if (
+          isObject(block.slack_file) &&
+          (block.slack_file.id === undefined) === (block.slack_file.url === undefined)
+        ) {
+          out.push(`${where}.slack_file needs either id or url`);
+        }
         maxLen(out, `${where}.alt_text`, block.alt_text, LIMITS.imageAltText);
         maxLen(out, `${where}.image_url`, block.image_url, LIMITS.url);
         break;

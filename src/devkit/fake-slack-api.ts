@@ -23,6 +23,7 @@ import {
 // and file uploads, and can answer a method with a rate limit or an error on demand. It fails a test
 // on a request it did not expect (`unexpected`), and lists what it got.
 
+export type { FunctionDefinition, FunctionEnd, FunctionRun } from './slack/function-runs.js';
 export type * from './slack/types.js';
 
 export class FakeSlackApi extends SlackState {
@@ -331,7 +332,7 @@ export class FakeSlackApi extends SlackState {
   private authorize(method: string, token: string | undefined): string | null {
     if (token === undefined || token === '') return 'not_authed';
     if (method === 'apps.connections.open') return token === this.appToken ? null : 'invalid_auth';
-    return this.tokens.has(token) ? null : 'invalid_auth';
+    return this.tokens.has(token) || this.functionRuns.tokenValid(token) ? null : 'invalid_auth';
   }
 
   private async answer(method: string, call: RecordedCall): Promise<Record<string, unknown>> {

@@ -4,6 +4,23 @@ import { messageRefSchema } from './message-ref.js';
 // What a job carries. Validated when added and again when processed, because job data outlives deploys.
 // Never a secret: tokens stay in the environment, user data and kubeconfigs never enter a job.
 
+/**
+ * A Workflow Builder step this request runs for (docs/workflows.md): the job completes or fails it
+ * when it ends. Only ids: the event's bot_access_token never enters a job; the bot's own token
+ * completes the step.
+ */
+export const stepRefSchema = z.object({
+  /** Slack's function_execution_id. */
+  executionId: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/),
+  /** The step's callback_id (src/commands/workflow/steps.ts). */
+  callbackId: z.string().regex(/^[a-z][a-z0-9_]{0,63}$/),
+  /** No channel was given (or the answer is private): the step's outputs are the only answer. */
+  quiet: z.boolean(),
+  /** The few inputs the outputs depend on (never a secret), e.g. the type a capacity step asks about. */
+  kept: z.record(z.string().max(64), z.union([z.string().max(200), z.number(), z.boolean()])).optional(),
+});
+export type StepRef = z.infer<typeof stepRefSchema>;
+
 export const jobContextSchema = z.object({
   teamId: z.string().min(1),
   channelId: z.string().min(1),
@@ -14,6 +31,8 @@ export const jobContextSchema = z.object({
   /** Slack's response_url, for answering read-only commands ephemerally and in place. */
   responseUrl: z.url().optional(),
   requestedAt: z.number().int().positive(),
+  /** Set when a Workflow Builder step made the request. */
+  step: stepRefSchema.optional(),
 });
 export type JobContext = z.infer<typeof jobContextSchema>;
 

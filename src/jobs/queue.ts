@@ -11,7 +11,7 @@ export const DEFAULT_JOB_OPTIONS = {
   attempts: 6,
   backoff: { type: 'exponential', delay: 1_000 },
   removeOnComplete: { age: 7 * 24 * 3600, count: 5_000 },
-  removeOnFail: { age: 14 * 24 * 3600 },
+  removeOnFail: { age: 14 * 24 * 3600, count: 5_000 },
 } as const;
 
 /**

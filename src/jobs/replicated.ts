@@ -1,10 +1,13 @@
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
+import { QUEUE_PREFIX } from './queue.js';
 
-// What an acknowledgement guarantees on a replicated Redis (Sentinel): the job is on the primary and
-// on at least `replicas` replicas. Replication is asynchronous, so after adding a job the listener
-// sends WAIT on the queue's connection (BullMQ writes through the instance it is given), which returns once that many replicas have every write made on
-// it so far, or after the timeout. Fewer than asked means the job could die with the primary: the
-// request is then taken back and the person told to send it again.
+// What an acknowledgement guarantees on a replicated Redis (Sentinel, Cluster): the job is on the
+// primary and on at least `replicas` replicas. Replication is asynchronous, so after adding a job the
+// listener sends WAIT on the queue's connection (BullMQ writes through the instance it is given),
+// which returns once that many replicas have every write made on it so far, or after the timeout.
+// On a Cluster WAIT is per shard: it goes to the connection of the primary that holds the queue's
+// slot (the `{gpuops}` hash tag), the one the job was written through. Fewer than asked means the
+// job could die with the primary: the request is then taken back and the person told to send it again.
 
 export class NotReplicatedError extends Error {
   constructor(acked: number, wanted: number) {
@@ -21,9 +24,21 @@ export function replicationCheck(
 ): (() => Promise<void>) | undefined {
   if (replicas <= 0) return undefined;
   return async () => {
-    const acked = Number(await queueConnection.wait(replicas, timeoutMs));
+    const node = queueConnection.isCluster
+      ? await queuePrimary(queueConnection as unknown as Cluster)
+      : queueConnection;
+    const acked = node ? Number(await node.wait(replicas, timeoutMs)) : 0;
     if (acked < replicas) throw new NotReplicatedError(acked, replicas);
   };
+}
+
+let queueSlot: number | undefined;
+
+/** The cluster's connection to the primary that holds the queue's slot now, if it knows one. */
+async function queuePrimary(cluster: Cluster): Promise<Redis | undefined> {
+  queueSlot ??= Number(await cluster.call('CLUSTER', 'KEYSLOT', QUEUE_PREFIX));
+  const key = cluster.slots[queueSlot]?.[0];
+  return cluster.nodes('master').find((n) => `${n.options.host}:${n.options.port}` === key);
 }
 
 /**

@@ -25,6 +25,11 @@ export interface ProbeDeps {
    * One that does not answer makes /readyz "degraded" with 200: the listener still answers people.
    */
   readonly dependencies?: () => readonly DependencyStatus[];
+  /**
+   * Redis' maxmemory-policy as read at start: shown, and anything but noeviction makes /readyz
+   * "degraded" (a full Redis could evict accepted requests).
+   */
+  readonly redisEvictionPolicy?: string;
   /** Per check; default 1000 ms. */
   readonly timeoutMs?: number;
 }
@@ -85,13 +90,22 @@ export function healthRoutes(deps: ProbeDeps): HttpRoute[] {
             sendJson(res, 503, { status: 'unavailable', reason, checks });
             return;
           }
-          const degraded = dependencies.filter((d) => isDegraded(d.state));
-          if (degraded.length === 0) {
+          const policy = deps.redisEvictionPolicy;
+          if (policy) checks.redis_maxmemory_policy = policy;
+          const reasons = dependencies
+            .filter((d) => isDegraded(d.state))
+            .map((d) => d.reason ?? `${d.name}: ${d.state}`);
+          if (policy && policy !== 'noeviction') {
+            reasons.push(
+              `Redis evicts keys when full (maxmemory-policy ${policy}); set noeviction so that a full Redis refuses new requests instead of dropping queued ones.`,
+            );
+          }
+          if (reasons.length === 0) {
             sendJson(res, 200, { status: 'ready', checks });
             return;
           }
           // Still ready: requests are taken and answered; those that need the API wait and retry.
-          const reason = degraded.map((d) => d.reason ?? `${d.name}: ${d.state}`).join(' ');
+          const reason = reasons.join(' ');
           sendJson(res, 200, { status: 'degraded', reason, checks });
         })().catch(() => {
           if (!res.headersSent)

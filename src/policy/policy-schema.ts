@@ -224,6 +224,26 @@ const accessSchema = z.strictObject({
     .default([]),
 });
 
+export const DEFAULT_RATE_PER_USER = 30;
+export const DEFAULT_RATE_PER_CHANNEL = 60;
+export const DEFAULT_RATE_WINDOW_SECONDS = 60;
+
+const RATE_RULE = 'requests is a whole number of requests (0 for no limit), such as 30';
+/** At most `requests` requests that would queue something in each window of `per`. */
+const rateSchema = (requests: number) =>
+  z
+    .strictObject({
+      requests: z.number({ error: RATE_RULE }).int({ error: RATE_RULE }).min(0, { error: RATE_RULE }),
+      per: duration.default(DEFAULT_RATE_WINDOW_SECONDS),
+    })
+    .prefault({ requests });
+
+/** One noisy person or channel cannot starve the rest (docs/policy.md). */
+const rateLimitsSchema = z.strictObject({
+  per_user: rateSchema(DEFAULT_RATE_PER_USER),
+  per_channel: rateSchema(DEFAULT_RATE_PER_CHANNEL),
+});
+
 /** The daily digest of every watching channel (docs/watch.md). */
 const digestSchema = z.strictObject({
   enabled: bool.default(true),
@@ -255,6 +275,7 @@ export const policyFileSchema = z.strictObject(
     watch: watchSchema.prefault({}),
     idle: idleSchema.prefault({}),
     digest: digestSchema.prefault({}),
+    rate_limits: rateLimitsSchema.prefault({}),
   },
   { error: 'the policy file is a mapping of settings (key: value lines), see docs/policy.md' },
 );

@@ -1,6 +1,7 @@
 import type { GpuCommandKind } from '../commands/registry.js';
 import type { OperationClass } from '../commands/spec.js';
 import type { PricingPolicy } from '../pricing/cost.js';
+import type { RateLimits } from '../store/rate-limiter.js';
 import {
   DEFAULT_CLASS_ROLES,
   POLICY_ROLES,
@@ -83,6 +84,8 @@ export interface Policy {
   readonly watch: WatchPolicy;
   readonly idle: IdlePolicy;
   readonly digest: DigestPolicy;
+  /** Requests per person and per channel (src/store/rate-limiter.ts). */
+  readonly rateLimits: RateLimits;
 }
 
 export const DEFAULTS_SOURCE = 'built-in defaults';
@@ -153,6 +156,13 @@ export function toPolicy(file: PolicyFile, source: string): Policy {
       checkEverySeconds: file.idle.check_every,
     },
     digest: { enabled: file.digest.enabled, cron: file.digest.cron, tz: file.digest.tz },
+    rateLimits: {
+      perUser: { requests: file.rate_limits.per_user.requests, perSeconds: file.rate_limits.per_user.per },
+      perChannel: {
+        requests: file.rate_limits.per_channel.requests,
+        perSeconds: file.rate_limits.per_channel.per,
+      },
+    },
   });
 }
 

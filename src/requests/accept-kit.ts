@@ -37,11 +37,17 @@ export async function record(deps: AcceptDeps, guardrails: Guardrails, input: Au
   }
 }
 
+/** The command's audit parameters, and the workflow step that asked, if one did. */
+export function requestParameters(command: GpuCommand, ctx: JobContext): Record<string, unknown> {
+  return { ...auditFieldsOf(command).parameters, ...(ctx.step ? { step: ctx.step.callbackId } : {}) };
+}
+
 export function requestAudit(command: GpuCommand, ctx: JobContext): Omit<AuditInput, 'outcome'> {
   return {
     event: 'request',
     actor: ctx.userId,
     ...auditFieldsOf(command),
+    parameters: requestParameters(command, ctx),
     ...(ctx.projectId ? { project: ctx.projectId } : {}),
     channel: ctx.channelId,
   };

@@ -14,12 +14,18 @@ import { authorize, groupsInPolicy, leaseFor, needsApproval } from '../policy/de
 import type { Guardrails } from '../policy/guardrails.js';
 import type { PolicyRole } from '../policy/policy-schema.js';
 import { type CostEstimate, formatCost, type PriceBook } from '../pricing/cost.js';
-import { auditFieldsOf } from '../store/audit.js';
 import { type Catalog, readCatalog } from '../store/catalog-cache.js';
 import { instanceTypeOf } from '../store/instance-types-seen.js';
 import { stopSchedulesOn } from '../store/schedules.js';
 import type { ProjectBinding } from '../store/store.js';
-import { type AcceptDeps, type AcceptExtra, REDIS_MS, record, requestAudit } from './accept-kit.js';
+import {
+  type AcceptDeps,
+  type AcceptExtra,
+  REDIS_MS,
+  record,
+  requestAudit,
+  requestParameters,
+} from './accept-kit.js';
 import { type TargetProblem, targetInstance, targetProblem } from './check-target.js';
 import { type EnqueueResult, enqueueRequest } from './enqueue-request.js';
 import { type Assessment, type PendingApproval, requestApproval } from './request-approval.js';
@@ -100,7 +106,7 @@ export async function acceptDirect(
   await record(deps, guardrails, {
     ...requestAudit(command, ctx),
     outcome: refused ? 'refused' : 'answered',
-    ...(refused ? { parameters: { ...auditFieldsOf(command).parameters, needed: refused.needed } } : {}),
+    ...(refused ? { parameters: { ...requestParameters(command, ctx), needed: refused.needed } } : {}),
   });
   return refused;
 }
@@ -253,6 +259,18 @@ async function checkTarget(
 }
 
 /**
+ * A workflow step given no channel has nowhere to show an approval card unless the policy names an
+ * approvals channel (without one the card goes to the request's channel).
+ */
+function noPlaceForCard(guardrails: Guardrails, ctx: JobContext): TargetProblem | undefined {
+  if (ctx.step === undefined || ctx.channelId !== ctx.userId) return undefined;
+  if (guardrails.policy.approvals.channel !== undefined) return undefined;
+  const text =
+    'This request needs an approval, and the step has no channel to show it in: give the step a channel for progress (approvers see the card there), or set approvals.channel in the gpuops policy.';
+  return { message: text, plain: text, field: 'channel' };
+}
+
+/**
  * Accepts a request: refused (with the role it needs), sent to approvers (with where it went), or
  * queued as exactly one job. Every outcome is on the audit trail.
  */
@@ -268,7 +286,7 @@ export async function acceptRequest(
   if (refused) {
     await record(deps, guardrails, {
       ...requestAudit(command, ctx),
-      parameters: { ...auditFieldsOf(command).parameters, role: refused.role, needed: refused.needed },
+      parameters: { ...requestParameters(command, ctx), role: refused.role, needed: refused.needed },
       outcome: 'refused',
     });
     return refused;
@@ -276,7 +294,7 @@ export async function acceptRequest(
 
   const assessment = await assess(deps, guardrails, command, ctx, extra.binding);
   if (assessment.need.required) {
-    const problem = await checkTarget(deps, command, ctx);
+    const problem = noPlaceForCard(guardrails, ctx) ?? (await checkTarget(deps, command, ctx));
     if (problem) {
       await record(deps, guardrails, { ...requestAudit(command, ctx), outcome: 'rejected' });
       return { status: 'rejected', ...problem };
@@ -291,7 +309,7 @@ export async function acceptRequest(
     await record(deps, guardrails, {
       ...requestAudit(command, ctx),
       parameters: {
-        ...auditFieldsOf(command).parameters,
+        ...requestParameters(command, ctx),
         ...(assessment.cost ? { cost: formatCost(assessment.cost.estimate) } : {}),
       },
       outcome: 'queued',

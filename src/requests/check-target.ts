@@ -14,8 +14,8 @@ export interface TargetProblem {
   readonly message: string;
   /** The same in plain text, for a form field. */
   readonly plain: string;
-  /** The form field it belongs to. */
-  readonly field: 'instance' | 'type';
+  /** The form field it belongs to (a workflow step's channel has none). */
+  readonly field: 'instance' | 'type' | 'channel';
 }
 
 const LISTED = 10;

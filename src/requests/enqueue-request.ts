@@ -96,7 +96,9 @@ export interface EnqueueExtra {
 
 /** Same person, channel and command: the key of the dedupe claim. */
 export function requestFingerprint(command: GpuCommand, ctx: JobContext): string {
-  return jobIdFor(ctx.teamId, ctx.channelId, ctx.userId, JSON.stringify(command));
+  // Two runs of a workflow are two requests; Slack redelivering one run's event is the same one.
+  const step = ctx.step ? [ctx.step.executionId] : [];
+  return jobIdFor(ctx.teamId, ctx.channelId, ctx.userId, JSON.stringify(command), ...step);
 }
 
 export async function enqueueRequest(
@@ -117,7 +119,7 @@ export async function enqueueRequest(
   }
 
   let message: MessageRef | undefined = extra.message;
-  const announce = !message && deliveryOf(command.kind) === 'channel';
+  const announce = !message && deliveryOf(command.kind) === 'channel' && ctx.step?.quiet !== true;
   const { text, blocks } = renderJobMessage({
     phase: 'queued',
     request: describeCommand(command),

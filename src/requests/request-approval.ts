@@ -9,8 +9,14 @@ import type { Guardrails } from '../policy/guardrails.js';
 import { formatCost } from '../pricing/cost.js';
 import { escapeText } from '../render/job-message.js';
 import { approvalIdFor } from '../store/approvals.js';
-import { auditFieldsOf } from '../store/audit.js';
-import { type AcceptDeps, type AcceptExtra, REDIS_MS, record, requestAudit } from './accept-kit.js';
+import {
+  type AcceptDeps,
+  type AcceptExtra,
+  REDIS_MS,
+  record,
+  requestAudit,
+  requestParameters,
+} from './accept-kit.js';
 import { dedupeSeconds, requestFingerprint } from './enqueue-request.js';
 
 // The approval step of the request pipeline: a request that waits for an approver is stored once (a
@@ -106,7 +112,7 @@ export async function requestApproval(
   const post = async () => {
     // The requester's message first: once the card is up, everything the approvers act on is there.
     let message: MessageRef | undefined;
-    if (deliveryOf(command.kind) === 'channel') {
+    if (deliveryOf(command.kind) === 'channel' && ctx.step?.quiet !== true) {
       try {
         message = await deps.ports.post(ctx.channelId, waitingMessage(request));
         if (message)
@@ -130,7 +136,7 @@ export async function requestApproval(
   await record(deps, guardrails, {
     ...requestAudit(command, ctx),
     parameters: {
-      ...auditFieldsOf(command).parameters,
+      ...requestParameters(command, ctx),
       ...(assessment.cost ? { cost: formatCost(assessment.cost.estimate) } : {}),
     },
     outcome: 'needs-approval',

@@ -5,7 +5,8 @@ import { standingOf } from './user-standing.js';
 
 // Before every listener: a slash command, a button press or a form submission from a guest or from
 // another workspace is refused with a sentence (unless the policy's access section allows it), so no
-// listener, approval included, ever sees it. Events and options requests pass: they act for no one.
+// listener, approval included, ever sees it. Someone refused who opens the Home tab sees the sentence
+// there instead of their Home. Other events and options requests pass: they act for no one.
 
 type Args = AnyMiddlewareArgs & {
   ack?: (answer?: unknown) => Promise<void>;
@@ -14,7 +15,7 @@ type Args = AnyMiddlewareArgs & {
 };
 
 interface Caller {
-  readonly kind: 'command' | 'action' | 'view';
+  readonly kind: 'command' | 'action' | 'view' | 'home';
   readonly userId: string;
   readonly teamId: string | undefined;
 }
@@ -22,6 +23,10 @@ interface Caller {
 function callerOf(body: Record<string, unknown>): Caller | undefined {
   if (typeof body.command === 'string' && typeof body.user_id === 'string') {
     return { kind: 'command', userId: body.user_id, teamId: body.team_id as string | undefined };
+  }
+  const event = body.event as { type?: string; user?: string } | undefined;
+  if (body.type === 'event_callback' && event?.type === 'app_home_opened' && typeof event.user === 'string') {
+    return { kind: 'home', userId: event.user, teamId: body.team_id as string | undefined };
   }
   const user = body.user as { id?: string; team_id?: string } | undefined;
   const team = (body.team as { id?: string } | null | undefined)?.id;
@@ -34,7 +39,16 @@ function callerOf(body: Record<string, unknown>): Caller | undefined {
 const COULD_NOT_CHECK = (why: string) =>
   `I could not check your Slack account just now (Slack answered "${why}"), so nothing was done. Please try again in a minute.`;
 
-async function refuse(args: Args, caller: Caller, text: string): Promise<void> {
+async function refuse(deps: SlackDeps, args: Args, caller: Caller, text: string): Promise<void> {
+  if (caller.kind === 'home') {
+    await deps.client.views
+      .publish({
+        user_id: caller.userId,
+        view: { type: 'home', blocks: [{ type: 'section', text: { type: 'mrkdwn', text } }] },
+      })
+      .catch((err: unknown) => deps.log.warn({ err }, 'could not publish a refused Home tab'));
+    return;
+  }
   if (caller.kind === 'command') {
     await args.ack?.({ response_type: 'ephemeral', text });
     return;
@@ -54,35 +68,47 @@ async function refuse(args: Args, caller: Caller, text: string): Promise<void> {
   await args.respond?.({ response_type: 'ephemeral', replace_original: false, text }).catch(() => {});
 }
 
-export function accessGate(deps: SlackDeps, botTeamId: string | undefined): Middleware<AnyMiddlewareArgs> {
+/**
+ * Why `userId` (of `teamId`) may not use gpuops, in a sentence; undefined when they may. Guests and
+ * other workspaces are refused unless the policy's access section allows them.
+ */
+export async function callerRefusal(
+  deps: SlackDeps,
+  botTeamId: string | undefined,
+  caller: { readonly userId: string; readonly teamId: string | undefined; readonly kind: string },
+): Promise<string | undefined> {
   const { policy } = deps.guardrails;
+  let guest: boolean | undefined;
+  let homeTeamId: string | undefined;
+  if (needsStanding(policy, botTeamId)) {
+    const standing = await standingOf(
+      { client: deps.client, store: deps.store, log: deps.log },
+      caller.userId,
+    ).catch(() => ({ unreadable: 'Redis did not answer' }));
+    if (typeof standing === 'object' && 'unreadable' in standing) {
+      // Unchecked is refused: a guest must not get in because Slack was slow.
+      if (!policy.access.allowGuests) return COULD_NOT_CHECK(standing.unreadable);
+    } else if (standing !== 'unknown') {
+      guest = standing.guest;
+      homeTeamId = standing.teamId;
+    }
+  }
+  const check = mayUse(policy, botTeamId, { teamId: caller.teamId, guest, homeTeamId });
+  if (check.allowed) return undefined;
+  deps.log.info(
+    { userId: caller.userId, teamId: caller.teamId, kind: caller.kind },
+    'refused: guest or other workspace',
+  );
+  return check.message;
+}
+
+export function accessGate(deps: SlackDeps, botTeamId: string | undefined): Middleware<AnyMiddlewareArgs> {
   return async (raw) => {
     const args = raw as Args;
     const caller = callerOf(args.body as unknown as Record<string, unknown>);
     if (!caller) return args.next();
-    let guest: boolean | undefined;
-    let homeTeamId: string | undefined;
-    if (needsStanding(policy, botTeamId)) {
-      const standing = await standingOf(
-        { client: deps.client, store: deps.store, log: deps.log },
-        caller.userId,
-      ).catch(() => ({ unreadable: 'Redis did not answer' }));
-      if (typeof standing === 'object' && 'unreadable' in standing) {
-        // Unchecked is refused: a guest must not get in because Slack was slow.
-        if (!policy.access.allowGuests) return refuse(args, caller, COULD_NOT_CHECK(standing.unreadable));
-      } else if (standing !== 'unknown') {
-        guest = standing.guest;
-        homeTeamId = standing.teamId;
-      }
-    }
-    const check = mayUse(policy, botTeamId, { teamId: caller.teamId, guest, homeTeamId });
-    if (!check.allowed) {
-      deps.log.info(
-        { userId: caller.userId, teamId: caller.teamId, kind: caller.kind },
-        'refused: guest or other workspace',
-      );
-      return refuse(args, caller, check.message);
-    }
+    const refusal = await callerRefusal(deps, botTeamId, caller);
+    if (refusal !== undefined) return refuse(deps, args, caller, refusal);
     return args.next();
   };
 }

@@ -1,6 +1,8 @@
 // The Slack app gpuops needs, as a manifest Slack accepts when you create the app ("From an app
 // manifest"). manifests/*.json are generated from this, and a test keeps them in step with the code.
 
+import { stepFunctions } from '../commands/workflow/step-manifest.js';
+
 /** The one slash command; every subcommand lives in its text. */
 export const SLASH_COMMAND = '/gpu';
 /** Where Slack sends commands, interactions and events in HTTP mode. */
@@ -22,8 +24,15 @@ export const BOT_SCOPES = {
   'usergroups:read': 'resolve approvers and roles granted to user groups (policy)',
   'im:write':
     'open a direct message to send a kubeconfig, a lease reminder or an idle-GPU alert to one person only',
-  'files:write': 'upload PNG metric snapshots and kubeconfig files',
+  'files:write': 'upload PNG metric snapshots, the Home tab spend chart and kubeconfig files',
 } as const;
+
+/**
+ * Events the bot subscribes to (Events API or Socket Mode), neither needing a scope: app_home_opened
+ * tells gpuops to publish someone's Home tab; function_executed runs its Workflow Builder steps
+ * (docs/workflows.md).
+ */
+export const BOT_EVENTS = ['app_home_opened', 'function_executed'] as const;
 
 /** The scopes as a Markdown table, for docs/operations.md. */
 export function scopesTable(): string {
@@ -48,10 +57,11 @@ export function appManifest(options: ManifestOptions): Record<string, unknown> {
     },
     features: {
       bot_user: { display_name: 'gpuops', always_online: true },
-      // The bot DMs (kubeconfigs, lease reminders, alerts) but nothing reads messages sent to it:
-      // a read-only tab says so instead of swallowing what people type there.
+      // The Home tab shows each person their machines, approvals and spend (docs/home.md). The bot DMs
+      // (kubeconfigs, lease reminders, alerts) but nothing reads messages sent to it: a read-only tab
+      // says so instead of swallowing what people type there.
       app_home: {
-        home_tab_enabled: false,
+        home_tab_enabled: true,
         messages_tab_enabled: true,
         messages_tab_read_only_enabled: true,
       },
@@ -67,10 +77,17 @@ export function appManifest(options: ManifestOptions): Record<string, unknown> {
     },
     oauth_config: { scopes: { bot: Object.keys(BOT_SCOPES) } },
     settings: {
+      event_subscriptions: {
+        ...(options.socketMode ? {} : { request_url: requestUrl }),
+        bot_events: [...BOT_EVENTS],
+      },
       interactivity: { is_enabled: true, ...(options.socketMode ? {} : { request_url: requestUrl }) },
-      org_deploy_enabled: false,
+      // Custom steps need an org-ready app; the steps run in gpuops itself, not on Slack.
+      org_deploy_enabled: true,
       socket_mode_enabled: options.socketMode,
       token_rotation_enabled: false,
+      function_runtime: 'remote',
     },
+    functions: stepFunctions(),
   };
 }

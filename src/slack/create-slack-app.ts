@@ -9,9 +9,11 @@ import { registerApprovalActions } from './listeners/approval-actions.js';
 import { registerFormActions } from './listeners/form-actions.js';
 import { registerFormSubmissions } from './listeners/form-submissions.js';
 import { registerGpuCommand } from './listeners/gpu-command.js';
+import { registerHomeActions } from './listeners/home-actions.js';
 import { registerLeaseActions } from './listeners/lease-actions.js';
 import { registerPageActions } from './listeners/page-actions.js';
 import { registerWatchActions } from './listeners/watch-actions.js';
+import { registerWorkflowSteps } from './listeners/workflow-steps.js';
 import { createOpenModal } from './open-form.js';
 import { slackRequestPorts } from './request-ports.js';
 import type { SlackDeps } from './slack-deps.js';
@@ -103,6 +105,8 @@ export function registerListeners(app: App, deps: SlackDeps): void {
   registerLeaseActions(app, deps);
   registerWatchActions(app, deps);
   registerPageActions(app, deps);
+  registerHomeActions(app, deps);
+  registerWorkflowSteps(app, deps);
   app.error(async (err) => {
     deps.log.error({ err }, 'unhandled error in a Slack listener');
   });

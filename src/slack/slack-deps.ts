@@ -3,9 +3,11 @@ import type { WebClient } from '@slack/web-api';
 import type { RouteTable } from '../cloud/routes.js';
 import type { Shape } from '../cloud/shape.js';
 import type { GpuCommand } from '../commands/registry.js';
+import type { HomeDeps, HomePublisher } from '../home/home-deps.js';
 import type { GpuQueue } from '../jobs/queue.js';
 import type { Logger } from '../log/logger.js';
 import type { Guardrails } from '../policy/guardrails.js';
+import type { ChartFonts } from '../render/render-chart-png.js';
 import type { Refused } from '../requests/accept-request.js';
 import type { RequestPorts } from '../requests/ports.js';
 import type { Sealer } from '../store/sealed.js';
@@ -42,6 +44,10 @@ export interface SlackDeps {
   readonly guardrails: Guardrails;
   /** On a replicated Redis: the check that an added job reached a replica (src/jobs/replicated.ts). */
   readonly replicated?: (() => Promise<void>) | undefined;
+  /** Publishes Home tabs; default: one built from these deps, without the spend chart's picture. */
+  readonly home?: HomePublisher | undefined;
+  /** The fonts the default publisher draws the Home tab's spend chart with; none, no picture. */
+  readonly homeFonts?: ChartFonts | undefined;
   /** The bot's own workspace (auth.test team_id): requests from others are refused unless the policy allows. */
   readonly botTeamId?: string | undefined;
 }

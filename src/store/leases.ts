@@ -73,6 +73,8 @@ export interface Leases {
   extend(id: string, fromStopAt: number, options?: { readonly upTo?: number }): Promise<ExtendResult>;
   /** active and still ending at `stopAt` → stopping; false when extended or already stopping. */
   markStopping(id: string, stopAt: number): Promise<boolean>;
+  /** The leases of machines `owner` asked for that have not ended, for their Home tab. */
+  activeFor(owner: string): Promise<Lease[]>;
 }
 
 const START = `
@@ -161,6 +163,7 @@ export function createLeases(
   const keepMs = (options.keepForSeconds ?? 7 * 86_400) * 1000;
   const r = withScripts(redis);
   const key = (id: string) => `${prefix}:{leases}:${id}`;
+  const ownerKey = (owner: string) => `${prefix}:{leases}:owner:${owner}`;
   const get = async (id: string) => fromFields(await redis.hgetall(key(id)));
 
   return {
@@ -177,6 +180,9 @@ export function createLeases(
         const lease = fromFlat(existing);
         if (lease) return { created: false, lease };
       }
+      await redis.sadd(ownerKey(input.owner), input.id);
+      // Each new lease pushes the index's expiry out; leases gone by then are dropped on read.
+      await redis.pexpire(ownerKey(input.owner), Math.max(stopAt - Date.now(), 0) + keepMs + 30 * 86_400_000);
       return { created: true, lease: { ...input, state: 'active', extensions: 0 } };
     },
 
@@ -197,6 +203,14 @@ export function createLeases(
       if (status === 'extended' || status === 'stale' || status === 'ended' || status === 'at-limit')
         return { outcome: status, lease };
       throw new Error(`unexpected answer from the lease script: ${status}`);
+    },
+
+    async activeFor(owner) {
+      const ids = await redis.smembers(ownerKey(owner));
+      const leases = await Promise.all(ids.map((id) => get(id)));
+      const gone = ids.filter((_, i) => leases[i] === undefined);
+      if (gone.length > 0) await redis.srem(ownerKey(owner), ...gone);
+      return leases.filter((l): l is Lease => l !== undefined && l.state === 'active');
     },
 
     async markStopping(id, stopAt) {

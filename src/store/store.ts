@@ -73,6 +73,13 @@ export interface Store {
   cached<T>(name: string): Promise<{ value: T; storedAt: number } | undefined>;
 }
 
+/**
+ * The store's prefix on a Redis Cluster: a hash tag, so every key of the store (and every script or
+ * transaction over several of them) sits in one slot, with the queue's (`{gpuops}`). One server or
+ * Sentinel keeps `gpuops`, so existing deployments keep their keys.
+ */
+export const CLUSTER_STORE_PREFIX = '{gpuops}';
+
 export function createStore(redis: Redis, prefix = 'gpuops'): Store {
   const k = (...parts: string[]) => [prefix, ...parts].join(':');
   const parse = <T>(raw: string | null): T | undefined => (raw === null ? undefined : (JSON.parse(raw) as T));

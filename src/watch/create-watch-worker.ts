@@ -10,6 +10,8 @@ export interface WatchWorkerOptions {
   /** Jobs at once: looks at different projects and drains of different channels run side by side. */
   readonly concurrency?: number;
   readonly lockDurationMs?: number;
+  /** How often BullMQ looks for jobs whose worker died; default 30 s. */
+  readonly stalledIntervalMs?: number;
   readonly autorun?: boolean;
 }
 
@@ -28,6 +30,7 @@ export function createWatchWorker(
       concurrency: options.concurrency ?? 8,
       lockDuration: options.lockDurationMs ?? 30_000,
       maxStalledCount: 3,
+      ...(options.stalledIntervalMs !== undefined ? { stalledInterval: options.stalledIntervalMs } : {}),
       autorun: options.autorun ?? true,
     },
   );

@@ -6,6 +6,7 @@ import { createWatchSubscriptions } from '../store/watch-subscriptions.js';
 import { collectResources } from './collect-resources.js';
 import { diffSnapshots, type ResourceChange } from './diff-snapshot.js';
 import { startDrains } from './drain-outbox.js';
+import { refreshHomes } from './home-refresh.js';
 import { accrue, periodsOf, priceBookFor } from './spend.js';
 import { changeReply, resourceMessage } from './watch-changes.js';
 import { nowOf, type WatchDeps } from './watch-deps.js';
@@ -88,6 +89,10 @@ export async function pollProject(
   if (!result.committed) return { status: 'lost', calls: collected.calls };
   await snapshots.clearBackoff(projectId);
   await startDrains(deps, result.kicked);
+  // Only the replica that committed tells the owners, so each change refreshes a Home once.
+  await refreshHomes(deps, changes, next, !stored.snapshot).catch((err: unknown) =>
+    deps.log.warn({ err, projectId }, 'could not refresh Home tabs'),
+  );
   if (!stored.snapshot) {
     return { status: 'baseline', resources: Object.keys(next.resources).length, calls: collected.calls };
   }

@@ -35,6 +35,10 @@ export async function processWatchJob(job: Job, deps: WatchDeps, signal: AbortSi
         return JSON.stringify(await checkWaitlist(deps, signal));
       case 'digest':
         return await sendDigests(deps, signal);
+      case 'home':
+        if (!deps.home) return 'no Home tab publisher';
+        await deps.home.publish(data.userId);
+        return `published the Home tab of ${data.userId}`;
       case 'schedule':
         return JSON.stringify(
           await fireSchedule(

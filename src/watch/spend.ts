@@ -4,25 +4,14 @@ import { readCatalog } from '../store/catalog-cache.js';
 import type { Store } from '../store/store.js';
 import type { ProjectSnapshot } from '../store/watch-snapshots.js';
 
+export { periodsOf } from '../store/ledger-periods.js';
+
 // Estimated spend as the watchers see it: prices from the cached catalogue (the platform API's
 // configurations, refreshed every few minutes), the machine's GPUs from its type, and running time
 // from successive polls. Only time a project is watched is counted (docs/watch.md).
 
 /** A single look never counts for more than this, so an outage does not read as a day of spending. */
 export const MAX_ACCRUAL_MS = 3_600_000;
-
-/** The calendar day (YYYY-MM-DD) and month (YYYY-MM) of `at` in a time zone. */
-export function periodsOf(at: number, tz: string): { day: string; month: string } {
-  const parts = new Intl.DateTimeFormat('en-CA', {
-    timeZone: tz,
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-  }).formatToParts(new Date(at));
-  const get = (type: string) => parts.find((p) => p.type === type)?.value ?? '00';
-  const month = `${get('year')}-${get('month')}`;
-  return { day: `${month}-${get('day')}`, month };
-}
 
 /** The price book of a project: the cached configurations and the policy's pricing rules. */
 export async function priceBookFor(

@@ -1,6 +1,7 @@
 import type { WebClient } from '@slack/web-api';
 import type { InfraClient, PlatformClient } from '../cloud/index.js';
 import type { Shape } from '../cloud/shape.js';
+import type { HomePublisher } from '../home/home-deps.js';
 import type { Logger } from '../log/logger.js';
 import type { Policy } from '../policy/policy.js';
 import type { EnqueueResult } from '../requests/enqueue-request.js';
@@ -40,6 +41,8 @@ export interface WatchDeps {
   readonly submitScheduled?: (action: ScheduledAction) => Promise<ScheduledResult>;
   /** The bot's own Slack user: who such a change is made by. */
   readonly botUserId: string;
+  /** Re-publishes Home tabs when a look changes someone's machines (docs/home.md). */
+  readonly home?: HomePublisher | undefined;
   readonly now?: () => number;
   /** Least time between two Slack calls to one channel or DM; default 1000 ms (about one a second). */
   readonly minIntervalMs?: number;

@@ -21,6 +21,8 @@ export const watchJobDataSchema = z.discriminatedUnion('job', [
   z.object({ v: z.literal(1), job: z.literal('capacity') }),
   /** Scheduler (cron): the daily digest of every watching channel. */
   z.object({ v: z.literal(1), job: z.literal('digest') }),
+  /** Re-publishes one person's Home tab after a change to their machines (debounced by its job id). */
+  z.object({ v: z.literal(1), job: z.literal('home'), userId: z.string().regex(/^[UW][A-Z0-9]+$/) }),
   /** Scheduler (cron, one per `/gpu schedule …`): one firing of a power schedule. */
   z.object({ v: z.literal(1), job: z.literal('schedule'), id: z.string().min(1) }),
   /** Sends one target's outbox in order; `token` is its lease. */

@@ -1,4 +1,5 @@
 import { closedCard, decidedMessage } from '../commands/approvals/render.js';
+import { failWaitingStep } from '../commands/kit/finish-step.js';
 import type { GpuCommand } from '../commands/registry.js';
 import type { Guardrails } from '../policy/guardrails.js';
 import { type ApprovalRequest, SYSTEM_ACTOR } from '../store/approvals.js';
@@ -48,6 +49,7 @@ async function showExpired(deps: WorkerDeps, guardrails: Guardrails, request: Ap
   ).catch((err: unknown) =>
     log.warn({ err, approvalId: request.id }, 'could not tell the requester their request expired'),
   );
+  await failWaitingStep(deps, request);
   for (const ref of Object.values(request.sealed ?? {})) {
     if (ref) await deps.sealer?.discard(ref).catch(() => {});
   }

@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import { type CloudNetworkError, CloudTimeoutError } from '../cloud/index.js';
 import { handlerFor } from '../commands/handlers.js';
 import { type CommandJobData, parseCommandJobData } from '../commands/job-payload.js';
+import { finishStep } from '../commands/kit/finish-step.js';
 import { classifyFailure, PermanentJobError } from '../commands/kit/job-errors.js';
 import { cloudWaitText, JobRun } from '../commands/kit/job-run.js';
 import { discardSealed } from '../commands/kit/sealed-input.js';
@@ -75,6 +76,9 @@ export async function processJob(job: Job<JobData>, deps: WorkerDeps, signal: Ab
     const outcome = await afterJobDone(run, handled);
     await run.finish('done', outcome);
     await auditJob(run, 'outcome', { outcome: 'done', durationMs: Date.now() - startedAt });
+    // A workflow step waits for this job: its outputs are the outcome's data.
+    const step = run.data.ctx.step;
+    if (step) await finishStep(deps, step, { ok: true, data: outcome.outputs ?? {} });
     await discardSealed(run.data, deps.sealer, deps.log);
     deps.log.info({ jobId: job.id, name: job.name, attempt: job.attemptsMade + 1 }, 'job done');
     return outcome.detail;
@@ -87,11 +91,10 @@ export async function processJob(job: Job<JobData>, deps: WorkerDeps, signal: Ab
       'job attempt failed',
     );
     const noAnswer = isNoAnswer(err);
+    const detail = noAnswer && !failure.permanent ? gaveUpText(err, attempts) : failure.message;
     try {
       if (last) {
-        await run.finish('failed', {
-          detail: noAnswer && !failure.permanent ? gaveUpText(err, attempts) : failure.message,
-        });
+        await run.finish('failed', { detail });
       } else if (noAnswer) {
         await run.noticeCloudWait({
           attemptNote: `attempt ${job.attemptsMade + 2} of ${attempts} next`,
@@ -116,6 +119,9 @@ export async function processJob(job: Job<JobData>, deps: WorkerDeps, signal: Ab
       detail: failure.message,
     });
     if (last) await discardSealed(run.data, deps.sealer, deps.log);
+    // A workflow step waiting for this job fails with the same sentence the requester reads.
+    const step = run.data.ctx.step;
+    if (last && step) await finishStep(deps, step, { ok: false, error: detail });
     if (failure.permanent) throw new UnrecoverableError(failure.message);
     throw err;
   }

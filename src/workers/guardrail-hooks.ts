@@ -25,6 +25,7 @@ export async function auditJob(
       ...fields,
       parameters: {
         ...fields.parameters,
+        ...(data.ctx.step ? { step: data.ctx.step.callbackId } : {}),
         attempt: job.attemptsMade + 1,
         ...(extra.detail !== undefined ? { detail: extra.detail } : {}),
       },

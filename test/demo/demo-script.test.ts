@@ -69,6 +69,9 @@ describe('gpuops demo --script (shape A, its own Redis and Prometheus)', () => {
       '# Ada stops train-1 every weekday evening in her time zone; Bob reads the next run in his',
       '/gpu schedule stop train-1 weekdays 20:00',
       '/gpu schedules',
+      '# A workflow stops it (nothing posted: no channel), then starts it in this channel',
+      '/step stop_instance instance=train-1 channel_id=',
+      '/step start_instance instance=train-1',
       '# $23.12/h is above the demo policy threshold: Bob approves',
       '/gpu create big-1 h100-hgx-80gb.8x',
       '/as bob',
@@ -123,6 +126,17 @@ describe('gpuops demo --script (shape A, its own Redis and Prometheus)', () => {
     const bobsList = out.slice(out.lastIndexOf('› /gpu schedules'));
     expect(bobsList).toMatch(/next \w{3} \d+ \w{3}, 1[56]:00 your time/);
     expect(bobsList).toContain('Times in your time zone (America/New_York)');
+    const stepStop = answerTo(out, '/step stop_instance instance=train-1 channel_id=');
+    expect(stepStop).toContain('A workflow runs the step stop_instance for @ada…');
+    expect(stepStop).toMatch(
+      /Workflow step stop_instance completed:\n {2}instance_name: train-1\n {2}instance_id: \S+\n {2}state: stopped\n/,
+    );
+    expect(stepStop).not.toContain('gpuops in #gpu-ops');
+    const stepStart = answerTo(out, '/step start_instance instance=train-1');
+    expect(stepStart).toMatch(/✅ Done · `\/gpu start train-1`/);
+    expect(stepStart).toMatch(
+      /Workflow step start_instance completed:[\s\S]*state: running\n {2}ip_address: \d+\.\d+\.\d+\.\d+/,
+    );
 
     // The costly create waits for Bob's button; Ada's own request message says so, then goes on.
     const big = answerTo(out, '/gpu create big-1 h100-hgx-80gb.8x');

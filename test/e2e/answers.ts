@@ -21,10 +21,9 @@ export async function privateAnswer(
   as: As = {},
   timeoutMs = 15_000,
 ): Promise<ResponseUrlPost & { text: string; blocksJson: string }> {
-  const { response, responseUrl } = await stack.command(text, as);
-  expect(response.status).toBe(200);
-  const ack = JSON.parse(response.text) as { response_type?: string; text?: string };
-  expect(ack.response_type, `ack of "${text}": ${response.text}`).toBe('ephemeral');
+  const { responseUrl, answer } = await stack.command(text, as);
+  const ack = await answer();
+  expect(ack.response_type, `ack of "${text}": ${String(ack.text)}`).toBe('ephemeral');
   const id = responseUrl.split('/').at(-1);
   const post = await stack.responses.waitForPost((p) => p.id === id, timeoutMs);
   expect(post.replaceOriginal).toBe(true);
@@ -34,9 +33,7 @@ export async function privateAnswer(
 
 /** The listener's own answer (parse errors, shapes without the operation): nothing is queued. */
 export async function listenerAnswer(stack: BotStack, text: string): Promise<string> {
-  const { response } = await stack.command(text);
-  expect(response.status).toBe(200);
-  const body = JSON.parse(response.text) as { response_type?: string; text?: string };
+  const body = await (await stack.command(text)).answer();
   expect(body.response_type).toBe('ephemeral');
   return String(body.text ?? '');
 }

@@ -74,9 +74,8 @@ describe('approvals through Slack, shape B', () => {
     const before = cards().length;
     const answers: Record<string, string> = {};
     for (const line of ['start nosuchbox', 'create t2 notatype.1x', 'create t3 h100-hgx-80gb.5x']) {
-      const { response } = await stack.command(line, { channelId: REQUEST_CHANNEL });
-      expect(response.status).toBe(200);
-      answers[line] = response.text ? String((JSON.parse(response.text) as { text?: string }).text) : '';
+      const { answer } = await stack.command(line, { channelId: REQUEST_CHANNEL });
+      answers[line] = String((await answer()).text);
     }
     expect(answers['start nosuchbox']).toMatch(
       /^No instance "nosuchbox" in this project\. This project has: .*demo-1.*\. Check the name with `\/gpu ls`\.$/,
@@ -163,7 +162,7 @@ describe('approvals through Slack, shape B', () => {
   });
 
   it('lists what a person may decide with /gpu approvals, with the buttons', async () => {
-    const bob = JSON.parse((await stack.command('approvals', { userId: 'U0BOB' })).response.text);
+    const bob = await (await stack.command('approvals', { userId: 'U0BOB' })).answer();
     expect(bob.response_type).toBe('ephemeral');
     expect(text(bob.blocks)).toContain('/gpu rm other-1');
     // His own is not his to decide: it is named under what waits for someone else, without buttons.
@@ -171,7 +170,7 @@ describe('approvals through Slack, shape B', () => {
     expect(own).toContain('/gpu rm self-1');
     expect(text(bob.blocks).split('/gpu rm self-1')).toHaveLength(2);
     expect(buttonsOf(bob.blocks).map((b) => b.text.text)).toContain('Approve');
-    const carol = JSON.parse((await stack.command('approvals', { userId: 'U0CAROL' })).response.text);
+    const carol = await (await stack.command('approvals', { userId: 'U0CAROL' })).answer();
     expect(carol.text).toContain('Nothing waits for your approval');
   });
 

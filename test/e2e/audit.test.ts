@@ -62,7 +62,7 @@ describe('the example policy, end to end, shape A', () => {
     );
     expect((await stack.cloud.listInstances()).filter((i) => i.name === 'big-1')).toHaveLength(1);
 
-    const audit = JSON.parse((await stack.command('audit 20', { userId: LEAD })).response.text);
+    const audit = await (await stack.command('audit 20', { userId: LEAD })).answer();
     expect(audit.response_type).toBe('ephemeral');
     const lines = JSON.stringify(audit.blocks);
     expect(lines).toContain('*request* · <@U0ADA> · `create` big-1 · needs-approval');

@@ -105,8 +105,7 @@ describe('the role matrix end to end, shape A', () => {
 
   it('refuses a destructive command from a viewer, naming the role it needs and who can grant it', async () => {
     const since = stack.slack.mark();
-    const { response } = await stack.command('rm train-1', { userId: 'U0VIEW' });
-    const body = JSON.parse(response.text) as { response_type: string; text: string };
+    const body = await (await stack.command('rm train-1', { userId: 'U0VIEW' })).answer();
     expect(body.response_type).toBe('ephemeral');
     expect(body.text).toBe(
       '`/gpu rm` needs the *operator* role, and you have *viewer* (the default for everyone). To get it, ask an admin (<@U0ADMIN>) to grant operator to you, to a user group you are in, or to this channel in the gpuops policy file.',
@@ -122,11 +121,11 @@ describe('the role matrix end to end, shape A', () => {
 
   it('does not open a form for someone who may not submit it', async () => {
     const since = stack.slack.mark();
-    const { response } = await stack.command('create', {
+    const { answer } = await stack.command('create', {
       userId: 'U0VIEW',
       triggerId: stack.slack.issueTriggerId(),
     });
-    expect(JSON.parse(response.text).text).toContain('needs the *operator* role');
+    expect((await answer()).text).toContain('needs the *operator* role');
     expect(stack.slack.calls.slice(since).filter((c) => c.method === 'views.open')).toEqual([]);
   });
 

@@ -134,6 +134,6 @@ describe('/gpu fs in shape A', () => {
     expect(await listenerAnswer(stack, 'fs create datasets 512Gi')).toContain(
       '`/gpu fs create` does not work with this cloud',
     );
-    expect(await stack.queue.count()).toBe(0);
+    expect(await stack.requestsQueued()).toBe(0);
   });
 });

@@ -4,10 +4,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REFRESH_ACTION } from '../../src/commands/forms/catalog-blocks.js';
 import { OPEN_FORM_ACTION, openFormButton } from '../../src/commands/forms/open-form-button.js';
 import type { StoredView } from '../../src/devkit/fake-slack-api.js';
-import { CATALOG_SCHEDULER_ID, scheduleCatalogRefresh } from '../../src/jobs/system-jobs.js';
+import { addSystemJob, CATALOG_SCHEDULER_ID } from '../../src/jobs/system-jobs.js';
 import { readCatalog } from '../../src/store/catalog-cache.js';
 import { type BotStack, startBotStack } from '../support/bot-stack.js';
 import { blockActionsPayload, viewSubmissionPayload } from '../support/slack-driver.js';
+import { until } from '../support/until.js';
 
 const CHANNEL = 'C0GPU';
 const ED25519 = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFuyvIwN8SVrspCLSMqeCCUbe1WBH+UgcwkB1g3duGfL ada@laptop';
@@ -122,11 +123,17 @@ describe.each(['A', 'B', 'C'] as const)('the create-instance form, shape %s', (s
   let stack: BotStack;
   beforeAll(async () => {
     stack = await startBotStack({ shape, captureLogs: true, slack: { strictTriggerIds: true } });
-    if (shape === 'C') await stack.cloud.createFilesystem({ name: 'datasets', size: '512Gi' });
-    await scheduleCatalogRefresh(stack.queue, { everyMs: 60_000 });
+    // The refresh the bot schedules at start; in shape C once more, after a filesystem is made.
     await catalogueWritten(stack);
-    // Its next run would sit in the queue as a delayed job; the tests below count jobs.
-    await stack.queue.removeJobScheduler(CATALOG_SCHEDULER_ID);
+    if (shape === 'C') {
+      await stack.cloud.createFilesystem({ name: 'datasets', size: '512Gi' });
+      const since = Date.now();
+      const projectId = stack.sim.info.projectId;
+      await addSystemJob(stack.queue, { v: 1, system: 'catalog.refresh', projectId }, 'after-fs');
+      await until('the catalogue refreshed after the filesystem', async () =>
+        ((await readCatalog(stack.store, projectId))?.storedAt ?? 0) >= since ? true : undefined,
+      );
+    }
   });
   afterAll(async () => {
     await stack?.close();
@@ -159,7 +166,7 @@ describe.each(['A', 'B', 'C'] as const)('the create-instance form, shape %s', (s
     expect(body.response_action).toBe('errors');
     expect(Object.keys(body.errors)).toEqual(['name']);
     expect(body.errors.name).toMatch(/a name has 1 to 63 characters/);
-    expect(await stack.queue.count()).toBe(0);
+    expect(await stack.requestsQueued()).toBe(0);
     expect(stack.slack.calls.slice(since).map((c) => c.method)).toEqual([]);
   });
 
@@ -212,6 +219,11 @@ describe('forms with no catalogue cached yet, shape B', () => {
   let stack: BotStack;
   beforeAll(async () => {
     stack = await startBotStack({ shape: 'B', slack: { strictTriggerIds: true } });
+    // The bot refreshes the catalogue at start; these tests run as if it had since expired.
+    await catalogueWritten(stack);
+    await stack.queue.removeJobScheduler(CATALOG_SCHEDULER_ID);
+    await stack.redis.del(`${stack.storePrefix}:cache:catalog:${stack.sim.info.projectId}`);
+    expect(await readCatalog(stack.store, stack.sim.info.projectId)).toBeUndefined();
   });
   afterAll(async () => {
     await stack?.close();
@@ -338,7 +350,7 @@ describe('registering a Kubernetes cluster from its form, shape A', () => {
     expect(text).toContain('"initial_value":"ada"');
     const bad = await submit(stack, view, { username: 'Not Valid' });
     expect((bad.json() as { errors: Record<string, string> }).errors.username).toMatch(/lowercase letter/);
-    expect(await stack.queue.count()).toBe(0);
+    expect(await stack.requestsQueued()).toBe(0);
     const since = stack.slack.mark();
     const good = await submit(stack, view, { username: 'ada', sudo: ['sudo'] });
     expect(good.text).toBe('');

@@ -47,12 +47,11 @@ export async function askForApproval(
 ): Promise<Pending> {
   const since = stack.slack.mark();
   const channelId = options.channelId ?? REQUEST_CHANNEL;
-  const { response } = await stack.command(text, {
+  const { answer } = await stack.command(text, {
     ...(options.userId ? { userId: options.userId } : {}),
     channelId,
   });
-  expect(response.status).toBe(200);
-  const ack = String((JSON.parse(response.text) as { text?: string }).text ?? '');
+  const ack = String((await answer()).text ?? '');
   expect(ack, `ack of "${text}"`).toContain('needs an approval');
   // The requester's message goes first, then the card (after the acknowledgement): once the card is
   // there, both are.

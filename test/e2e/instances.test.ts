@@ -46,9 +46,9 @@ describe.each(['A', 'B', 'C'] as const)('instances end to end, shape %s', (shape
   });
 
   it('lists instances privately, in place of the "looking" note', async () => {
-    const { response, responseUrl } = await stack.command('ls');
-    expect(JSON.parse(response.text).text).toMatch(/Looking that up/);
-    expect(JSON.parse(response.text).response_type).toBe('ephemeral');
+    const { responseUrl, answer } = await stack.command('ls');
+    expect((await answer()).text).toMatch(/Looking that up/);
+    expect((await answer()).response_type).toBe('ephemeral');
     const post = await stack.responses.waitForPost((p) => responseUrl.endsWith(p.id));
     expect(post.replaceOriginal).toBe(true);
     expect(post.responseType).toBe('ephemeral');
@@ -86,11 +86,10 @@ describe('requests that must not become jobs', () => {
   });
 
   it('answers a typo with the usage, an example and the nearest subcommand, and queues nothing', async () => {
-    const { response } = await stack.command('strat train-1');
-    const body = JSON.parse(response.text);
+    const body = await (await stack.command('strat train-1')).answer();
     expect(body.response_type).toBe('ephemeral');
     expect(body.text).toContain('/gpu start');
-    expect(await stack.queue.count()).toBe(0);
+    expect(await stack.requestsQueued()).toBe(0);
   });
 
   it('refuses a forged or stale signature with 401 and queues nothing', async () => {
@@ -102,7 +101,7 @@ describe('requests that must not become jobs', () => {
       timestamp: Math.floor(Date.now() / 1000) - 600,
     });
     expect(stale.status).toBe(401);
-    expect(await stack.queue.count()).toBe(0);
+    expect(await stack.requestsQueued()).toBe(0);
     expect(stack.slack.callsTo('chat.postMessage')).toHaveLength(0);
   });
 

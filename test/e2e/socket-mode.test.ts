@@ -4,13 +4,15 @@ import { Redis } from 'ioredis';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type RunningBot, startBot } from '../../src/app/start-bot.js';
+import { stepFunction } from '../../src/commands/workflow/step-manifest.js';
 import { parseConfig } from '../../src/config.js';
-import { FakeSlackApi } from '../../src/devkit/fake-slack-api.js';
+import { FakeSlackApi, type FunctionDefinition } from '../../src/devkit/fake-slack-api.js';
 import { createLogger } from '../../src/log/logger.js';
 import { type RunningSim, startSim } from '../../src/sim/start-sim.js';
 import { FakeSocketModeServer } from '../fakes/socket-mode-server.js';
 import { redisDb } from '../support/gpuops-process.js';
 import {
+  eventCallbackBody,
   filledValues,
   ResponseUrlServer,
   slashCommandBody,
@@ -124,6 +126,48 @@ describe('Socket Mode end to end', () => {
     expect(message.text).toMatch(/sock-1 is running at \d+\.\d+\.\d+\.\d+/);
     expect(sim.control.createCount('createInstance', 'sock-1')).toBe(1);
     expect(socket.unexpected).toEqual([]);
+  });
+
+  it('publishes the Home tab when an app_home_opened envelope arrives, with the machine just made', async () => {
+    const since = slack.mark();
+    const envelopeId = socket.send({
+      type: 'events_api',
+      payload: eventCallbackBody({ type: 'app_home_opened', user: 'U0ADA', channel: 'D0ADA', tab: 'home' }),
+      accepts_response_payload: false,
+    });
+    await socket.waitForAck(envelopeId);
+    const published = await slack.waitFor('views.publish', (c) => c.body.user_id === 'U0ADA', 10_000, since);
+    const view = JSON.stringify(published.body.view);
+    expect(view).toContain('*sock-1*');
+    expect(view).toContain(`made in <#${CHANNEL}>`);
+    // The composition root found fonts: the week's chart is an uploaded picture.
+    expect(view).toContain('"slack_file"');
+    expect(socket.unexpected).toEqual([]);
+  });
+
+  it('runs a Workflow Builder step from an events_api envelope and completes it with its outputs', async () => {
+    const definition = stepFunction('stop_instance') as unknown as FunctionDefinition;
+    const { run, event } = slack.functionRuns.start('stop_instance', definition, {
+      user_id: 'U0ADA',
+      // Running since the test above.
+      instance: 'sock-1',
+    });
+    const envelopeId = socket.send({
+      type: 'events_api',
+      payload: eventCallbackBody(event),
+      accepts_response_payload: false,
+    });
+    await socket.waitForAck(envelopeId);
+    await expect(slack.functionRuns.ended(run.executionId)).resolves.toMatchObject({
+      state: 'completed',
+      outputs: { instance_name: 'sock-1', state: 'stopped' },
+    });
+    const ended = slack
+      .callsTo('functions.completeSuccess')
+      .find((c) => c.body.function_execution_id === run.executionId);
+    expect(ended?.token).toBe(BOT_TOKEN);
+    // The event's one-off token is a secret: not in the log, even at debug.
+    expect(logLines.join('\n')).not.toContain(run.token);
   });
 
   it('answers a read-only command on its response_url, in place of the ack', async () => {

@@ -95,7 +95,7 @@ describe.each(['A', 'B', 'C'] as const)('SSH keys end to end, shape %s', (shape)
     );
     const mislabelled = await listenerAnswer(stack, `keys add bad ${mislabelledKey()}`);
     expect(mislabelled).toContain('the key says "ssh-rsa" but its data is a "ssh-ed25519" key');
-    expect(await stack.queue.count()).toBe(0);
+    expect(await stack.requestsQueued()).toBe(0);
     expect(accountKeys().some((k) => k.name === 'bad')).toBe(false);
   });
 

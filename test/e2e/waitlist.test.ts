@@ -55,10 +55,8 @@ describe('/gpu waitlist (shape C)', () => {
     const id = /Added `(w-[0-9a-f]+)`/.exec(added)?.[1];
     expect(id).toBeDefined();
     expect(added).toContain('capacity for 3 machines of *a100-sxm4-80gb.4x*');
-    const { response } = await stack.command('waitlist');
-    expect(JSON.stringify(JSON.parse(response.text).blocks)).toContain(
-      `\`${id}\` · *a100-sxm4-80gb.4x* · 3 machines`,
-    );
+    const { answer } = await stack.command('waitlist');
+    expect(JSON.stringify((await answer()).blocks)).toContain(`\`${id}\` · *a100-sxm4-80gb.4x* · 3 machines`);
     expect(await listenerAnswer(stack, `waitlist rm ${id}`)).toContain(`Removed \`${id}\``);
     expect(await listenerAnswer(stack, `waitlist rm ${id}`)).toContain(`has no entry \`${id}\``);
   });

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { BOT_TOKEN, type BotStack, startBotStack } from '../support/bot-stack.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type BotStack, startBotStack } from '../support/bot-stack.js';
 import { type GpuopsProcess, spawnScript, until } from '../support/gpuops-process.js';
 
 // A worker killed (SIGKILL, as an OOM kill or a lost node would) after its create reached the cloud
@@ -28,15 +28,8 @@ describe('a worker killed mid-create', () => {
 
   const startWorker = async (env: Record<string, string> = {}) => {
     const worker = spawnScript('test/support/worker-entry.ts', {
-      REDIS_URL: inject('redisUrl'),
-      QUEUE_PREFIX: stack.queuePrefix,
-      STORE_PREFIX: stack.storePrefix,
-      CLOUD_API_URL: stack.sim.info.cloudUrl,
-      CLOUD_API_TOKEN: stack.sim.info.cloudToken,
-      CLOUD_PROJECT_ID: stack.sim.info.projectId,
-      CLOUD_API_SHAPE: 'B',
-      SLACK_API_URL: stack.slack.apiUrl,
-      SLACK_BOT_TOKEN: BOT_TOKEN,
+      ...stack.env(),
+      LOG_LEVEL: 'warn',
       LOCK_MS: '1000',
       STALLED_MS: '500',
       ...env,

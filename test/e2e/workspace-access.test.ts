@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APPROVE_ACTION } from '../../src/commands/approvals/render.js';
 import { parsePolicy } from '../../src/policy/load-policy.js';
 import { type BotStack, startBotStack } from '../support/bot-stack.js';
+import { openHome, published } from '../support/home-driver.js';
 import { blockActionsPayload } from '../support/slack-driver.js';
 import {
   askForApproval,
@@ -72,6 +73,15 @@ describe('guests and other workspaces, built-in access rules', () => {
     expect(text).toMatch(/^Guest accounts cannot use gpuops in this workspace/);
     expect(text).toContain('access.allow_guests');
     expect(await requestJobsInQueue(stack)).toEqual([]);
+  });
+
+  it('shows a guest who opens the Home tab why, instead of a Home', async () => {
+    const since = stack.slack.mark();
+    await openHome(stack, GUEST);
+    const call = await published(stack, since, () => true, GUEST);
+    const text = JSON.stringify(call.body.view);
+    expect(text).toContain('Guest accounts cannot use gpuops in this workspace');
+    expect(text).not.toContain('Your machines');
   });
 
   it('refuses a command from another workspace, naming the policy key that would allow it', async () => {

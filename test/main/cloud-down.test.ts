@@ -129,7 +129,13 @@ describe('gpuops start with a cloud that does not answer', () => {
     expect(status).toBe(200);
     expect(body).toMatchObject({
       status: 'degraded',
-      checks: { redis: 'ok', queue: 'ok', cloud: 'unreachable', platform: 'ok' },
+      checks: {
+        redis: 'ok',
+        queue: 'ok',
+        cloud: 'unreachable',
+        platform: 'ok',
+        redis_maxmemory_policy: 'noeviction',
+      },
     });
     expect(String(body.reason)).toMatch(/The cloud API at .* did not answer .*check CLOUD_API_URL/);
   });
@@ -188,7 +194,7 @@ describe('gpuops start with a cloud that does not answer', () => {
     await until(async () => (await readyz()).body.status === 'ready', '/readyz to say ready', 40_000);
     expect((await readyz()).body).toEqual({
       status: 'ready',
-      checks: { redis: 'ok', queue: 'ok', cloud: 'ok', platform: 'ok' },
+      checks: { redis: 'ok', queue: 'ok', cloud: 'ok', platform: 'ok', redis_maxmemory_policy: 'noeviction' },
     });
     await bot.waitForLog((r) => r.dependency === 'cloud' && r.msg === 'The cloud API answers again');
   }, 90_000);

@@ -131,7 +131,7 @@ describe('gpuops start', () => {
     // The cloud and platform APIs are checked where the workers run: both answer here.
     expect(JSON.parse(ready.text)).toEqual({
       status: 'ready',
-      checks: { redis: 'ok', queue: 'ok', cloud: 'ok', platform: 'ok' },
+      checks: { redis: 'ok', queue: 'ok', cloud: 'ok', platform: 'ok', redis_maxmemory_policy: 'noeviction' },
     });
   });
 

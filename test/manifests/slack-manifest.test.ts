@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { STEPS } from '../../src/commands/workflow/steps.js';
 import {
   appManifest,
   BOT_SCOPES,
@@ -31,12 +32,20 @@ describe('Slack app manifests', () => {
     expect(socket.settings.socket_mode_enabled).toBe(true);
     expect(socket.settings.interactivity.request_url).toBeUndefined();
     expect(socket.features.slash_commands[0].url).toBeUndefined();
+    // The Home tab is published when someone opens it, and Workflow Builder runs the custom steps
+    // through function_executed: both manifests subscribe to both events.
+    const events = ['app_home_opened', 'function_executed'];
+    expect(http.settings.event_subscriptions).toEqual({
+      request_url: http.features.slash_commands[0].url,
+      bot_events: events,
+    });
+    expect(socket.settings.event_subscriptions).toEqual({ bot_events: events });
   });
 
-  it('makes the DM tab read-only in both manifests: nothing answers messages typed there', () => {
+  it('turns the Home tab on and makes the DM tab read-only in both manifests: nothing answers messages typed there', () => {
     for (const file of ['slack-app.http.json', 'slack-app.socket-mode.json']) {
       expect(read(file).features.app_home).toEqual({
-        home_tab_enabled: false,
+        home_tab_enabled: true,
         messages_tab_enabled: true,
         messages_tab_read_only_enabled: true,
       });
@@ -65,6 +74,96 @@ describe('Slack app manifests', () => {
         expect(c.usage_hint.length).toBeLessThanOrEqual(1000);
       }
       expect(new Set(m.oauth_config.scopes.bot).size).toBe(m.oauth_config.scopes.bot.length);
+      const events: string[] = m.settings.event_subscriptions.bot_events;
+      expect(new Set(events).size).toBe(events.length);
+      for (const e of events) expect(e.length).toBeLessThanOrEqual(50);
+    }
+  });
+
+  it('offers the workflow steps: org-ready, remote functions, function_executed delivered where /gpu is', () => {
+    for (const [file, socketMode] of [
+      ['slack-app.http.json', false],
+      ['slack-app.socket-mode.json', true],
+    ] as const) {
+      const m = read(file);
+      expect(m.settings.org_deploy_enabled).toBe(true);
+      expect(m.settings.function_runtime).toBe('remote');
+      expect(m.settings.event_subscriptions.bot_events).toContain('function_executed');
+      expect(m.settings.event_subscriptions.request_url).toBe(
+        socketMode ? undefined : m.settings.interactivity.request_url,
+      );
+      expect(Object.keys(m.functions)).toEqual(STEPS.map((s) => s.callbackId));
+    }
+  });
+
+  // What Slack's manifest schema and its custom-step documentation ask of `functions`, in our words:
+  // at most 50 functions, each keyed by its callback_id, with a title, a description and at most 20
+  // input and 20 output parameters, each side a map of parameter name → parameter (no `properties`
+  // wrapper, no `required` list: a parameter says itself whether it is required); a parameter has one
+  // of Slack's parameter types (the primitive types or a slack#/types/… type) and only the fields the
+  // schema knows (type, title, description, is_required, is_hidden, hint).
+  const SLACK_PARAMETER_TYPES = new Set([
+    'integer',
+    'number',
+    'boolean',
+    'string',
+    'object',
+    'array',
+    'slack#/types/user_context',
+    'slack#/types/user_permission',
+    'slack#/types/user_id',
+    'slack#/types/channel_id',
+    'slack#/types/usergroup_id',
+    'slack#/types/timestamp',
+    'slack#/types/blocks',
+    'slack#/types/credential/oauth2',
+    'slack#/types/date',
+    'slack#/types/interactivity',
+    'slack#/types/rich_text',
+    'slack#/types/form_input',
+    'slack#/types/form_input_object',
+    'slack#/types/message_ts',
+    'slack#/types/message_context',
+  ]);
+
+  it('declares each step as Slack’s schema for functions allows', () => {
+    const m = read('slack-app.http.json');
+    const functions = Object.entries(m.functions) as [string, Json][];
+    expect(functions.length).toBeGreaterThan(0);
+    expect(functions.length).toBeLessThanOrEqual(50);
+    for (const [callbackId, fn] of functions) {
+      expect(callbackId).toMatch(/^[a-z][a-z0-9_]{0,63}$/);
+      expect(Object.keys(fn).sort()).toEqual([
+        'description',
+        'input_parameters',
+        'output_parameters',
+        'title',
+      ]);
+      expect(fn.title.length, callbackId).toBeGreaterThan(0);
+      expect(fn.description.length, callbackId).toBeGreaterThan(0);
+      for (const side of ['input_parameters', 'output_parameters'] as const) {
+        const params = fn[side] as Record<string, Json>;
+        const names = Object.keys(params);
+        expect(names.length, `${callbackId} ${side}`).toBeLessThanOrEqual(20);
+        for (const name of names) {
+          const p = params[name];
+          expect(name).toMatch(/^[a-z][a-z0-9_]*$/);
+          expect(SLACK_PARAMETER_TYPES.has(p.type), `${callbackId}.${name}: ${p.type}`).toBe(true);
+          expect(typeof p.title).toBe('string');
+          expect(typeof p.description).toBe('string');
+          expect(typeof p.is_required).toBe('boolean');
+          const known = ['type', 'title', 'description', 'is_required', 'is_hidden', 'hint'];
+          expect(
+            Object.keys(p).filter((k) => !known.includes(k)),
+            `${callbackId}.${name}`,
+          ).toEqual([]);
+        }
+      }
+      // Every step says who it acts for: the policy checks that person's role.
+      expect(fn.input_parameters.user_id).toMatchObject({
+        type: 'slack#/types/user_id',
+        is_required: true,
+      });
     }
   });
 });

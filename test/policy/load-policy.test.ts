@@ -254,4 +254,22 @@ describe('loading the policy file', () => {
     ]);
     expect(err.message.split('\n')).toHaveLength(4);
   });
+
+  it('reads the rate limits (0 turns one off), with a default for each, and refuses a negative count', () => {
+    expect(DEFAULT_POLICY.rateLimits).toEqual({
+      perUser: { requests: 30, perSeconds: 60 },
+      perChannel: { requests: 60, perSeconds: 60 },
+    });
+    const policy = parsePolicy(
+      'rate_limits:\n  per_user: { requests: 5, per: 10s }\n  per_channel: { requests: 0 }\n',
+      't',
+    );
+    expect(policy.rateLimits).toEqual({
+      perUser: { requests: 5, perSeconds: 10 },
+      perChannel: { requests: 0, perSeconds: 60 },
+    });
+    const err = failure('rate_limits:\n  per_user: { requests: -1 }\n');
+    expect(err.problems[0]?.at).toBe('rate_limits.per_user.requests');
+    expect(err.problems[0]?.rule).toContain('0 for no limit');
+  });
 });

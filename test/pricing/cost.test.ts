@@ -175,3 +175,96 @@ describe('cost estimates', () => {
     expect(formatUsd(0)).toBe('$0.00');
   });
 });
+
+describe('cost estimates that cannot be made, and what they say', () => {
+  const h100 = SIM_CONFIGURATIONS.find((c) => c.gpu_type === 'H100_SXM5_80GB')!;
+  const book = (change: Record<string, unknown>): PriceBook => ({
+    configurations: [{ ...h100, ...change } as (typeof SIM_CONFIGURATIONS)[number]],
+  });
+
+  it.each([0, -1, 1.5])('refuses %s machines, naming the number', (machines) => {
+    expect(estimateMachines({ prices, type: 'h100-hgx-80gb.8x', machines })).toEqual({
+      known: false,
+      reason: `${machines} is not a number of machines`,
+    });
+  });
+
+  it('says a machine without GPUs is not priced by the platform', () => {
+    const pricing = parsePolicy(
+      'pricing:\n  types:\n    cpu.16x: { gpu_type: H100_SXM5_80GB, gpu_count: 0 }',
+      'p.yaml',
+    ).pricing;
+    expect(estimateMachines({ prices: { ...prices, pricing }, type: 'cpu.16x' })).toEqual({
+      known: false,
+      reason: 'cpu.16x has no GPUs, and the platform prices GPU configurations only',
+    });
+  });
+
+  it('names the field and value the platform gave when it is not a price', () => {
+    const running = estimateMachines({
+      prices: book({ price_per_gpu_hr: '2.89 USD' }),
+      type: 'h100-hgx-80gb.1x',
+    });
+    expect(running).toEqual({
+      known: false,
+      reason: 'the platform gives price_per_gpu_hr "2.89 USD" for H100_SXM5_80GB, which is not a price',
+    });
+    const stopped = estimateMachines({
+      prices: book({ stopped_price_per_hour: 'n/a' }),
+      type: 'h100-hgx-80gb.1x',
+      state: 'stopped',
+    });
+    expect(stopped).toEqual({
+      known: false,
+      reason: 'the platform gives stopped_price_per_hour "n/a" for H100_SXM5_80GB, which is not a price',
+    });
+    for (const bad of ['x2.89', '2.89x', '.5', '']) {
+      expect(
+        estimateMachines({ prices: book({ price_per_gpu_hr: bad }), type: 'h100-hgx-80gb.1x' }).known,
+      ).toBe(false);
+    }
+  });
+
+  it('reads prices with spaces around them, and says per GPU-hour or per machine-hour when stopped', () => {
+    const spaced = estimateMachines({
+      prices: book({ price_per_gpu_hr: ' 2.89 ', stopped_price_per_hour: ' 0.12 ' }),
+      type: 'h100-hgx-80gb.8x',
+      machines: 2,
+    });
+    expect(spaced).toMatchObject({
+      known: true,
+      perHourUsd: '46.24',
+      basis: expect.stringContaining('at $2.89 per'),
+    });
+    const stopped = estimateMachines({ prices, type: 'h100-hgx-80gb.8x', machines: 2, state: 'stopped' });
+    expect(stopped).toMatchObject({
+      known: true,
+      perHourUsd: '0.24',
+      basis: '2 × h100-hgx-80gb.8x: stopped, $0.12 per machine-hour',
+    });
+    const perGpu = estimateMachines({
+      prices: { ...prices, pricing: parsePolicy('pricing:\n  stopped_price: per_gpu', 'p.yaml').pricing },
+      type: 'h100-hgx-80gb.8x',
+      machines: 2,
+      state: 'stopped',
+    });
+    expect(perGpu).toMatchObject({
+      known: true,
+      perHourUsd: '1.92',
+      basis: '2 × h100-hgx-80gb.8x: stopped, 16 × H100_SXM5_80GB at $0.12 per GPU-hour',
+    });
+  });
+
+  it('says whether the configuration offers the count, and keeps the provisioning estimate', () => {
+    const offered = estimateMachines({ prices, type: 'h100-hgx-80gb.8x' });
+    expect(offered).toMatchObject({ known: true, countOffered: true, provisioningMinutes: 12 });
+    const notOffered = estimateMachines({ prices: book({ gpu_counts: [1] }), type: 'h100-hgx-80gb.8x' });
+    expect(notOffered).toMatchObject({ known: true, countOffered: false });
+    const unlisted = estimateMachines({
+      prices: book({ gpu_counts: undefined, estimated_provisioning_time_minutes: undefined }),
+      type: 'h100-hgx-80gb.8x',
+    });
+    expect(unlisted).toMatchObject({ known: true, countOffered: true });
+    expect(unlisted).not.toHaveProperty('provisioningMinutes');
+  });
+});

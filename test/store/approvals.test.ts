@@ -11,6 +11,7 @@ import {
   createApprovals,
   SYSTEM_ACTOR,
 } from '../../src/store/approvals.js';
+import type { AuditInput } from '../../src/store/audit.js';
 
 const prefix = `test-approvals-${randomUUID().slice(0, 8)}`;
 const T0 = Date.now();
@@ -243,5 +244,103 @@ describe('approval requests in Redis', () => {
 
     const keys = await redis.keys(`${prefix}-expiry:*`);
     if (keys.length > 0) await redis.del(...keys);
+  });
+});
+
+describe('approval requests: what the cards and the expiry job rely on', () => {
+  const make = (approvals: ReturnType<typeof createApprovals>, text: string, user: string, now = T0) =>
+    approvals.create({
+      command: command(text),
+      ctx: ctx(user, now),
+      reasons: ['It needs an approval.'],
+      approvalChannel: 'C0APPROVAL1',
+      expiresAfterSeconds: HOUR,
+      now,
+    });
+
+  it('answers a decision on a request it does not hold with not-found, and changes nothing', async () => {
+    const approvals = createApprovals(redis, { prefix });
+    expect(await approvals.decide('apr-nosuchrequest', { state: 'approved', by: 'U0LEAD0001' })).toEqual({
+      outcome: 'not-found',
+    });
+    expect(await approvals.get('apr-nosuchrequest')).toBeUndefined();
+  });
+
+  it('lists pending requests oldest first, up to a limit, and only those not yet expired', async () => {
+    const approvals = createApprovals(redis, { prefix: `${prefix}-list` });
+    const first = (await make(approvals, 'rm list-1', 'U0LIST0001', T0)).request;
+    const second = (await make(approvals, 'rm list-2', 'U0LIST0002', T0 + 1_000)).request;
+    const now = T0 + 2_000;
+    expect((await approvals.listPending({ now })).map((r) => r.id)).toEqual([first.id, second.id]);
+    expect((await approvals.listPending({ now, limit: 1 })).map((r) => r.id)).toEqual([first.id]);
+    // Past the first one's expiry: it is no longer offered to approvers.
+    const later = first.expiresAt + 1;
+    expect((await approvals.listPending({ now: later })).map((r) => r.id)).toEqual([second.id]);
+    const mine = await approvals.listPendingFor({
+      now,
+      limit: 5,
+      mayDecide: (r) => r.requester !== 'U0LIST0001',
+    });
+    expect(mine.map((r) => r.id)).toEqual([second.id]);
+    const limited = await approvals.listPendingFor({ now, limit: 1, mayDecide: () => true });
+    expect(limited.map((r) => r.id)).toEqual([first.id]);
+    const afterFirst = await approvals.listPendingFor({ now: first.expiresAt + 1, mayDecide: () => true });
+    expect(afterFirst.map((r) => r.id)).toEqual([second.id]);
+    // A decided request is not pending any more.
+    await approvals.decide(first.id, { state: 'approved', by: 'U0LEAD0001', at: now });
+    expect((await approvals.listPending({ now })).map((r) => r.id)).toEqual([second.id]);
+  });
+
+  it('keeps the lease, when the job was queued, and the audit entry until it is written', async () => {
+    const approvals = createApprovals(redis, { prefix });
+    const { request } = await approvals.create({
+      command: command('create leased-1 h100-hgx-80gb.8x'),
+      ctx: ctx('U0LEASE001'),
+      reasons: ['costly'],
+      approvalChannel: 'C0APPROVAL1',
+      expiresAfterSeconds: HOUR,
+      lease: { seconds: 8 * HOUR, remindBeforeSeconds: 1800 },
+      now: T0,
+    });
+    expect((await approvals.get(request.id))?.lease).toEqual({
+      seconds: 8 * HOUR,
+      remindBeforeSeconds: 1800,
+    });
+    expect((await approvals.get(request.id))?.reasons).toEqual(['costly']);
+    expect((await approvals.get(request.id))?.enqueuedAt).toBeUndefined();
+    await approvals.setEnqueued(request.id, T0 + 5_000);
+    expect((await approvals.get(request.id))?.enqueuedAt).toBe(T0 + 5_000);
+    const audit: AuditInput = {
+      event: 'decision',
+      actor: 'U0LEAD0001',
+      operation: 'create',
+      outcome: 'approved',
+    };
+    const decided = await approvals.decide(request.id, {
+      state: 'approved',
+      by: 'U0LEAD0001',
+      at: T0 + 1_000,
+      audit,
+    });
+    expect(decided.outcome).toBe('decided');
+    expect((await approvals.get(request.id))?.pendingAudit).toMatchObject({ outcome: 'approved' });
+    await approvals.auditWritten(request.id);
+    expect((await approvals.get(request.id))?.pendingAudit).toBeUndefined();
+    expect((await approvals.get(request.id))?.decision).toEqual({ by: 'U0LEAD0001', at: T0 + 1_000 });
+  });
+
+  it('drops from the expiry index a request whose record is gone, and closes only the due ones', async () => {
+    const p = `${prefix}-gone`;
+    const approvals = createApprovals(redis, { prefix: p });
+    const gone = (await make(approvals, 'rm gone-1', 'U0GONE0001', T0)).request;
+    const kept = (await make(approvals, 'rm kept-1', 'U0GONE0002', T0 + 10 * HOUR * 1000)).request;
+    // Its record gone (kept past its time, or deleted by hand), its entry in the expiry index stays.
+    expect(await redis.del(`${p}:{approvals}:req:${gone.id}`)).toBe(1);
+    const closed = await approvals.expireDue(gone.expiresAt + 1);
+    expect(closed).toEqual([]);
+    // The index no longer offers the gone one; the later one is still pending.
+    expect(await approvals.expireDue(gone.expiresAt + 2)).toEqual([]);
+    expect((await approvals.get(kept.id))?.state).toBe('pending');
+    expect(await redis.zrange(`${p}:{approvals}:pending`, '0', '-1')).toEqual([kept.id]);
   });
 });

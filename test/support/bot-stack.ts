@@ -1,51 +1,32 @@
-import { randomBytes } from 'node:crypto';
-import { WebClient } from '@slack/web-api';
 import type { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import { request } from 'undici';
-import { inject } from 'vitest';
+import { type BotOptions, type RunningBot, startBot } from '../../src/app/start-bot.js';
 import {
   createInfraClient,
   createPlatformClient,
   type InfraClient,
   type PlatformClient,
 } from '../../src/cloud/index.js';
-import { ROUTES } from '../../src/cloud/routes.js';
 import type { Shape } from '../../src/cloud/shape.js';
 import { staticToken } from '../../src/cloud/token-provider.js';
-import { auditLine } from '../../src/commands/audit/render.js';
-import { gpuCommandSchema } from '../../src/commands/registry.js';
-import { FakeSlackApi, type FakeSlackOptions } from '../../src/devkit/fake-slack-api.js';
-import { scheduleApprovalExpiry } from '../../src/jobs/guardrail-jobs.js';
-import { createQueue, type GpuQueue } from '../../src/jobs/queue.js';
+import { parseConfig } from '../../src/config.js';
+import { FakeSlackApi, type FakeSlackOptions, type RecordedCall } from '../../src/devkit/fake-slack-api.js';
+import { type GpuQueue, QUEUE_PREFIX } from '../../src/jobs/queue.js';
 import { createLogger, type Logger } from '../../src/log/logger.js';
-import { createMetricCatalog } from '../../src/metrics/catalog.js';
-import { createMetricsClient } from '../../src/metrics/metrics-client.js';
-import { type BotMetrics, createBotMetrics } from '../../src/obs/bot-metrics.js';
+import type { BotMetrics } from '../../src/obs/bot-metrics.js';
 import type { Guardrails } from '../../src/policy/guardrails.js';
-import { DEFAULT_POLICY, type Policy } from '../../src/policy/policy.js';
-import { submitPolicyAction } from '../../src/requests/policy-action.js';
-import { submitScheduledAction } from '../../src/requests/scheduled-action.js';
+import type { Policy } from '../../src/policy/policy.js';
 import { type RunningSim, startSim } from '../../src/sim/start-sim.js';
-import { createSlackWeb, type SlackWeb } from '../../src/slack/create-slack-app.js';
-import { ConversationPacedWebClient } from '../../src/slack/paced-web-client.js';
-import { slackRequestPorts } from '../../src/slack/request-ports.js';
 import type { SnapshotDeps } from '../../src/snapshot/take-snapshot.js';
-import { createApprovals } from '../../src/store/approvals.js';
-import { createAudit } from '../../src/store/audit.js';
-import { createLeases } from '../../src/store/leases.js';
-import { createSealer, type Sealer } from '../../src/store/sealed.js';
-import { createStore, type Store } from '../../src/store/store.js';
-import { findChartFonts } from '../../src/sys/fonts.js';
-import { createWatchWorker } from '../../src/watch/create-watch-worker.js';
-import { watchScheduleTimers } from '../../src/watch/schedule-timers.js';
+import type { Sealer } from '../../src/store/sealed.js';
+import type { Store } from '../../src/store/store.js';
+import { startPrivateRedis } from '../../src/sys/private-redis.js';
 import type { WatchDeps } from '../../src/watch/watch-deps.js';
-import { createWatchQueue, scheduleWatchers, type WatchQueue } from '../../src/watch/watch-queue.js';
-import { createWorker } from '../../src/workers/create-worker.js';
-import type { WorkerDeps } from '../../src/workers/worker-deps.js';
+import type { WatchQueue } from '../../src/watch/watch-queue.js';
 import { OPEN_TEST_POLICY } from './guardrails.js';
+import { type ListenerReply, listenerReply } from './listener-reply.js';
+import { localEnv } from './local-env.js';
 import {
-  DEFAULTS,
   interactionBody,
   postSigned,
   ResponseUrlServer,
@@ -53,28 +34,37 @@ import {
   slashCommandBody,
 } from './slack-driver.js';
 
-// The whole bot on one machine for end-to-end tests: the simulator over real HTTP, the fake Slack Web
-// API driven by the real SDK, a real Redis with a queue and key prefix of this stack's own, real
-// BullMQ workers, and the Bolt app receiving requests signed as Slack signs them.
+// The whole bot on one machine for end-to-end tests, assembled by the production composition root
+// (startBot) from the environment `gpuops start` would read: only the endpoints (the simulator over
+// real HTTP, the fake Slack Web API, a private Redis of this stack's own) and the timings differ, so
+// a wiring change in src/app cannot pass the end-to-end tests unseen. Requests are signed as Slack
+// signs them.
 
 export const SIGNING_SECRET = 'test-signing-secret';
 export const BOT_TOKEN = 'xoxb-test';
-/** The key form secrets are sealed with in tests (GPUOPS_SEAL_KEY in production). */
+/** The key form secrets are sealed with in tests (GPUOPS_SEAL_KEY). */
 export const TEST_SEAL_KEY = Buffer.alloc(32, 7);
+/** Short job timings: the simulator's machines settle in a fraction of a second. */
+const TEST_TIMING = { pollStartMs: 50, pollMaxMs: 200, settleTimeoutMs: 20_000 };
 
 export interface BotStackOptions {
   readonly shape?: Shape;
   /** Simulator transition time; short so tests stay quick. */
   readonly transitionMs?: number;
+  /** Processes taking jobs: 0 runs the web role alone, more start further worker-role bots. Default 1. */
   readonly workers?: number;
   readonly slack?: FakeSlackOptions;
   readonly lockDurationMs?: number;
+  /** How long a first attempt keeps its progress edits back (WorkerTiming.progressQuietMs); default 0 in tests. */
+  readonly progressQuietMs?: number;
   /**
    * Start the simulator's metrics side (a real Prometheus) and give the workers `snapshots` built from
    * it, as the composition root does when METRICS_* is set. Default false: `/gpu metrics` then says
    * metrics are not configured.
    */
   readonly metrics?: boolean;
+  /** More of the environment gpuops reads (timings such as CLOUD_TIMEOUT_MS). */
+  readonly env?: Readonly<Record<string, string>>;
   /** Keep every log line (debug and up) in `logLines`, to check what never reaches a log. */
   readonly captureLogs?: boolean;
   /**
@@ -83,23 +73,19 @@ export interface BotStackOptions {
    * of features other than the guardrails.
    */
   readonly policy?: Policy;
-  /** How often the approval expiry runs when `policy` is set; default 200 ms. */
+  /** How often the approval expiry runs when `policy` is set (else the production minute); default 200 ms. */
   readonly approvalExpiryEveryMs?: number;
-  /** Run the watchers: `/gpu watch`, idle alerts, digests, the waitlist (docs/watch.md). */
-  readonly watch?: WatchStackOptions;
   /**
-   * How long a first attempt's progress edits wait (production: 1 s). Default 0 here: the tests' jobs
-   * take milliseconds, and most check the steps a longer job shows.
+   * Short watcher periods (`/gpu watch`, idle alerts, the waitlist: docs/watch.md) and `stack.watch`
+   * to run them by hand. Without it the watchers still run, as in every worker, on the policy's periods.
    */
-  readonly progressQuietMs?: number;
+  readonly watch?: WatchStackOptions;
 }
 
 /** The watchers in a stack (docs/watch.md): short intervals so tests wait for events, not minutes. */
 export interface WatchStackOptions {
-  /** Watch workers on the one watch queue, as replicas would run them; default 1. */
+  /** Worker processes on the one watch queue, as replicas would run them; default 1. */
   readonly replicas?: number;
-  /** The watchers' policy (idle, digest, intervals); default the stack's `policy`, else the defaults. */
-  readonly policy?: Policy;
   /** Start the job schedulers; default true. Off, a test runs the processors itself. */
   readonly schedulers?: boolean;
   /** Scheduler periods; defaults 200 ms (poll), 500 ms (idle), 200 ms (capacity). */
@@ -114,6 +100,7 @@ export interface WatchStack {
   readonly queue: WatchQueue;
   /** What the watch workers run with: call the processors directly with it. */
   readonly deps: WatchDeps;
+  /** The watch workers of the stack's worker processes (the first, and each replica). */
   readonly workers: readonly Worker[];
 }
 
@@ -128,8 +115,14 @@ export interface BotStack {
   readonly platform: PlatformClient;
   readonly url: string;
   readonly redis: Redis;
+  /** This stack's private Redis. */
+  readonly redisUrl: string;
+  /** The environment the stack's bot was configured from: gpuops in another process reads the same. */
+  env(): Record<string, string>;
   readonly log: Logger;
-  /** The queue prefix and store prefix of this stack, for workers started in other processes. */
+  /** The bot as startBot returned it (the first one, when several take jobs). */
+  readonly bot: RunningBot;
+  /** The queue prefix and store prefix of this stack's Redis keys. */
   readonly queuePrefix: string;
   readonly storePrefix: string;
   /** Log lines written so far when `captureLogs` is on (JSON strings), else empty. */
@@ -151,53 +144,107 @@ export interface BotStack {
   ): Promise<{
     response: SignedResponse;
     responseUrl: string;
+    /** The listener's own answer; fails saying what the person saw instead when there is none. */
+    answer(): Promise<ListenerReply>;
   }>;
   /** Sends an interaction payload (view_submission, block_actions) signed as Slack does. */
   interact(payload: Readonly<Record<string, unknown>>): Promise<SignedResponse>;
-  /** Waits until the queue holds no waiting, active or delayed job. */
+  /** Request jobs waiting or delayed, not yet running (not the bot's own scheduled ones). */
+  requestsQueued(): Promise<number>;
+  /** Waits until the queue holds no waiting, active or delayed request job. */
   drained(timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
 }
 
 export async function startBotStack(options: BotStackOptions = {}): Promise<BotStack> {
   const shape = options.shape ?? 'B';
-  const id = randomBytes(4).toString('hex');
+  const withMetrics = options.metrics ?? false;
   const sim = await startSim({
     shape,
     port: 0,
-    metrics: options.metrics ?? false,
+    metrics: withMetrics,
     transitionMs: options.transitionMs ?? 300,
     log: () => {},
   });
+  if (withMetrics && !sim.info.metricsAvailable) {
+    await sim.close();
+    throw new Error(`simulator metrics unavailable: ${sim.info.metricsNote}`);
+  }
   const slack = await FakeSlackApi.start({ tokens: [BOT_TOKEN], ...options.slack });
   const responses = await ResponseUrlServer.start();
-  const redisUrl = inject('redisUrl');
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
-  const queueConnection = new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
-  const workerConnection = new Redis(redisUrl, { maxRetriesPerRequest: null });
-  const prefix = `{t${id}}`;
-  const store = createStore(redis, `t${id}`);
-  const queue = createQueue(queueConnection, prefix);
-  // As the composition root does: the watchers' queue also carries the power schedules' timers.
-  const watchQueue = createWatchQueue(queueConnection, prefix);
-  const sealer = createSealer(redis, `t${id}`, TEST_SEAL_KEY);
+  const redisServer = await startPrivateRedis();
+  const redis = new Redis(redisServer.url, { maxRetriesPerRequest: 1 });
   const logLines: string[] = [];
   const log = options.captureLogs
     ? createLogger({ level: 'debug', destination: { write: (line: string) => logLines.push(line) } })
     : createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
-  let snapshots: SnapshotDeps | undefined;
-  if (options.metrics) {
-    if (!sim.info.metricsAvailable) throw new Error(`simulator metrics unavailable: ${sim.info.metricsNote}`);
-    const fonts = findChartFonts();
-    snapshots = {
-      client: createMetricsClient({
-        baseUrl: sim.info.metricsUrl,
-        tokens: staticToken(sim.info.metricsApiKey),
-      }),
-      catalog: createMetricCatalog(),
-      fonts: { fontFiles: fonts.files, fontFamily: fonts.family },
-    };
+  const env: Record<string, string> = {
+    ...localEnv({
+      sim,
+      slack,
+      redisUrl: redisServer.url,
+      botToken: BOT_TOKEN,
+      signingSecret: SIGNING_SECRET,
+    }),
+    GPUOPS_SEAL_KEY: TEST_SEAL_KEY.toString('hex'),
+    ...(withMetrics ? { METRICS_URL: sim.info.metricsUrl, METRICS_API_KEY: sim.info.metricsApiKey } : {}),
+    ...options.env,
+  };
+
+  const config = parseConfig(env, 'bot');
+  const w = options.watch;
+  const botOptions: BotOptions = {
+    log,
+    host: '127.0.0.1',
+    shutdownGraceMs: 2_000,
+    policy: options.policy ?? OPEN_TEST_POLICY,
+    lockDurationMs: options.lockDurationMs ?? 5_000,
+    workerConcurrency: 4,
+    workerTiming: { ...TEST_TIMING, progressQuietMs: options.progressQuietMs ?? 0 },
+    watchMinIntervalMs: w?.minIntervalMs ?? 5,
+    ...(options.policy ? { approvalExpiryEveryMs: options.approvalExpiryEveryMs ?? 200 } : {}),
+    // Watchers run in every worker as in production; a test that asks for them gets short periods.
+    ...(w
+      ? {
+          watchSchedule:
+            (w.schedulers ?? true)
+              ? {
+                  pollEveryMs: w.pollEveryMs ?? 200,
+                  idleEveryMs: w.idleEveryMs ?? 500,
+                  capacityEveryMs: w.capacityEveryMs ?? 200,
+                }
+              : false,
+        }
+      : {}),
+  };
+  const workers = options.workers ?? 1;
+  const bots: RunningBot[] = [];
+  const closeAll = async () => {
+    await Promise.allSettled(bots.map((b) => b.stop()));
+    redis.disconnect();
+    await Promise.allSettled([responses.close(), slack.close(), sim.close(), redisServer.close()]);
+  };
+  try {
+    bots.push(await startBot(config, { ...botOptions, role: workers === 0 ? 'web' : 'all' }));
+    // Further replicas: worker-role processes on the same Redis, as a scaled-out deployment runs them.
+    const replicas = Math.max(workers, w?.replicas ?? 1) - 1;
+    for (let n = 0; n < replicas; n++) bots.push(await startBot(config, { ...botOptions, role: 'worker' }));
+  } catch (err) {
+    await closeAll();
+    throw err;
   }
+  const bot = bots[0]!;
+  const { store, queue, sealer, guardrails } = bot.parts;
+  const watchParts = bot.parts.watch;
+  const watch: WatchStack | undefined =
+    w && watchParts
+      ? {
+          queue: watchParts.watchQueue,
+          deps: watchParts.watchDeps,
+          workers: bots.flatMap((b) => (b.parts.watch ? [b.parts.watch.watchWorker] : [])),
+        }
+      : undefined;
+  // The test's own clients, to look at the cloud the bot changed.
   const cloud = createInfraClient({
     baseUrl: sim.info.cloudUrl,
     shape,
@@ -205,138 +252,15 @@ export async function startBotStack(options: BotStackOptions = {}): Promise<BotS
     projectId: sim.info.projectId,
   });
   const platform = createPlatformClient({ baseUrl: sim.info.platformUrl, apiKey: sim.info.platformApiKey });
-  const metrics = createBotMetrics({ defaultMetrics: false });
-  const policy = options.policy ?? OPEN_TEST_POLICY;
-  const guardrails: Guardrails = {
-    policy,
-    approvals: createApprovals(redis, { prefix: `t${id}`, command: gpuCommandSchema }),
-    audit: createAudit(redis, {
-      prefix: `t${id}`,
-      retentionSeconds: policy.audit.retentionSeconds,
-      log,
-      // As the composition root does: each entry also posted to the policy's audit channel.
-      ...(policy.audit.channel
-        ? {
-            publish: (entry) =>
-              slackClient.chat.postMessage({
-                channel: policy.audit.channel!,
-                text: auditLine(entry),
-              }),
-          }
-        : {}),
-    }),
-    leases: createLeases(redis, { prefix: `t${id}` }),
-    onApproval: (outcome) => metrics.countApproval(outcome),
-  };
-  // As the composition root builds it: a 429 waits for its conversation only.
-  const slackClient = new ConversationPacedWebClient(BOT_TOKEN, {
-    slackApiUrl: slack.apiUrl,
-    retryConfig: { retries: 2 },
-  });
-  const deps: WorkerDeps = {
-    cloud,
-    platform,
-    snapshots,
-    slack: slackClient,
-    store,
-    log,
-    shape,
-    defaultProjectId: sim.info.projectId,
-    sealer,
-    schedules: watchScheduleTimers(watchQueue),
-    respond: async (url, body) => {
-      const res = await request(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-      await res.body.dump();
-    },
-    timing: {
-      pollStartMs: 50,
-      pollMaxMs: 200,
-      settleTimeoutMs: 20_000,
-      progressQuietMs: options.progressQuietMs ?? 0,
-    },
-    guardrails,
-    queue,
-  };
-  const workers = Array.from({ length: options.workers ?? 1 }, () =>
-    createWorker(workerConnection, deps, {
-      prefix,
-      concurrency: 4,
-      lockDurationMs: options.lockDurationMs ?? 5_000,
-    }),
-  );
-  const web: SlackWeb = createSlackWeb(
-    {
-      botToken: BOT_TOKEN,
-      signingSecret: SIGNING_SECRET,
-      slackApiUrl: slack.apiUrl,
-      botId: 'B0BOT',
-      botUserId: 'U0BOT',
-    },
-    {
-      queue,
-      store,
-      log,
-      shape,
-      routes: ROUTES[shape],
-      defaultProjectId: sim.info.projectId,
-      sealer,
-      guardrails,
-      // As auth.test tells the composition root: the workspace the driver's requests come from.
-      botTeamId: DEFAULTS.teamId,
-    },
-  );
-  // Only tests of the guardrails get the expiry's scheduler job: the others count the queue's jobs.
-  if (options.policy) await scheduleApprovalExpiry(queue, { everyMs: options.approvalExpiryEveryMs ?? 200 });
-  let watch: WatchStack | undefined;
-  if (options.watch) {
-    const w = options.watch;
-    const watchPolicy = w.policy ?? options.policy ?? DEFAULT_POLICY;
-    const acceptDeps = {
-      queue,
-      store,
-      log,
-      guardrails,
-      ports: slackRequestPorts({ client: slackClient, store, log }),
-    };
-    const watchDeps: WatchDeps = {
-      cloud,
-      platform,
-      // As the composition root builds it: a 429 reaches the drain, which honours Retry-After itself.
-      slack: new WebClient(BOT_TOKEN, {
-        slackApiUrl: slack.apiUrl,
-        rejectRateLimitedCalls: true,
-        retryConfig: { retries: 2 },
-      }),
-      store,
-      log,
-      policy: watchPolicy,
-      shape,
-      queue: watchQueue,
-      snapshots,
-      minIntervalMs: w.minIntervalMs ?? 5,
-      // As the composition root wires it: what the policy decides becomes an audited job.
-      submit: (action) => submitPolicyAction(acceptDeps, action),
-      submitScheduled: (action) => submitScheduledAction(acceptDeps, action),
-      botUserId: 'U0BOT',
-    };
-    const watchWorkers = Array.from({ length: w.replicas ?? 1 }, () =>
-      createWatchWorker(workerConnection, watchDeps, { prefix, concurrency: 8, lockDurationMs: 10_000 }),
-    );
-    if (w.schedulers ?? true) {
-      await scheduleWatchers(watchQueue, watchPolicy, {
-        pollEveryMs: w.pollEveryMs ?? 200,
-        idleEveryMs: w.idleEveryMs ?? 500,
-        capacityEveryMs: w.capacityEveryMs ?? 200,
-      });
-    }
-    watch = { queue: watchQueue, deps: watchDeps, workers: watchWorkers };
-  }
-  const port = await web.start(0, '127.0.0.1');
-  const url = `http://127.0.0.1:${port}/slack/events`;
+  const url = `http://127.0.0.1:${bot.port}/slack/events`;
+  // Requests carry a command; the bot's own scheduled jobs (catalogue, approval expiry) never end.
+  const requestJobs = async (running = true) =>
+    (
+      await queue.getJobs([
+        ...(running ? (['active'] as const) : []),
+        ...(['waiting', 'delayed', 'prioritized', 'waiting-children'] as const),
+      ])
+    ).filter((j) => j && 'command' in (j.data as object));
 
   return {
     shape,
@@ -349,57 +273,58 @@ export async function startBotStack(options: BotStackOptions = {}): Promise<BotS
     platform,
     url,
     redis,
+    redisUrl: redisServer.url,
+    env: () => ({ ...env }),
     log,
-    queuePrefix: prefix,
-    storePrefix: `t${id}`,
+    bot,
+    queuePrefix: QUEUE_PREFIX,
+    storePrefix: store.prefix,
     logLines,
-    snapshots,
+    snapshots: watchParts?.watchDeps.snapshots,
     sealer,
     guardrails,
-    metrics,
+    metrics: bot.metrics,
     watch,
     async command(text, opts = {}) {
+      const since = slack.mark();
       const responseUrl = responses.newUrl();
       const body = slashCommandBody({ text, responseUrl, ...opts });
       const response = await postSigned(url, body, { secret: SIGNING_SECRET });
-      return { response, responseUrl };
+      // Only on a failure: what else this request showed (its channel message comes after the ack).
+      const seen = async () => {
+        const mine = (c: RecordedCall) =>
+          c.method === 'chat.postEphemeral' || String(c.body.text).includes(`/gpu ${text}`);
+        await slack.waitFor('chat.postMessage', mine, 2_000, since).catch(() => undefined);
+        return slack.calls
+          .filter(
+            (c) =>
+              c.index >= since &&
+              ['chat.postMessage', 'chat.postEphemeral', 'chat.update'].includes(c.method) &&
+              mine(c),
+          )
+          .map((c) => `${c.method}: ${String(c.body.text)}`.slice(0, 300));
+      };
+      return { response, responseUrl, answer: () => listenerReply(text, response, seen) };
     },
     interact(payload) {
       return postSigned(url, interactionBody(payload), { secret: SIGNING_SECRET });
     },
+    requestsQueued: async () => (await requestJobs(false)).length,
     async drained(timeoutMs = 15_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
-        const counts = await queue.getJobCounts(
-          'waiting',
-          'active',
-          'delayed',
-          'prioritized',
-          'waiting-children',
-        );
-        if (Object.values(counts).every((n) => n === 0)) return;
-        if (Date.now() > deadline) throw new Error(`queue not drained: ${JSON.stringify(counts)}`);
+        const pending = await requestJobs();
+        if (pending.length === 0) return;
+        if (Date.now() > deadline) {
+          throw new Error(`requests still queued: ${pending.map((j) => `${j.name} (${j.id})`).join(', ')}`);
+        }
         await new Promise((r) => setTimeout(r, 25));
       }
     },
     async close() {
-      await web.stop();
-      await Promise.all(workers.map((w) => w.close()));
-      if (watch) await Promise.all(watch.workers.map((w) => w.close()));
-      await watchQueue.obliterate({ force: true }).catch(() => {});
-      await watchQueue.close();
-      await queue.obliterate({ force: true }).catch(() => {});
-      await queue.close();
-      const keys = await redis.keys(`t${id}:*`);
-      if (keys.length > 0) await redis.del(...keys);
-      redis.disconnect();
-      queueConnection.disconnect();
-      workerConnection.disconnect();
       await cloud.close();
       await platform.close();
-      await responses.close();
-      await slack.close();
-      await sim.close();
+      await closeAll();
     },
   };
 }

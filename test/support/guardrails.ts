@@ -23,6 +23,10 @@ export const OPEN_TEST_POLICY: Policy = parsePolicy(
     'access:',
     '  allow_guests: true',
     '  allow_other_workspaces: true',
+    // Rate limits are the subject of their own test (test/reliability/noisy-user.test.ts).
+    'rate_limits:',
+    '  per_user: { requests: 0 }',
+    '  per_channel: { requests: 0 }',
   ].join('\n'),
   'open-test-policy.yaml',
 );

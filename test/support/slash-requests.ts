@@ -17,15 +17,17 @@ const DEFAULT_CHANNEL = 'C0GPU';
 /** Sends a request that posts a channel message; resolves with that message's ts. */
 export async function channelRequest(stack: BotStack, text: string, who: Requester = {}): Promise<string> {
   const since = stack.slack.mark();
-  const { response } = await stack.command(text, who);
-  expect(response.status).toBe(200);
+  const { response, answer } = await stack.command(text, who);
   const channel = who.channelId ?? DEFAULT_CHANNEL;
-  const posted = await stack.slack.waitFor(
-    'chat.postMessage',
-    (c) => c.body.channel === channel,
-    5_000,
-    since,
-  );
+  const posted = await stack.slack
+    .waitFor('chat.postMessage', (c) => c.body.channel === channel, 5_000, since)
+    .catch(async () => {
+      // No channel message: say what the person got instead (a refusal, an approval, nothing).
+      const reply = response.text.trim() === '' ? '' : String((await answer()).text);
+      throw new Error(
+        `"/gpu ${text}" posted no message in ${channel}; the person saw ${reply ? `the listener's answer "${reply}"` : `nothing (HTTP ${response.status})`}.`,
+      );
+    });
   return String((posted.response as { ts: string }).ts);
 }
 
@@ -37,13 +39,16 @@ export async function finalMessage(
   channel = DEFAULT_CHANNEL,
   timeoutMs = 15_000,
 ): Promise<StoredMessage> {
-  await stack.slack.waitFor(
-    'chat.update',
-    (c) => c.body.ts === ts && /^(Done|Failed):/.test(String(c.body.text)),
-    timeoutMs,
-  );
+  await stack.slack
+    .waitFor('chat.update', (c) => c.body.ts === ts && /^(Done|Failed):/.test(String(c.body.text)), timeoutMs)
+    .catch(() => {
+      const history = (stack.slack.message(channel, ts)?.history ?? []).map((v) => `"${String(v.text)}"`);
+      throw new Error(
+        `the request's message never said ${phase} within ${timeoutMs} ms; the person saw ${history.join(', then ') || 'no message'}.`,
+      );
+    });
   const message = stack.slack.message(channel, ts)!;
-  expect(String(message.text).split(':')[0], String(message.text)).toBe(phase);
+  expect(String(message.text).split(':')[0], `the person saw "${String(message.text)}"`).toBe(phase);
   return message;
 }
 
@@ -64,9 +69,8 @@ export async function privateAnswer(
   text: string,
   who: Requester = {},
 ): Promise<ResponseUrlPost> {
-  const { response, responseUrl } = await stack.command(text, who);
-  expect(response.status).toBe(200);
-  expect(JSON.parse(response.text).text).toMatch(/Looking that up/);
+  const { responseUrl, answer } = await stack.command(text, who);
+  expect((await answer()).text, `the listener's first answer to "/gpu ${text}"`).toMatch(/Looking that up/);
   const post = await stack.responses.waitForPost((p) => responseUrl.endsWith(p.id), 15_000);
   expect(post.replaceOriginal).toBe(true);
   expect(post.responseType).toBe('ephemeral');
@@ -80,9 +84,9 @@ export function shown(post: ResponseUrlPost): string {
 
 /** The immediate answer of a request the listener refuses (parse error, shape lacks it). */
 export async function refused(stack: BotStack, text: string, who: Requester = {}): Promise<string> {
-  const { response } = await stack.command(text, who);
-  expect(response.status).toBe(200);
-  const body = JSON.parse(response.text) as { text: string; response_type: string };
-  expect(body.response_type).toBe('ephemeral');
-  return body.text;
+  const body = await (await stack.command(text, who)).answer();
+  expect(body.response_type, `the listener's answer to "/gpu ${text}": ${String(body.text)}`).toBe(
+    'ephemeral',
+  );
+  return String(body.text);
 }

@@ -1,6 +1,6 @@
 import type { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { saveSchedule } from '../../src/store/schedules.js';
 import { createWatchWorker } from '../../src/watch/create-watch-worker.js';
 import { schedulerIdOf, watchScheduleTimers } from '../../src/watch/schedule-timers.js';
@@ -21,7 +21,8 @@ describe('a power schedule across a restart and two replicas', () => {
   const replicas: Worker[] = [];
   beforeAll(async () => {
     stack = await startBotStack({ shape: 'B', watch: { schedulers: false } });
-    connection = new Redis(inject('redisUrl'), { maxRetriesPerRequest: null });
+    // The replicas share the stack's own Redis, as a scaled-out deployment shares one.
+    connection = new Redis(stack.redisUrl, { maxRetriesPerRequest: null });
   });
   afterAll(async () => {
     await Promise.all(replicas.map((w) => w.close()));

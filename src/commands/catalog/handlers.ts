@@ -64,6 +64,14 @@ export async function listCapacity(run: JobRun): Promise<Outcome> {
   return {
     detail: `Capacity: ${available} of ${types.length} instance types ${verb}.`,
     result: blocks,
+    outputs: {
+      source,
+      types: types.map((t) => ({
+        name: t.name,
+        offered: isOffered(t),
+        ...(t.capacity !== undefined ? { capacity: t.capacity } : {}),
+      })),
+    },
   };
 }
 

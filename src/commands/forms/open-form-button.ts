@@ -7,14 +7,20 @@ import { formKind } from './modal-metadata.js';
 // The press carries a fresh trigger id, so the form opens at once like one typed as a command.
 
 export const OPEN_FORM_ACTION = 'gpuops.form.open';
+/** Every action id of such a button: several in one block each need their own (`gpuops.form.open.create`). */
+export const OPEN_FORM_ACTIONS = /^gpuops\.form\.open(\.[a-z0-9.]+)?$/;
 
 const valueSchema = z.object({ form: formKind, cluster: z.string().min(1).max(63).optional() });
 export type OpenFormValue = z.infer<typeof valueSchema>;
 
-export function openFormButton(label: string, value: OpenFormValue): Button {
+export function openFormButton(
+  label: string,
+  value: OpenFormValue,
+  options: { readonly distinct?: boolean } = {},
+): Button {
   return {
     type: 'button',
-    action_id: OPEN_FORM_ACTION,
+    action_id: options.distinct ? `${OPEN_FORM_ACTION}.${value.form}` : OPEN_FORM_ACTION,
     text: plain(cut(label, 75)),
     value: JSON.stringify(valueSchema.parse(value)),
   };

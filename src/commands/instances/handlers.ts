@@ -55,6 +55,12 @@ function settled(instance: Instance, verb: string): Outcome {
   return {
     detail: `${instance.name} is ${instance.state}${ip}${verb}.`,
     result: instanceDetailBlocks(instance),
+    outputs: {
+      instance: instance.name,
+      instanceId: instance.id,
+      state: instance.state,
+      ...(instance.ip && instance.state === 'running' ? { ip: instance.ip } : {}),
+    },
   };
 }
 
@@ -181,7 +187,11 @@ export async function createInstance(run: JobRun, command: CreateArgs): Promise<
     throw new PermanentJobError(`${command.name} was created but is gone now; it may have been deleted.`);
   const running = (await waitForState(run, current, 'running')) ?? current;
   // Whoever asked owns it: the idle-GPU watcher tells them by direct message (docs/watch.md).
-  await recordInstanceOwner(run.deps.store, instanceId, run.data.ctx.userId);
+  await recordInstanceOwner(run.deps.store, instanceId, run.data.ctx.userId, {
+    name: running.name,
+    channelId: run.data.ctx.channelId,
+    projectId: run.data.ctx.projectId ?? run.deps.defaultProjectId,
+  });
   return settled(running, '');
 }
 

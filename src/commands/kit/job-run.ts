@@ -23,6 +23,8 @@ const CLOUD_WAIT_TOLD = 'cloudWaitTold';
 export interface Outcome {
   readonly detail: string;
   readonly result?: readonly KnownBlock[];
+  /** The outcome as data, for the outputs of a Workflow Builder step (src/commands/workflow/). */
+  readonly outputs?: Readonly<Record<string, unknown>>;
 }
 
 /**
@@ -98,6 +100,11 @@ export class JobRun<D extends HandlerDeps = HandlerDeps> {
    */
   private get answersPrivately(): boolean {
     return this.delivery === 'ephemeral' || this.delivery === 'dm';
+  }
+
+  /** A workflow step with no channel to show it in: its outputs are the answer, nothing is posted. */
+  private get quiet(): boolean {
+    return this.data.ctx.step?.quiet === true;
   }
 
   /** Whether the requester was told the cloud did not answer, by this attempt or an earlier one. */
@@ -214,6 +221,7 @@ export class JobRun<D extends HandlerDeps = HandlerDeps> {
     this.dropProgress();
     await this.noticeSent;
     await this.recordState({ state: phase, detail: outcome.detail });
+    if (this.quiet) return;
     if (this.answersPrivately) {
       await this.answerPrivately(phase, outcome);
       return;
@@ -241,6 +249,7 @@ export class JobRun<D extends HandlerDeps = HandlerDeps> {
    * requester privately instead: the response_url, else a DM.
    */
   private async show(phase: JobPhase, detail?: string, result?: readonly KnownBlock[]): Promise<void> {
+    if (this.quiet) return;
     if (this.blockedBy === undefined) {
       try {
         await this.showInChannel(phase, detail, result);

@@ -237,9 +237,11 @@ type AddUserProgress = { username: string };
 export async function addSlurmUser(run: JobRun, command: CommandOf<'slurm.adduser'>): Promise<Outcome> {
   const { cloud, store } = run.deps;
   const cluster = await resolveCluster(run, command.cluster);
-  const keys = await store.keysOf(run.data.ctx.userId);
-  if (keys.length === 0) throw new PermanentJobError(NO_KEYS_MESSAGE);
-  const sshKeys = keys.map((k) => k.publicKey);
+  // A workflow step brings the key itself; a person typing the command uses the keys they added.
+  const sshKeys = command.publicKey
+    ? [command.publicKey]
+    : (await store.keysOf(run.data.ctx.userId)).map((k) => k.publicKey);
+  if (sshKeys.length === 0) throw new PermanentJobError(NO_KEYS_MESSAGE);
   // Recorded so a retry uses the same name even if the profile changed in between.
   let username = run.progress<AddUserProgress>().username;
   if (!username) {
@@ -249,7 +251,7 @@ export async function addSlurmUser(run: JobRun, command: CommandOf<'slurm.adduse
   const derived = command.username ? '' : ' (from your Slack name; choose another with --username)';
   await run.update(
     'working',
-    `Adding ${username} to ${cluster.name} with ${plural(keys.length, 'SSH key')}…`,
+    `Adding ${username} to ${cluster.name} with ${plural(sshKeys.length, 'SSH key')}…`,
   );
   let user: SlurmUser;
   let adopted = false;
@@ -273,7 +275,18 @@ export async function addSlurmUser(run: JobRun, command: CommandOf<'slurm.adduse
   const detail = adopted
     ? `You are on ${cluster.name} as ${user.username}${derived} with your ${plural(sshKeys.length, 'SSH key')}, ${sudo}.`
     : `Added you to ${cluster.name} as ${user.username}${derived} with ${plural(sshKeys.length, 'SSH key')}, ${sudo}.`;
-  return { detail: `${detail}${loginHint(cluster, user.username)}` };
+  return {
+    detail: `${detail}${loginHint(cluster, user.username)}`,
+    outputs: { username: user.username, cluster: cluster.name, login: loginLine(cluster, user.username) },
+  };
+}
+
+/** The ssh line a new user logs in with; without a public login address, where to find one. */
+function loginLine(cluster: SlurmCluster, username: string): string {
+  const ip = cluster.loginNodes?.find((n) => n.publicIP)?.publicIP;
+  return ip
+    ? `ssh ${username}@${ip}`
+    : `ssh ${username}@<login node of ${cluster.name}> (no public address yet: /gpu slurm show ${cluster.name})`;
 }
 
 async function findUser(run: JobRun, clusterId: string, username: string): Promise<SlurmUser | undefined> {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { checkUsername, USERNAME_RULE } from '../../cloud/rules.js';
+import { checkSshPublicKey, checkUsername, USERNAME_RULE } from '../../cloud/rules.js';
 import type { ArgReader } from '../arg-reader.js';
 import {
   CLUSTER_ARG,
@@ -162,6 +162,8 @@ const adduser = defineCommand({
     username: username.optional(),
     /** `--form`: open the form (prefilled with the other flags) instead of adding at once. */
     modal: z.boolean().optional(),
+    /** The one key to add with (a workflow step's input); absent: the requester's keys. */
+    publicKey: ruled(checkSshPublicKey, 'an OpenSSH public key').optional(),
   }),
   parse(r: ArgReader) {
     const a = r.args({ sudo: 'bool', username: 'value', form: 'bool' });

@@ -1,3 +1,4 @@
+import { publishHome } from './home-tabs.js';
 import type { SlackState } from './slack-state.js';
 import type { Handler, StoredFile } from './types.js';
 
@@ -74,6 +75,14 @@ export function slackMethods(state: SlackState): Readonly<Record<string, Handler
       return { ok: true, channel, ts };
     },
 
+    // Deletes a file the bot uploaded; it no longer shows anywhere (a view naming it is refused).
+    'files.delete': (call) => {
+      const id = String(call.body.file ?? '');
+      if (!state.files.has(id)) return { ok: false, error: 'file_not_found' };
+      state.files.delete(id);
+      return { ok: true };
+    },
+
     'views.open': (call) => state.openView(call, undefined),
 
     'views.push': (call) => {
@@ -81,6 +90,8 @@ export function slackMethods(state: SlackState): Readonly<Record<string, Handler
       const top = [...state.views.values()].at(-1);
       return state.openView(call, top?.id);
     },
+
+    'views.publish': (call) => publishHome(state, call, state.homeTabEnabled),
 
     'views.update': (call) => {
       const { body } = call;
@@ -199,6 +210,10 @@ export function slackMethods(state: SlackState): Readonly<Record<string, Handler
       if (channel !== undefined) state.store(channel, { text: comment }, threadTs, files);
       return { ok: true, files: files.map((f) => ({ id: f.id, title: f.title, name: f.filename })) };
     },
+
+    'functions.completeSuccess': (call) => state.functionRuns.completeSuccess(call.body),
+
+    'functions.completeError': (call) => state.functionRuns.completeError(call.body),
 
     'apps.connections.open': () => {
       if (state.socketModeUrl === undefined) return { ok: false, error: 'socket_mode_not_configured' };

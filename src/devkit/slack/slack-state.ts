@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { checkBlocks, checkView, LIMITS } from '../block-kit-limits.js';
+import { FunctionRuns } from './function-runs.js';
 import { answerResponseUrl } from './respond.js';
 import { saveFileIn } from './save-file.js';
 import {
@@ -37,9 +38,13 @@ export class SlackState {
   readonly usergroups = new Map<string, readonly string[]>();
   /** Conversations declared by the test (options.conversations, setConversation); others are public. */
   readonly conversations = new Map<string, FakeConversation>();
+  /** Workflow Builder's runs of custom steps (function_executed, functions.complete*). */
+  readonly functionRuns = new FunctionRuns();
   readonly teamId: string;
   readonly botUserId: string;
   readonly botId: string;
+  /** Whether the app has a Home tab (views.publish answers not_enabled otherwise). */
+  readonly homeTabEnabled: boolean;
   /** URL apps.connections.open returns, for Socket Mode tests. */
   socketModeUrl: string | undefined;
   protected readonly events = new EventEmitter();
@@ -55,6 +60,7 @@ export class SlackState {
     this.botUserId = options.botUserId ?? 'U0BOT';
     this.botId = options.botId ?? 'B0BOT';
     this.socketModeUrl = options.socketModeUrl;
+    this.homeTabEnabled = options.homeTabEnabled ?? true;
     for (const user of options.users ?? []) this.users.set(user.id, user);
     for (const [id, members] of Object.entries(options.usergroups ?? {})) this.usergroups.set(id, members);
     for (const [id, c] of Object.entries(options.conversations ?? {})) this.conversations.set(id, c);
@@ -94,7 +100,9 @@ export class SlackState {
 
   /** The form open on top for a person, if any. */
   topView(userId: string): StoredView | undefined {
-    return [...this.views.values()].filter((v) => v.user === userId && !v.closed).at(-1);
+    return [...this.views.values()]
+      .filter((v) => v.user === userId && !v.closed && v.view.type !== 'home')
+      .at(-1);
   }
 
   setUser(user: FakeUser): void {
@@ -304,7 +312,7 @@ export class SlackState {
     return { ok: true, view: this.viewJson(stored) };
   }
 
-  protected addView(
+  addView(
     view: Json,
     user: string | undefined,
     parentId: string | undefined,
@@ -337,7 +345,8 @@ export class SlackState {
     const view = this.views.get(id);
     if (!view) return;
     for (const v of this.views.values()) {
-      if (v.id === id || (all && v.user === view.user)) v.closed = true;
+      // A person's Home tab is no form: closing their forms leaves it.
+      if (v.id === id || (all && v.user === view.user && v.view.type !== 'home')) v.closed = true;
     }
   }
 

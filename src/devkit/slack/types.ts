@@ -45,6 +45,8 @@ export interface FakeSlackOptions {
    * channel the bot is in, as before: strictness is opt-in, per conversation.
    */
   readonly conversations?: Readonly<Record<string, FakeConversation>>;
+  /** The app's Home tab (manifest home_tab_enabled); default true. Off, views.publish answers not_enabled. */
+  readonly homeTabEnabled?: boolean;
 }
 
 /**
@@ -196,7 +198,7 @@ export interface Injection {
 
 export type Handler = (call: RecordedCall) => Record<string, unknown> | Promise<Record<string, unknown>>;
 
-export const JSON_FIELDS = new Set(['blocks', 'view', 'attachments', 'files', 'metadata']);
+export const JSON_FIELDS = new Set(['blocks', 'view', 'attachments', 'files', 'metadata', 'outputs']);
 export const TRIGGER_LIFETIME_MS = 3000;
 
 /** Waits for a server to close after dropping its keep-alive sockets. */

@@ -12,6 +12,7 @@ import {
   slackDate,
   who,
 } from '../../commands/approvals/render.js';
+import { failWaitingStep } from '../../commands/kit/finish-step.js';
 import type { GpuCommand } from '../../commands/registry.js';
 import type { JobContext } from '../../jobs/job-data.js';
 import { JOB_IDS_KEPT_MS } from '../../jobs/queue.js';
@@ -23,6 +24,7 @@ import { type ApprovalRequest, SYSTEM_ACTOR } from '../../store/approvals.js';
 import { type AuditInput, auditFieldsOf } from '../../store/audit.js';
 import { groupsOf } from '../group-membership.js';
 import type { SlackDeps } from '../slack-deps.js';
+import { answerOnHome, fromHome } from './home-actions.js';
 
 // The buttons of approval cards (lease reminders: lease-actions.ts). Every click is checked here, on the server, at
 // click time: the clicker must be allowed by the policy (decide.ts mayApprove: an approver, and not
@@ -207,7 +209,10 @@ async function applyDecision(
   // The requester's message first: once the job is queued, it is the job's to edit.
   await tellRequester(deps, request);
   if (request.state === 'approved') await enqueueApproved(deps, guardrails, request);
-  else await discardSealed(deps, request);
+  else {
+    await discardSealed(deps, request);
+    await failWaitingStep({ slack: deps.client, log: deps.log }, request);
+  }
   await editCard(deps, request);
   await publishAudit(deps, guardrails, request);
 }
@@ -297,7 +302,10 @@ export function registerApprovalActions(app: App, deps: SlackDeps): void {
         message: 'gpuops cannot reach its store right now; nothing was changed. Try again in a minute.',
       };
     });
-    if (!result.ok) await tell(deps, clickChannel(body), body.user.id, result.message);
+    // On the Home tab the answer is the Home itself, re-published without the decided request.
+    if (fromHome(body))
+      await answerOnHome(deps, body.user.id, result.ok ? ':white_check_mark: Approved.' : result.message);
+    else if (!result.ok) await tell(deps, clickChannel(body), body.user.id, result.message);
   });
 
   app.action<Click>(DENY_ACTION, async ({ ack, body, action }) => {
@@ -306,9 +314,12 @@ export function registerApprovalActions(app: App, deps: SlackDeps): void {
     if (!action.value) return;
     const channel = clickChannel(body);
     const clicker = body.user.id;
+    const home = fromHome(body);
+    const say = (text: string) =>
+      home ? answerOnHome(deps, clicker, text) : tell(deps, channel, clicker, text);
     try {
       const request = await guardrails.approvals.get(action.value);
-      if (!request) return await tell(deps, channel, clicker, 'This request is no longer known to gpuops.');
+      if (!request) return await say('This request is no longer known to gpuops.');
       // Checked before the reason is asked for, and again when it is submitted.
       const refusal = await mayDecide(deps, guardrails, request, clicker);
       if (refusal) {
@@ -316,7 +327,7 @@ export function registerApprovalActions(app: App, deps: SlackDeps): void {
           ...decisionAudit(request, clicker, 'refused'),
           parameters: { ...auditFieldsOf(request.command).parameters, tried: 'denied' },
         });
-        return await tell(deps, channel, clicker, refusal);
+        return await say(refusal);
       }
       if (request.state !== 'pending' || request.expiresAt <= Date.now()) {
         // Deciding with no reason needed tells them what happened (and closes an expired one).
@@ -326,16 +337,19 @@ export function registerApprovalActions(app: App, deps: SlackDeps): void {
           state: 'denied',
           reason: '',
         });
-        if (!result.ok) await tell(deps, channel, clicker, result.message);
+        if (!result.ok) await say(result.message);
         return;
       }
       await deps.client.views.open({
         trigger_id: body.trigger_id,
-        view: denyReasonModal(request, JSON.stringify({ id: request.id, channel: channel ?? '' })),
+        view: denyReasonModal(
+          request,
+          JSON.stringify({ id: request.id, channel: channel ?? '', ...(home ? { home: true } : {}) }),
+        ),
       });
     } catch (err) {
       deps.log.warn({ err }, 'could not ask for a reason to deny');
-      await tell(deps, channel, clicker, 'I could not open the Deny form; nothing was changed. Try again.');
+      await say('I could not open the Deny form; nothing was changed. Try again.');
     }
   });
 
@@ -343,7 +357,7 @@ export function registerApprovalActions(app: App, deps: SlackDeps): void {
     { callback_id: DENY_CALLBACK, type: 'view_submission' },
     async ({ ack, body }) => {
       const guardrails = deps.guardrails;
-      let meta: { id?: unknown; channel?: unknown };
+      let meta: { id?: unknown; channel?: unknown; home?: unknown };
       try {
         meta = JSON.parse(body.view.private_metadata) as typeof meta;
       } catch {
@@ -373,7 +387,9 @@ export function registerApprovalActions(app: App, deps: SlackDeps): void {
         };
       });
       const channel = typeof meta.channel === 'string' && meta.channel ? meta.channel : undefined;
-      if (!result.ok) await tell(deps, channel, body.user.id, result.message);
+      if (meta.home === true)
+        await answerOnHome(deps, body.user.id, result.ok ? ':no_entry: Denied.' : result.message);
+      else if (!result.ok) await tell(deps, channel, body.user.id, result.message);
     },
   );
 }

@@ -1,13 +1,23 @@
 import type { App, BlockAction, ButtonAction } from '@slack/bolt';
 import { REFRESH_ACTION } from '../../commands/forms/catalog-blocks.js';
 import { decodeModalMetadata, FormMetadataError } from '../../commands/forms/modal-metadata.js';
-import { OPEN_FORM_ACTION, readOpenFormValue } from '../../commands/forms/open-form-button.js';
+import { OPEN_FORM_ACTIONS, readOpenFormValue } from '../../commands/forms/open-form-button.js';
 import { withDeadline } from '../../commands/kit/with-deadline.js';
 import type { CatalogRefreshData } from '../../jobs/job-data.js';
 import { jobIdFor } from '../../jobs/queue.js';
 import { addSystemJob } from '../../jobs/system-jobs.js';
+import { homeOpenedBy } from '../../store/home-state.js';
 import { openForm } from '../open-form.js';
 import type { SlackDeps } from '../slack-deps.js';
+import { answerOnHome, fromHome } from './home-actions.js';
+
+/** The person's DM with the app: as recorded when they opened the Home tab, else opened now. */
+async function appDmOf(deps: SlackDeps, userId: string): Promise<string | undefined> {
+  const [known] = await homeOpenedBy(deps.store, [userId]).catch(() => [undefined]);
+  if (known) return known;
+  const opened = await deps.client.conversations.open({ users: userId }).catch(() => undefined);
+  return opened?.channel?.id;
+}
 
 // Buttons of the forms: "Refresh prices and types" inside a form (a `catalog.refresh` job updates the
 // open form in place), and "open a form" buttons on messages (see commands/forms/open-form-button.ts).
@@ -36,10 +46,15 @@ export function registerFormActions(app: App, deps: SlackDeps): void {
     }
   });
 
-  app.action<BlockAction<ButtonAction>>(OPEN_FORM_ACTION, async ({ ack, body, action, respond }) => {
+  app.action<BlockAction<ButtonAction>>(OPEN_FORM_ACTIONS, async ({ ack, body, action, respond }) => {
     await ack();
     const target = readOpenFormValue(action.value);
-    const channelId = body.channel?.id ?? (body.container as { channel_id?: string }).channel_id;
+    const home = fromHome(body);
+    // From the Home tab: the form's request is made in the person's DM with the app.
+    const channelId =
+      body.channel?.id ??
+      (body.container as { channel_id?: string }).channel_id ??
+      (home ? await appDmOf(deps, body.user.id) : undefined);
     if (!target || !channelId) return;
     const result = await openForm(deps, {
       form: target.form,
@@ -55,7 +70,8 @@ export function registerFormActions(app: App, deps: SlackDeps): void {
         text: 'gpuops cannot reach its queue right now. Please try again in a minute.',
       };
     });
-    if (!result.ok) {
+    if (!result.ok && home) await answerOnHome(deps, body.user.id, result.text);
+    else if (!result.ok) {
       await respond({ response_type: 'ephemeral', replace_original: false, text: result.text }).catch(
         (err: unknown) => deps.log.warn({ err }, 'could not answer a button'),
       );

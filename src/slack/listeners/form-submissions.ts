@@ -12,6 +12,7 @@ import { readForm } from '../../commands/read-form.js';
 import { formSpecOf } from '../../commands/registry.js';
 import type { JobContext, SealedInputs } from '../../jobs/job-data.js';
 import { acceptRequest } from '../../requests/accept-request.js';
+import { isRedisFull, REDIS_FULL } from '../../store/redis-full.js';
 import { tellPrivately } from '../response-url.js';
 import type { SlackDeps } from '../slack-deps.js';
 import { REDIS_DOWN } from './gpu-command.js';
@@ -166,7 +167,7 @@ async function answer(
     return undefined;
   } catch (err) {
     await discard(deps, sealed);
-    const message = err instanceof SubmitProblem ? err.message : REDIS_DOWN;
+    const message = err instanceof SubmitProblem ? err.message : isRedisFull(err) ? REDIS_FULL : REDIS_DOWN;
     if (!(err instanceof SubmitProblem))
       deps.log.error({ err, form: metadata.form }, 'could not accept a form');
     return {

@@ -11,6 +11,8 @@ import type { JobContext } from '../../jobs/job-data.js';
 import { MaybeQueuedError } from '../../jobs/replicated.js';
 import { groupsInPolicy, mayApprove } from '../../policy/decide.js';
 import { acceptDirect, acceptRequest, checkAccess } from '../../requests/accept-request.js';
+import { rateLimitedAnswer } from '../../store/rate-limiter.js';
+import { isRedisFull, REDIS_FULL } from '../../store/redis-full.js';
 import { SLASH_COMMAND } from '../app-manifest.js';
 import type { SlackDeps } from '../slack-deps.js';
 import { firstDelivery, REPLAYED_COMMAND } from '../trigger-replays.js';
@@ -56,7 +58,8 @@ export function registerGpuCommand(app: App, deps: SlackDeps): void {
       .catch((err: unknown): Reply => {
         deps.log.error({ err }, 'could not accept /gpu');
         const maybe = err instanceof MaybeQueuedError || err instanceof AnswerTooSlow;
-        return { response_type: 'ephemeral', text: maybe ? MAYBE_QUEUED : REDIS_DOWN };
+        const text = maybe ? MAYBE_QUEUED : isRedisFull(err) ? REDIS_FULL : REDIS_DOWN;
+        return { response_type: 'ephemeral', text };
       })
       .finally(() => clearTimeout(timer));
     await ack(reply.text || reply.blocks ? { response_type: 'ephemeral', ...reply } : undefined);
@@ -101,7 +104,10 @@ async function answer(slash: SlashCommand, deps: SlackDeps): Promise<Reply> {
       // Answered here, but still checked (`/gpu audit` is for admins) and on the audit trail.
       const refused = await acceptDirect(deps, command, ctx);
       if (refused) return { text: refused.message };
-      return answerDirect(command, directContext(slash, deps));
+      return answerDirect(
+        command,
+        directContext({ channelId: slash.channel_id, userId: slash.user_id }, deps),
+      );
     }
     default:
       break;
@@ -116,6 +122,12 @@ async function answer(slash: SlashCommand, deps: SlackDeps): Promise<Reply> {
     return {
       text: 'That form is not available in this version; give the arguments instead (see /gpu help).',
     };
+  }
+  // One noisy person or channel is slowed to the policy's rate, so the others keep theirs.
+  const limited = await deps.guardrails.rateLimiter?.take(slash.user_id, slash.channel_id);
+  if (limited && !limited.ok) {
+    deps.log.debug({ user: slash.user_id, channel: slash.channel_id, who: limited.who }, 'rate limited');
+    return { text: rateLimitedAnswer(limited) };
   }
   // A replayed request (valid signature, within five minutes) starts nothing new.
   if (!(await firstDelivery(deps.store, slash.trigger_id))) return { text: REPLAYED_COMMAND };
@@ -148,11 +160,14 @@ async function answer(slash: SlashCommand, deps: SlackDeps): Promise<Reply> {
 }
 
 /** What a direct answer needs, from the listener's deps and the policy. */
-function directContext(slash: SlashCommand, deps: SlackDeps): DirectContext {
+export function directContext(
+  where: { readonly channelId: string; readonly userId: string },
+  deps: SlackDeps,
+): DirectContext {
   const { policy, approvals, audit } = deps.guardrails;
   return {
-    channelId: slash.channel_id,
-    userId: slash.user_id,
+    channelId: where.channelId,
+    userId: where.userId,
     store: deps.store,
     shape: deps.shape,
     routes: deps.routes,

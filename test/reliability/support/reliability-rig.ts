@@ -1,3 +1,6 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -12,6 +15,7 @@ import { readCatalog } from '../../../src/store/catalog-cache.js';
 import { createStore } from '../../../src/store/store.js';
 import { type PrivateRedis, startPrivateRedis } from '../../../src/sys/private-redis.js';
 import { type GpuopsProcess, spawnScript } from '../../support/gpuops-process.js';
+import { localEnv } from '../../support/local-env.js';
 import {
   postSigned,
   ResponseUrlServer,
@@ -28,6 +32,8 @@ export const BOT_TOKEN = 'xoxb-reliability-5b9e1c';
 export const TYPE = 'h100-hgx-80gb.1x';
 /** The final phases of a channel message. */
 export const FINAL = /^(Done|Failed):/;
+/** The built-in policy with no rate limits (a policy file of the rig's own). */
+export const UNLIMITED_POLICY = 'rate_limits:\n  per_user: { requests: 0 }\n  per_channel: { requests: 0 }\n';
 
 export interface RigOptions {
   readonly sim?: Partial<SimOptions>;
@@ -99,24 +105,24 @@ export async function startRig(options: RigOptions = {}): Promise<Rig> {
   const redisServer = await startPrivateRedis({ install: true, appendOnly: options.appendOnly ?? false });
   const redis = new Redis(redisServer.url, { maxRetriesPerRequest: 1 });
   redis.on('error', () => {}); // the Redis restart test takes it away on purpose
+  // The built-in policy without its rate limits: the load tests send hundreds of commands a minute
+  // per channel on purpose. The noisy-user test gives its own policy.
+  const policyDir = await mkdtemp(join(tmpdir(), 'gpuops-rig-policy-'));
+  const policyFile = join(policyDir, 'policy.yaml');
+  await writeFile(policyFile, UNLIMITED_POLICY);
   const bots: Bot[] = [];
   const children: GpuopsProcess[] = [];
 
   const env = (extra: Readonly<Record<string, string>> = {}): Record<string, string> => ({
-    SLACK_BOT_TOKEN: BOT_TOKEN,
-    SLACK_SIGNING_SECRET: SIGNING_SECRET,
-    SLACK_API_URL: slack.apiUrl,
-    PORT: '0',
-    OPS_PORT: '0',
-    REDIS_URL: redisServer.url,
+    ...localEnv({
+      sim,
+      slack,
+      redisUrl: redisServer.url,
+      botToken: BOT_TOKEN,
+      signingSecret: SIGNING_SECRET,
+    }),
     LOG_LEVEL: 'info',
-    CLOUD_API_URL: sim.info.cloudUrl,
-    CLOUD_API_SHAPE: 'B',
-    CLOUD_API_TOKEN: sim.info.cloudToken,
-    CLOUD_PROJECT_ID: sim.info.projectId,
-    // Prices come from the platform API; without them every create and start waits for an approver.
-    PLATFORM_API_URL: sim.info.platformUrl,
-    PLATFORM_API_KEY: sim.info.platformApiKey,
+    GPUOPS_POLICY: policyFile,
     ...extra,
   });
   const config = (extra: Readonly<Record<string, string>> = {}) => parseConfig(env(extra), 'bot');
@@ -192,6 +198,7 @@ export async function startRig(options: RigOptions = {}): Promise<Rig> {
       await slack.close();
       await sim.close();
       await redisServer.close();
+      await rm(policyDir, { recursive: true, force: true });
     },
   };
 }
@@ -340,19 +347,22 @@ export interface LaneRequest {
 
 /**
  * A stream of commands through an outage: `lanes` lanes, each in its own channel (`C0<prefix><lane>`),
- * sending two creates then an `ls`, `everyMs` apart, until `runMs` after `started`. Every answer must
+ * sending two creates then an `ls`, `everyMs` apart, until `runMs` after `started` (or `count` commands). Every answer must
  * be an HTTP 200; what it said is in `answer`.
  */
 export async function sendLanes(
   rig: Rig,
   url: string,
-  o: { prefix: string; lanes: number; everyMs: number; runMs: number; started: number },
+  o: { prefix: string; lanes: number; everyMs: number; runMs: number; started: number; count?: number },
 ): Promise<LaneRequest[]> {
   const requests: LaneRequest[] = [];
+  let sent = 0;
+  // Until runMs has passed, or (with `count`) until that many commands were sent, however long it takes.
+  const more = () => (o.count === undefined ? Date.now() - o.started < o.runMs : sent++ < o.count);
   await Promise.all(
     Array.from({ length: o.lanes }, async (_, lane) => {
       const channelId = `C0${o.prefix}${lane}`;
-      for (let k = 0; Date.now() - o.started < o.runMs; k++) {
+      for (let k = 0; more(); k++) {
         const kind = k % 3 === 2 ? 'ls' : 'create';
         const name = `${o.prefix.toLowerCase()}-${lane}-${k}`;
         const text = kind === 'ls' ? 'ls' : `create ${name} ${TYPE}`;

@@ -1,0 +1,45 @@
+import type { WebClient } from '@slack/web-api';
+import type { RouteTable } from '../cloud/routes.js';
+import type { Shape } from '../cloud/shape.js';
+import type { GpuCommand } from '../commands/registry.js';
+import type { Logger } from '../log/logger.js';
+import type { Policy } from '../policy/policy.js';
+import type { ChartFonts } from '../render/render-chart-png.js';
+import type { Approvals } from '../store/approvals.js';
+import type { Catalog } from '../store/catalog-cache.js';
+import type { Leases } from '../store/leases.js';
+import type { Store } from '../store/store.js';
+import type { ProjectSnapshot } from '../store/watch-snapshots.js';
+
+/** What building and publishing a Home tab needs: Redis, Slack's Web API, the policy. Never the cloud. */
+export interface HomeDeps {
+  readonly store: Store;
+  readonly client: WebClient;
+  readonly log: Logger;
+  readonly policy: Policy;
+  readonly approvals: Approvals<GpuCommand>;
+  readonly leases: Leases;
+  /** The groups among `groups` the person is in (approvers can be user groups). */
+  readonly groupsOf: (userId: string, groups: readonly string[]) => Promise<readonly string[]>;
+  /** Which forms exist in this API shape. */
+  readonly shape: Shape;
+  readonly routes: RouteTable;
+  readonly defaultProjectId?: string | undefined;
+  /** Without fonts the spend chart is left out (the figures stay). */
+  readonly fonts?: ChartFonts | undefined;
+  readonly now?: () => number;
+}
+
+/** Publishes Home tabs: the listener on app_home_opened and presses, the watcher on changes. */
+export interface HomePublisher {
+  /** Builds and publishes `userId`'s Home tab now; `notice` is shown on top once. */
+  publish(userId: string, options?: { readonly notice?: string }): Promise<void>;
+}
+
+/** What the Home tab reads of one project: the watcher's last look and the cached catalogue. */
+export interface ProjectView {
+  /** Its name, as `/gpu project use` bound it to a channel one of the person's machines was made in. */
+  readonly name?: string | undefined;
+  readonly snapshot: ProjectSnapshot | undefined;
+  readonly catalog: Catalog | undefined;
+}

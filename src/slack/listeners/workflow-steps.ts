@@ -1,0 +1,93 @@
+import type { App } from '@slack/bolt';
+import { unavailableIn } from '../../commands/availability.js';
+import { plainSentence } from '../../commands/kit/finish-step.js';
+import { deliveryOf } from '../../commands/registry.js';
+import { readStepInputs } from '../../commands/workflow/read-step-inputs.js';
+import { CHANNEL_INPUT, type StepSpec, USER_INPUT } from '../../commands/workflow/step-spec.js';
+import { STEPS } from '../../commands/workflow/steps.js';
+import type { JobContext, StepRef } from '../../jobs/job-data.js';
+import { MaybeQueuedError } from '../../jobs/replicated.js';
+import { acceptRequest } from '../../requests/accept-request.js';
+import { callerRefusal } from '../access-gate.js';
+import type { SlackDeps } from '../slack-deps.js';
+
+// Workflow Builder custom steps (`function_executed` events, docs/workflows.md). Bolt acknowledges the
+// event at once; the step then goes through the same door as /gpu: inputs checked, the policy for the
+// step's person, an approval when needed, one job, the audit trail. The job completes or fails the step
+// when it ends; only a step that never became a job is failed here, with one sentence.
+
+export const STEP_NOT_QUEUED =
+  'gpuops could not reach its queue, so nothing was started. Run the workflow again in a minute.';
+export const STEP_MAYBE_QUEUED =
+  'Redis failed over while gpuops was storing this step, so it may or may not run. Check /gpu jobs before running the workflow again.';
+
+interface FunctionEvent {
+  readonly function_execution_id: string;
+  readonly inputs?: Record<string, unknown>;
+}
+
+/** What became of the step: undefined once it is a job or waits for an approver, else why it failed. */
+async function acceptStep(
+  step: StepSpec,
+  event: FunctionEvent,
+  teamId: string,
+  deps: SlackDeps,
+): Promise<string | undefined> {
+  const read = readStepInputs(step, event.inputs);
+  if (!read.ok) return read.message;
+  const { command, inputs } = read;
+  const missing = unavailableIn(command, deps.shape, deps.routes);
+  if (missing) return plainSentence(missing);
+  const userId = String(inputs[USER_INPUT]);
+  // The person must be someone who may use gpuops at all (not a guest, not another workspace).
+  const outsider = await callerRefusal(deps, deps.botTeamId, { userId, teamId, kind: 'step' });
+  if (outsider !== undefined) return `gpuops refused this step: ${plainSentence(outsider)}`;
+  const channel = typeof inputs[CHANNEL_INPUT] === 'string' ? inputs[CHANNEL_INPUT] : undefined;
+  const binding = channel ? await deps.store.projectOf(channel) : undefined;
+  const projectId = binding?.projectId ?? deps.defaultProjectId;
+  const kept = Object.fromEntries(
+    (step.keeps ?? []).flatMap((name) => {
+      const value = inputs[name];
+      // Kept with the job for the outputs only: a long text is cut, it only has to match a name.
+      return value === undefined ? [] : [[name, typeof value === 'string' ? value.slice(0, 200) : value]];
+    }),
+  );
+  const ref: StepRef = {
+    executionId: event.function_execution_id,
+    callbackId: step.callbackId,
+    quiet: channel === undefined || deliveryOf(command.kind) !== 'channel',
+    ...(Object.keys(kept).length > 0 ? { kept } : {}),
+  };
+  const ctx: JobContext = {
+    teamId,
+    // Without a channel the person's own id stands in: policy grants to channels do not apply.
+    channelId: channel ?? userId,
+    userId,
+    ...(projectId ? { projectId } : {}),
+    requestedAt: Date.now(),
+    step: ref,
+  };
+  deps.onCommand?.(command.kind);
+  const result = await acceptRequest(deps, command, ctx);
+  if (result.status === 'refused') return `gpuops refused this step: ${result.plain}`;
+  if (result.status === 'rejected') return `gpuops refused this step: ${result.plain}`;
+  return undefined;
+}
+
+export function registerWorkflowSteps(app: App, deps: SlackDeps): void {
+  for (const step of STEPS) {
+    app.function(step.callbackId, async ({ event, body, fail }) => {
+      const teamId = (body as { team_id?: string }).team_id ?? 'unknown';
+      const problem = await acceptStep(step, event as unknown as FunctionEvent, teamId, deps).catch(
+        (err: unknown) => {
+          deps.log.error({ err, step: step.callbackId }, 'could not accept a workflow step');
+          return err instanceof MaybeQueuedError ? STEP_MAYBE_QUEUED : STEP_NOT_QUEUED;
+        },
+      );
+      if (problem === undefined) return;
+      await fail({ error: problem }).catch((err: unknown) =>
+        deps.log.warn({ err, step: step.callbackId }, 'could not fail a workflow step'),
+      );
+    });
+  }
+}

@@ -1,0 +1,41 @@
+// Mutation testing of what must never break (docs/testing.md): policy decisions, costs, the approvals
+// store and its Lua scripts, replay refusal and request dedupe, and the create/start/stop handlers.
+// `npm run test:mutation`; the report goes to reports/mutation/. Not part of CI: it takes minutes.
+/** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
+export default {
+  testRunner: 'vitest',
+  vitest: { configFile: 'vitest.mutation.config.ts', related: false },
+  plugins: ['@stryker-mutator/vitest-runner'],
+  coverageAnalysis: 'perTest',
+  // TypeScript 7 has no JavaScript API for Stryker's tsconfig rewrite, and vitest needs none: name a
+  // file that does not exist so that the sandbox keeps tsconfig.json as it is.
+  tsconfigFile: 'tsconfig.stryker-none.json',
+  // The machine is shared: one mutant at a time per core at most.
+  concurrency: 2,
+  timeoutMS: 20_000,
+  // A second run tests only the mutants whose code or covering tests changed (reports/mutation/).
+  incremental: true,
+  incrementalFile: 'reports/mutation/stryker-incremental.json',
+  mutate: [
+    'src/policy/decide.ts',
+    'src/pricing/cost.ts',
+    'src/pricing/price-for-type.ts',
+    'src/store/approvals.ts',
+    'src/store/approval-scripts.ts',
+    'src/store/approval-record.ts',
+    'src/slack/trigger-replays.ts',
+    // The dedupe claim and the request's fingerprint.
+    'src/store/store.ts:83-88',
+    'src/requests/enqueue-request.ts:67-125',
+    // resolve, wait, start/stop and create.
+    'src/commands/instances/handlers.ts:18-103',
+    'src/commands/instances/handlers.ts:135-186',
+  ],
+  ignoreStatic: true,
+  reporters: ['clear-text', 'progress', 'html', 'json'],
+  htmlReporter: { fileName: 'reports/mutation/index.html' },
+  jsonReporter: { fileName: 'reports/mutation/mutation.json' },
+  thresholds: { high: 90, low: 80, break: null },
+  tempDirName: '.stryker-tmp',
+  cleanTempDir: 'always',
+};
