@@ -12,8 +12,6 @@ export interface ConnectionBehaviour {
   readonly enableOfflineQueue?: boolean;
   readonly commandTimeout?: number;
   readonly autoResendUnfulfilledCommands?: boolean;
-  /** Commands sent in the same turn of the event loop go out in one write (ioredis' auto-pipelining). */
-  readonly enableAutoPipelining?: boolean;
 }
 
 export const FAIL_FAST: ConnectionBehaviour = {
@@ -24,11 +22,6 @@ export const FAIL_FAST: ConnectionBehaviour = {
   // person was already told it did not happen, so it must not happen seconds later.
   autoResendUnfulfilledCommands: false,
 };
-/**
- * The store's connection: FAIL_FAST, and many requests' small commands batched into one socket write,
- * which under load were a fifth of the listener's CPU (docs/performance.md).
- */
-export const STORE: ConnectionBehaviour = { ...FAIL_FAST, enableAutoPipelining: true };
 export const BLOCKING: ConnectionBehaviour = { maxRetriesPerRequest: null };
 
 /** The Redis URL without user or password, for messages. */

@@ -23,7 +23,6 @@ import {
   FAIL_FAST,
   redisConnector,
   redisTargetOf,
-  STORE,
 } from './redis-connections.js';
 import { checkBotToken } from './slack-token.js';
 import { drainWorker, type StartedWorkers, startWorkers, type WorkerTuning } from './workers.js';
@@ -107,7 +106,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
     // 2. Redis: the store and the queue, failing fast so the listener still answers in time.
     const target = redisTargetOf(config);
     const connect = redisConnector(target, lifecycle, log, startTimeoutMs);
-    const storeRedis = await connect('store', STORE);
+    const storeRedis = await connect('store', FAIL_FAST);
     const store = createStore(storeRedis, target.cluster ? CLUSTER_STORE_PREFIX : undefined);
     // A full Redis must refuse new requests, not evict accepted ones (docs/operations.md).
     const evictionPolicy = await evictionPolicyOf(storeRedis);
