@@ -1,7 +1,7 @@
 import { kindsMissingIn } from '../commands/availability.js';
 import type { HomeData, HomeForm, HomeMachine, HomeSchedule } from '../commands/home/home-data.js';
 import { scheduleTargetText } from '../commands/schedules/render.js';
-import { groupsInPolicy, mayApprove, roleOf } from '../policy/decide.js';
+import { approvableBy, groupsInPolicy, roleOf } from '../policy/decide.js';
 import { type CostEstimate, estimateMachines, type PriceBook } from '../pricing/cost.js';
 import { readCatalog } from '../store/catalog-cache.js';
 import { runningSince } from '../store/home-state.js';
@@ -108,17 +108,7 @@ async function gatherApprovals(deps: HomeDeps, userId: string): Promise<HomeData
     deps.groupsOf(userId, groupsInPolicy(policy)),
     deps.approvals.listPending({ limit: 200 }),
   ]);
-  const mine = pending.filter(
-    (r) =>
-      mayApprove({
-        policy,
-        approverId: userId,
-        approverGroups: groups,
-        requesterId: r.requester,
-        kind: r.kind,
-        channelId: r.approvalChannel,
-      }).allowed,
-  );
+  const mine = approvableBy(policy, userId, groups, pending);
   const { users, groups: approverGroups } = policy.approvals.approvers;
   const listed = users.includes(userId) || approverGroups.some((g) => groups.includes(g));
   const admin = roleOf({ policy, userId, userGroups: groups }).role === 'admin';

@@ -116,6 +116,23 @@ export type ApproverCheck =
   | { readonly allowed: true; readonly as: 'approver' | 'admin' | 'peer' }
   | { readonly allowed: false; readonly message: string };
 
+/** The pending requests `approverId` (in `approverGroups`) may decide: what their lists of approvals show. */
+export function approvableBy<
+  R extends { readonly requester: string; readonly kind: GpuCommandKind; readonly approvalChannel: string },
+>(policy: Policy, approverId: string, approverGroups: readonly string[], pending: readonly R[]): R[] {
+  return pending.filter(
+    (r) =>
+      mayApprove({
+        policy,
+        approverId,
+        approverGroups,
+        requesterId: r.requester,
+        kind: r.kind,
+        channelId: r.approvalChannel,
+      }).allowed,
+  );
+}
+
 /**
  * Whether `approverId` may decide a request of `requesterId`. Approvers are the policy's
  * `approvals.approvers`; with none listed, admins; with no admin either, anyone else whose role lets

@@ -9,7 +9,7 @@ import { parseCommand } from '../../commands/parse-command.js';
 import { deliveryOf } from '../../commands/registry.js';
 import type { JobContext } from '../../jobs/job-data.js';
 import { MaybeQueuedError } from '../../jobs/replicated.js';
-import { groupsInPolicy, mayApprove } from '../../policy/decide.js';
+import { approvableBy, groupsInPolicy } from '../../policy/decide.js';
 import { acceptDirect, acceptRequest, checkAccess } from '../../requests/accept-request.js';
 import { rateLimitedAnswer } from '../../store/rate-limiter.js';
 import { isRedisFull, REDIS_FULL } from '../../store/redis-full.js';
@@ -185,17 +185,7 @@ export function directContext(
         deps.ports.groupsOf(userId, groupsInPolicy(policy)),
         approvals.listPending({ limit: 200 }),
       ]);
-      const mine = pending.filter(
-        (r) =>
-          mayApprove({
-            policy,
-            approverId: userId,
-            approverGroups: groups,
-            requesterId: r.requester,
-            kind: r.kind,
-            channelId: r.approvalChannel,
-          }).allowed,
-      );
+      const mine = approvableBy(policy, userId, groups, pending);
       return { mine, own: pending.filter((r) => r.requester === userId) };
     },
   };
