@@ -6,7 +6,8 @@ import { createLogger } from '../../../src/log/logger.js';
 // knobs a test needs and the CLI does not expose: short job locks so a killed worker's job is taken
 // over in about a second, quick polls, and the worker concurrency. Run it with spawnScript:
 //   node --import tsx test/reliability/support/bot-process.ts
-// with the gpuops environment and BOT_ROLE, BOT_LOCK_MS, BOT_STALLED_MS, BOT_POLL_MS, BOT_CONCURRENCY.
+// with the gpuops environment and BOT_ROLE, BOT_LOCK_MS, BOT_STALLED_MS, BOT_POLL_MS, BOT_CONCURRENCY,
+// BOT_PROGRESS_QUIET_MS.
 // It logs JSON lines on stdout like gpuops, and one {"msg":"bot ready","port":N} whatever the level. With BOT_WAIT_FOR_GO it
 // loads everything, prints {"msg":"standing by"} and starts only on SIGUSR2 (a warm spare).
 
@@ -36,7 +37,12 @@ const bot = await startBot(config, {
   stalledIntervalMs: number('BOT_STALLED_MS', 30_000),
   workerConcurrency: number('BOT_CONCURRENCY', 8),
   shutdownGraceMs: 2_000,
-  workerTiming: { pollStartMs: number('BOT_POLL_MS', 1_000), pollMaxMs: 4 * number('BOT_POLL_MS', 1_000) },
+  workerTiming: {
+    pollStartMs: number('BOT_POLL_MS', 1_000),
+    pollMaxMs: 4 * number('BOT_POLL_MS', 1_000),
+    // Progress shows at once, as in the in-process stacks: the kill test waits for "Waiting" on screen.
+    progressQuietMs: number('BOT_PROGRESS_QUIET_MS', 0),
+  },
 });
 
 // Whatever LOG_LEVEL says, the test needs to know when and where it listens.
