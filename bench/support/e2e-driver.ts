@@ -163,3 +163,20 @@ function byMethod(calls: ReadonlyArray<{ method: string }>, commands: number): s
     .map(([method, n]) => `${method} ${Math.round((n / commands) * 100) / 100}`)
     .join(', ');
 }
+
+/** Several rounds of one side as one: counts add up; the by-method breakdowns are the middle round's. */
+export function merged(rounds: readonly PhaseResult[]): PhaseResult {
+  const add = (f: (r: PhaseResult) => number) => rounds.reduce((n, r) => n + f(r), 0);
+  const middle = rounds[Math.floor(rounds.length / 2)]!;
+  return {
+    latenciesMs: rounds.flatMap((r) => r.latenciesMs),
+    elapsedMs: add((r) => r.elapsedMs),
+    failed: add((r) => r.failed),
+    cpuMs: add((r) => r.cpuMs),
+    cpuMsEach: middle.cpuMsEach,
+    slackCalls: add((r) => r.slackCalls),
+    slackMethods: middle.slackMethods,
+    redisCommands: add((r) => r.redisCommands),
+    redisByCommand: middle.redisByCommand,
+  };
+}

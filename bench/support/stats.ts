@@ -63,3 +63,17 @@ export async function cpuSplitMs(pid: number): Promise<{ user: number; system: n
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return { user: Number(fields[11]) * 10, system: Number(fields[12]) * 10 };
 }
+
+/** The median of some rounds' figures and their spread, e.g. "231.4 (218.0–240.2)". */
+export function spread(values: readonly number[]): {
+  median: number;
+  min: number;
+  max: number;
+  text: string;
+} {
+  const sorted = [...values].sort((a, b) => a - b);
+  const median = sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+  const min = sorted[0] ?? Number.NaN;
+  const max = sorted.at(-1) ?? Number.NaN;
+  return { median, min, max, text: `${round(median, 1)} (${round(min, 1)}–${round(max, 1)})` };
+}
