@@ -12,7 +12,7 @@ import { startPrivateRedis } from '../src/sys/private-redis.js';
 import { collectResources } from '../src/watch/collect-resources.js';
 import { diffSnapshots } from '../src/watch/diff-snapshot.js';
 import { entriesFor, pollProject } from '../src/watch/poll-project.js';
-import { accrue, periodsOf, priceBookFor } from '../src/watch/spend.js';
+import { ledgerChange, priceBookFor } from '../src/watch/spend.js';
 import type { WatchDeps } from '../src/watch/watch-deps.js';
 import { createWatchQueue } from '../src/watch/watch-queue.js';
 import type { BenchResult } from './run.js';
@@ -257,9 +257,8 @@ async function stepBreakdown(
     'read the stored snapshot (version check; whole read when it moved)': [],
     'diff the two snapshots': [],
     'render the changes': [],
-    'commit snapshot and messages (JSON, Redis)': [],
-    'spend: price book and accrual': [],
-    'spend: ledger increments (Redis)': [],
+    'spend: price book and ledger change': [],
+    'commit snapshot, messages and ledger (JSON, Redis)': [],
   };
   const time = async <T>(phase: string, fn: () => T | Promise<T>): Promise<T> => {
     const t0 = performance.now();
@@ -272,22 +271,24 @@ async function stepBreakdown(
     const stored = await time('read the stored snapshot (version check; whole read when it moved)', () =>
       snapshots.read(projectId),
     );
-    const collected = await collectResources(client, projectId);
+    const collected = await collectResources(client, projectId, undefined, stored.snapshot?.resources);
     const now = Date.now();
     const next = { v: 1 as const, polledAt: now, resources: collected.resources };
     const found = await time('diff the two snapshots', () =>
       diffSnapshots(stored.snapshot!.resources, next.resources),
     );
     const entries = await time('render the changes', () => found.flatMap((c) => entriesFor(c, now)));
-    await time('commit snapshot and messages (JSON, Redis)', () =>
-      snapshots.commit(projectId, stored.version, next, [CHANNEL], entries),
+    const ledger = await time('spend: price book and ledger change', async () =>
+      ledgerChange(
+        stored.snapshot,
+        found,
+        next,
+        await priceBookFor(store, projectId, DEFAULT_POLICY),
+        DEFAULT_POLICY.digest.tz,
+      ),
     );
-    const accrual = await time('spend: price book and accrual', async () =>
-      accrue(stored.snapshot!, now, await priceBookFor(store, projectId, DEFAULT_POLICY)),
-    );
-    const { day, month } = periodsOf(now, DEFAULT_POLICY.digest.tz);
-    await time('spend: ledger increments (Redis)', () =>
-      snapshots.addToLedger(projectId, day, month, accrual),
+    await time('commit snapshot, messages and ledger (JSON, Redis)', () =>
+      snapshots.commit(projectId, stored.version, next, [CHANNEL], entries, ledger),
     );
   }
   return Object.entries(phases).map(([phase, values]) => ({

@@ -3,7 +3,17 @@ import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { Store } from './store.js';
 import { watchKey } from './watch-keys.js';
+import {
+  createLedger,
+  LEDGER_LUA,
+  type Ledger,
+  type LedgerChange,
+  ledgerArgs,
+  ledgerKeys,
+} from './watch-ledger.js';
 import { kickedPairs, type NewOutboxEntry, PUSH_MANY_LUA, pushManyArgs } from './watch-outbox.js';
+
+export type { LedgerChange, LedgerDay, Opening } from './watch-ledger.js';
 
 // What the state watcher saw last in each watched project, with a version. A poll commits its new
 // snapshot and the messages its diff produced in ONE compare-and-set script: if another replica
@@ -11,8 +21,10 @@ import { kickedPairs, type NewOutboxEntry, PUSH_MANY_LUA, pushManyArgs } from '.
 // change is posted once however many replicas poll. Also the spend ledger the digest reads, and the
 // back-off of projects whose cloud answered 429 or 5xx.
 //
-// Keys (under <prefix>:{watch}:): snap:<project> hash {version, data, stamp}; projects (set of watched
-// projects); ledger:<project>:<day|month> hash; backoff:<project>.
+// Keys (under <prefix>:{watch}:): snap:<project> hash {version, stamp, polledAt, format} (earlier
+// versions kept the whole snapshot in its `data` field); snapres:<project> hash, a field per resource;
+// projects (set of watched projects); ledger:<project>:<day|month> hash (store/watch-ledger.ts);
+// backoff:<project>.
 
 export const WATCHED_KINDS = ['instance', 'k8s-cluster', 'k8s-pool', 'slurm-cluster', 'slurm-pool'] as const;
 export type WatchedKind = (typeof WATCHED_KINDS)[number];
@@ -58,18 +70,13 @@ export interface Backoff {
   readonly reason: string;
 }
 
-export interface LedgerDay {
-  readonly usd: number;
-  readonly gpuHours: number;
-  /** GPU-hours per instance id. */
-  readonly instances: Readonly<Record<string, number>>;
-}
-
-export interface SnapshotStore {
+export interface SnapshotStore extends Ledger {
   read(projectId: string): Promise<StoredSnapshot>;
   /**
-   * Writes `next` as version `expected + 1` and appends `entries` to every target's outbox, only if
-   * the stored version is still `expected` and the project is still watched.
+   * Writes `next` as version `expected + 1`, appends `entries` to every target's outbox and applies
+   * `ledger`, only if the stored version is still `expected` and the project is still watched.
+   * Resources of `next` that are the very objects of the snapshot read at `expected` are not written
+   * again (the poller hands unchanged resources on by identity).
    */
   commit(
     projectId: string,
@@ -77,68 +84,61 @@ export interface SnapshotStore {
     next: ProjectSnapshot,
     targets: readonly string[],
     entries: readonly NewOutboxEntry[],
+    ledger?: LedgerChange,
   ): Promise<CommitResult>;
   drop(projectId: string): Promise<void>;
   backoff(projectId: string): Promise<Backoff | undefined>;
   setBackoff(projectId: string, backoff: Backoff): Promise<void>;
   clearBackoff(projectId: string): Promise<void>;
-  /** Adds spend and GPU-hours to a day and its month. */
-  addToLedger(
-    projectId: string,
-    day: string,
-    month: string,
-    add: { usd: number; gpuHours: Readonly<Record<string, number>> },
-  ): Promise<void>;
-  ledgerDay(projectId: string, day: string): Promise<LedgerDay>;
-  ledgerMonthUsd(projectId: string, month: string): Promise<number>;
 }
 
-const COMMIT = `${PUSH_MANY_LUA}
-if redis.call('SISMEMBER', KEYS[2], ARGV[3]) == 0 then return false end
+// KEYS: meta, watched projects, resources, ledger day, month and previous day, then PUSH_MANY_LUA's.
+// ARGV, read in order: expected version, project, stamp, polledAt, 'all' or 'delta', the resources to
+// set (count, then key and JSON pairs), to delete (count, keys), '1' and a ledger change (ledgerArgs)
+// or '0', then PUSH_MANY_LUA's arguments.
+const COMMIT = `${PUSH_MANY_LUA}${LEDGER_LUA}
+if redis.call('SISMEMBER', KEYS[2], ARGV[2]) == 0 then return false end
 local current = redis.call('HGET', KEYS[1], 'version') or '0'
 if current ~= ARGV[1] then return false end
-redis.call('HSET', KEYS[1], 'version', tostring(tonumber(ARGV[1]) + 1), 'data', ARGV[2], 'stamp', ARGV[4])
+local c = 4
+local function nxt() c = c + 1; return ARGV[c] end
+if nxt() == 'all' then redis.call('DEL', KEYS[3]) end
+for _ = 1, tonumber(nxt()) do
+  local k = nxt()
+  redis.call('HSET', KEYS[3], k, nxt())
+end
+for _ = 1, tonumber(nxt()) do redis.call('HDEL', KEYS[3], nxt()) end
+redis.call('HSET', KEYS[1], 'version', tostring(tonumber(ARGV[1]) + 1), 'stamp', ARGV[3], 'polledAt', ARGV[4], 'format', '2')
+redis.call('HDEL', KEYS[1], 'data')
+if nxt() == '1' then apply_ledger(KEYS[4], KEYS[5], KEYS[6], nxt) end
 local out = {'ok'}
-for _, v in ipairs(push_many(2, 5)) do table.insert(out, v) end
+for _, v in ipairs(push_many(6, c + 1)) do table.insert(out, v) end
 return out
 `;
 
-// The ledger in one command: with thousands of running machines, one HINCRBYFLOAT each sent through the
-// client costs far more than the increments themselves. KEYS: day, month. ARGV: usd, GPU-hours of the
-// day, day TTL, month TTL, then instance field and hours pairs (all positive).
-const LEDGER = `
-if tonumber(ARGV[1]) > 0 then
-  redis.call('HINCRBYFLOAT', KEYS[1], 'usd', ARGV[1])
-  redis.call('HINCRBYFLOAT', KEYS[2], 'usd', ARGV[1])
-end
-if tonumber(ARGV[2]) > 0 then redis.call('HINCRBYFLOAT', KEYS[1], 'gpuh', ARGV[2]) end
-for i = 5, #ARGV, 2 do redis.call('HINCRBYFLOAT', KEYS[1], ARGV[i], ARGV[i + 1]) end
-redis.call('EXPIRE', KEYS[1], ARGV[3])
-redis.call('EXPIRE', KEYS[2], ARGV[4])
-return 1
-`;
-
 interface SnapshotScripts {
-  gpuopsWatchCommit(...args: (string | number)[]): Promise<string[] | null>;
-  gpuopsWatchLedger(...args: (string | number)[]): Promise<number>;
+  gpuopsWatchCommit2(...args: (string | number | (string | number)[])[]): Promise<string[] | null>;
 }
-
-const DAY_TTL_SECONDS = 40 * 86_400;
-const MONTH_TTL_SECONDS = 400 * 86_400;
 
 export const watchedProjectsKey = (prefix: string) => watchKey(prefix, 'projects');
 export const snapshotKey = (prefix: string, projectId: string) => watchKey(prefix, 'snap', projectId);
+/** One field per resource (its key), the resource as JSON. */
+export const snapshotResourcesKey = (prefix: string, projectId: string) =>
+  watchKey(prefix, 'snapres', projectId);
 
 interface KnownSnapshot {
   readonly version: string;
   readonly stamp: string;
   readonly snapshot: ProjectSnapshot;
+  /** Read from the one-field JSON of earlier versions: the next commit writes every resource. */
+  readonly legacy?: boolean;
 }
 
 // The snapshot this replica last committed or read, by connection, prefix and project: a look whose
 // stored version and stamp (random per commit) are still these reads two short fields instead of the
 // whole snapshot and its parse and schema check (most of a look's cost in a large fleet:
-// docs/performance.md). Callers only read the snapshots they are given.
+// docs/performance.md), and its commit writes only the resources that changed. Callers only read the
+// snapshots they are given.
 const knownByConnection = new WeakMap<Redis, Map<string, Map<string, KnownSnapshot>>>();
 
 function knownSnapshots(redis: Redis, prefix: string): Map<string, KnownSnapshot> {
@@ -149,59 +149,125 @@ function knownSnapshots(redis: Redis, prefix: string): Map<string, KnownSnapshot
   return known;
 }
 
+/** The resources stored one per field, each checked; undefined if any is unreadable. */
+function parseResources(flat: Readonly<Record<string, string>>): ProjectSnapshot['resources'] | undefined {
+  const resources: Record<string, WatchedResource> = {};
+  for (const [key, raw] of Object.entries(flat)) {
+    try {
+      const parsed = watchedResourceSchema.safeParse(JSON.parse(raw));
+      if (!parsed.success) return undefined;
+      resources[key] = parsed.data;
+    } catch {
+      return undefined;
+    }
+  }
+  return resources;
+}
+
+function parseLegacy(data: string): ProjectSnapshot | undefined {
+  try {
+    const parsed = projectSnapshotSchema.safeParse(JSON.parse(data));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What to write: every resource, or those not handed on by identity and those gone. */
+function resourceWrites(previous: KnownSnapshot | undefined, next: ProjectSnapshot): (string | number)[] {
+  const before = previous && !previous.legacy ? previous.snapshot.resources : undefined;
+  const set: string[] = [];
+  let kept = 0;
+  for (const key in next.resources) {
+    const resource = next.resources[key]!;
+    const old = before?.[key];
+    if (old !== undefined) kept++;
+    if (old !== resource) set.push(key, JSON.stringify(resource));
+  }
+  const gone: string[] = [];
+  if (before) {
+    let count = 0;
+    for (const _ in before) count++;
+    // Only when some resource of the previous snapshot is not listed any more.
+    if (count > kept) for (const key in before) if (!(key in next.resources)) gone.push(key);
+  }
+  const out: (string | number)[] = [before ? 'delta' : 'all', set.length / 2];
+  for (const v of set) out.push(v);
+  out.push(gone.length);
+  for (const key of gone) out.push(key);
+  return out;
+}
+
 export function createSnapshotStore(store: Pick<Store, 'redis' | 'prefix'>): SnapshotStore {
   const { prefix } = store;
   const redis = store.redis as Redis & Partial<SnapshotScripts>;
-  if (typeof redis.gpuopsWatchCommit !== 'function') {
-    redis.defineCommand('gpuopsWatchCommit', { lua: COMMIT });
-  }
-  if (typeof redis.gpuopsWatchLedger !== 'function') {
-    redis.defineCommand('gpuopsWatchLedger', { lua: LEDGER, numberOfKeys: 2 });
+  if (typeof redis.gpuopsWatchCommit2 !== 'function') {
+    redis.defineCommand('gpuopsWatchCommit2', { lua: COMMIT });
   }
   const r = redis as Redis & SnapshotScripts;
-  const ledgerKey = (projectId: string, period: string) => watchKey(prefix, 'ledger', projectId, period);
   const known = knownSnapshots(redis, prefix);
   const backoffKey = (projectId: string) => watchKey(prefix, 'backoff', projectId);
 
   return {
+    ...createLedger(redis, prefix),
+
     async read(projectId) {
       const key = snapshotKey(prefix, projectId);
-      const [shortVersion, shortStamp] = await redis.hmget(key, 'version', 'stamp');
+      const [version, stamp, polledAt, format] = await redis.hmget(
+        key,
+        'version',
+        'stamp',
+        'polledAt',
+        'format',
+      );
       const mine = known.get(projectId);
-      if (mine && shortStamp && mine.version === shortVersion && mine.stamp === shortStamp) {
-        return { version: Number(shortVersion), snapshot: mine.snapshot };
+      if (mine && stamp && mine.version === version && mine.stamp === stamp) {
+        return { version: Number(version), snapshot: mine.snapshot };
       }
-      const [version, data, stamp] = await redis.hmget(key, 'version', 'data', 'stamp');
       let snapshot: ProjectSnapshot | undefined;
-      if (data) {
-        try {
-          const parsed = projectSnapshotSchema.safeParse(JSON.parse(data));
-          snapshot = parsed.success ? parsed.data : undefined;
-        } catch {
-          snapshot = undefined;
-        }
+      let legacy = false;
+      if (format === '2') {
+        const resources = parseResources(await redis.hgetall(snapshotResourcesKey(prefix, projectId)));
+        snapshot = resources ? { v: 1, polledAt: Number(polledAt), resources } : undefined;
+      } else {
+        // Written by an earlier version: the whole snapshot in one field.
+        const data = await redis.hget(key, 'data');
+        snapshot = data ? parseLegacy(data) : undefined;
+        legacy = true;
       }
-      if (snapshot && version && stamp) known.set(projectId, { version, stamp, snapshot });
+      if (snapshot && version && stamp) known.set(projectId, { version, stamp, snapshot, legacy });
       else known.delete(projectId);
       return { version: Number(version ?? 0), snapshot };
     },
 
-    async commit(projectId, expected, next, targets, entries) {
+    async commit(projectId, expected, next, targets, entries, ledger) {
       // Typed by the caller and checked where it is read back: a schema pass here cost most of a large
       // fleet's commit (10,000 instances: about 40 ms).
-      const data = JSON.stringify(next);
+      const mine = known.get(projectId);
+      const writes = resourceWrites(mine?.version === String(expected) ? mine : undefined, next);
       const stamp = randomBytes(9).toString('base64url');
       const push = pushManyArgs(prefix, entries.length > 0 ? targets : [], entries);
-      const keys = [snapshotKey(prefix, projectId), watchedProjectsKey(prefix), ...push.keys];
-      const answer = await r.gpuopsWatchCommit(
+      const keys = [
+        snapshotKey(prefix, projectId),
+        watchedProjectsKey(prefix),
+        snapshotResourcesKey(prefix, projectId),
+        ...ledgerKeys(prefix, projectId, ledger),
+        ...push.keys,
+      ];
+      // One array argument (ioredis flattens it): spreading 100,000 resources overflows the call stack.
+      const args: (string | number)[] = [
         keys.length,
         ...keys,
         String(expected),
-        data,
         projectId,
         stamp,
-        ...push.args,
-      );
+        next.polledAt,
+      ];
+      for (const w of writes) args.push(w);
+      args.push(ledger ? '1' : '0');
+      for (const a of ledger ? ledgerArgs(ledger) : []) args.push(a);
+      for (const a of push.args) args.push(a);
+      const answer = await r.gpuopsWatchCommit2(args);
       if (answer?.[0] !== 'ok') return { committed: false, kicked: [] };
       known.set(projectId, { version: String(expected + 1), stamp, snapshot: next });
       return { committed: true, kicked: kickedPairs(answer.slice(1)) };
@@ -209,7 +275,11 @@ export function createSnapshotStore(store: Pick<Store, 'redis' | 'prefix'>): Sna
 
     async drop(projectId) {
       known.delete(projectId);
-      await redis.del(snapshotKey(prefix, projectId), backoffKey(projectId));
+      await redis.del(
+        snapshotKey(prefix, projectId),
+        snapshotResourcesKey(prefix, projectId),
+        backoffKey(projectId),
+      );
     },
 
     async backoff(projectId) {
@@ -227,34 +297,6 @@ export function createSnapshotStore(store: Pick<Store, 'redis' | 'prefix'>): Sna
     },
     async clearBackoff(projectId) {
       await redis.del(backoffKey(projectId));
-    },
-
-    async addToLedger(projectId, day, month, add) {
-      const total = Object.values(add.gpuHours).reduce((a, b) => a + b, 0);
-      const pairs: (string | number)[] = [];
-      for (const [id, hours] of Object.entries(add.gpuHours)) {
-        if (hours > 0) pairs.push(`inst:${id}`, hours);
-      }
-      await r.gpuopsWatchLedger(
-        ledgerKey(projectId, day),
-        ledgerKey(projectId, month),
-        Math.max(add.usd, 0),
-        Math.max(total, 0),
-        DAY_TTL_SECONDS,
-        MONTH_TTL_SECONDS,
-        ...pairs,
-      );
-    },
-    async ledgerDay(projectId, day) {
-      const h = await redis.hgetall(ledgerKey(projectId, day));
-      const instances: Record<string, number> = {};
-      for (const [field, value] of Object.entries(h)) {
-        if (field.startsWith('inst:')) instances[field.slice(5)] = Number(value);
-      }
-      return { usd: Number(h.usd ?? 0), gpuHours: Number(h.gpuh ?? 0), instances };
-    },
-    async ledgerMonthUsd(projectId, month) {
-      return Number((await redis.hget(ledgerKey(projectId, month), 'usd')) ?? 0);
     },
   };
 }

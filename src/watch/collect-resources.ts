@@ -23,13 +23,42 @@ export interface Collected {
 
 const keyOf = (kind: WatchedResource['kind'], id: string) => `${kind}:${id}`;
 
-function instanceResource(i: Instance): WatchedResource {
+/** Own keys of a small record. */
+function sizeOf(record: Readonly<Record<string, string>>): number {
+  let n = 0;
+  for (const _ in record) n++;
+  return n;
+}
+
+/**
+ * An instance as the watcher compares it. When the previous look saw it the same, that look's object
+ * is handed on: a fleet of 10,000 mostly unchanged machines then costs no new objects, and the diff
+ * and the snapshot store tell it unchanged by identity.
+ */
+function instanceResource(
+  i: Instance,
+  previous?: Readonly<Record<string, WatchedResource>>,
+): WatchedResource {
+  const key = keyOf('instance', i.id);
+  const before = previous?.[key];
+  const ip = i.ip ?? '';
+  if (
+    before !== undefined &&
+    before.name === i.name &&
+    before.fields.state === i.state &&
+    before.fields.ip === ip &&
+    before.fields.type === i.type &&
+    before.nodes === undefined &&
+    sizeOf(before.fields) === 3
+  ) {
+    return before;
+  }
   return {
-    key: keyOf('instance', i.id),
+    key,
     kind: 'instance',
     id: i.id,
     name: i.name,
-    fields: { state: i.state, ip: i.ip ?? '', type: i.type },
+    fields: { state: i.state, ip, type: i.type },
   };
 }
 
@@ -94,11 +123,15 @@ function nestedPools(cloud: InfraClient, op: 'listK8sNodePools' | 'listSlurmNode
   return cloud.routes[op]?.path.includes('{clusterId}') ?? false;
 }
 
-/** Lists everything watched in a project. Any failed call fails the look: a half listing would read as deletions. */
+/**
+ * Lists everything watched in a project. Any failed call fails the look: a half listing would read as
+ * deletions. `previous`, the last look's resources, lends its objects to instances that did not change.
+ */
 export async function collectResources(
   cloud: InfraClient,
   projectId: string,
   signal?: AbortSignal,
+  previous?: Readonly<Record<string, WatchedResource>>,
 ): Promise<Collected> {
   const call = { projectId, ...(signal ? { signal } : {}) };
   let calls = 0;
@@ -106,7 +139,11 @@ export async function collectResources(
     calls++;
     return p;
   };
-  const out: WatchedResource[] = [];
+  // Filled in place: a fleet of 10,000 machines should not cost intermediate arrays of entries.
+  const resources: Record<string, WatchedResource> = {};
+  const add = (r: WatchedResource) => {
+    resources[r.key] = r;
+  };
 
   const instancesP = cloud.supports('listInstances')
     ? counted(cloud.listInstances(call))
@@ -116,15 +153,15 @@ export async function collectResources(
     ? counted(cloud.listSlurmClusters(call))
     : Promise.resolve([]);
   const [instances, k8s, slurm] = await Promise.all([instancesP, k8sP, slurmP]);
-  out.push(...instances.map(instanceResource));
-  out.push(...k8s.map(k8sClusterResource));
-  out.push(...slurm.map(slurmClusterResource));
+  for (const i of instances) add(instanceResource(i, previous));
+  for (const c of k8s) add(k8sClusterResource(c));
+  for (const c of slurm) add(slurmClusterResource(c));
 
   if (cloud.supports('listK8sNodePools') && k8s.length > 0) {
     const pools = nestedPools(cloud, 'listK8sNodePools')
       ? (await Promise.all(k8s.map((c) => counted(cloud.listK8sNodePools({ clusterId: c.id }, call))))).flat()
       : await counted(cloud.listK8sNodePools({}, call));
-    out.push(...pools.map(k8sPoolResource));
+    for (const p of pools) add(k8sPoolResource(p));
   }
   if (cloud.supports('listSlurmNodePools') && slurm.length > 0) {
     if (nestedPools(cloud, 'listSlurmNodePools')) {
@@ -132,13 +169,13 @@ export async function collectResources(
         slurm.map((c) => counted(cloud.listSlurmNodePools({ clusterId: c.id }, call))),
       );
       lists.forEach((pools, i) => {
-        out.push(...pools.map((p) => slurmPoolResource(p, slurm[i]!.name)));
+        for (const p of pools) add(slurmPoolResource(p, slurm[i]!.name));
       });
     } else {
       // Shape C's flat listing does not say which cluster a pool is in.
       const pools = await counted(cloud.listSlurmNodePools({}, call));
-      out.push(...pools.map((p) => slurmPoolResource(p, slurm.length === 1 ? slurm[0]!.name : undefined)));
+      for (const p of pools) add(slurmPoolResource(p, slurm.length === 1 ? slurm[0]!.name : undefined));
     }
   }
-  return { resources: Object.fromEntries(out.map((r) => [r.key, r])), calls };
+  return { resources, calls };
 }

@@ -1,7 +1,9 @@
 import type { WatchedKind, WatchedResource } from '../store/watch-snapshots.js';
 
 // What changed between two polls of a project, resource by resource: appeared, changed (which fields,
-// which nodes), or gone. Pure: the poller feeds it the stored snapshot and the fresh listing.
+// which nodes), or gone. The poller feeds it the stored snapshot and the fresh listing; the one thing it
+// writes is the listing's unchanged resources, replaced by the stored (equal) objects, so that the
+// snapshot store writes only resources that are not the ones it holds (store/watch-snapshots.ts).
 
 export interface FieldChange {
   readonly field: string;
@@ -79,11 +81,21 @@ function nodeChanges(previous: WatchedResource, next: WatchedResource): NodeChan
   return out;
 }
 
-function sameRecord(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
-  const keys = Object.keys(a);
-  if (keys.length !== Object.keys(b).length) return false;
-  for (const key of keys) if (a[key] !== b[key]) return false;
-  return true;
+/** Same keys, same values; no allocation (a look compares every resource of the fleet). */
+function sameRecord(
+  a: Readonly<Record<string, string>> | undefined,
+  b: Readonly<Record<string, string>> | undefined,
+): boolean {
+  if (a === b) return true;
+  let count = 0;
+  if (a) {
+    for (const key in a) {
+      if (a[key] !== b?.[key]) return false;
+      count++;
+    }
+  }
+  if (b) for (const _ in b) count--;
+  return count === 0;
 }
 
 /** Same name, same fields, same nodes: nothing to report (the exact comparison below agrees). */
@@ -91,32 +103,46 @@ function unchanged(previous: WatchedResource, next: WatchedResource): boolean {
   return (
     previous.name === next.name &&
     sameRecord(previous.fields, next.fields) &&
-    sameRecord(previous.nodes ?? {}, next.nodes ?? {})
+    sameRecord(previous.nodes, next.nodes)
   );
 }
 
-/** Every difference between two snapshots' resources, in a stable reading order. */
+/**
+ * Every difference between two snapshots' resources, in a stable reading order. Unchanged resources of
+ * `next` become `previous`'s objects.
+ */
 export function diffSnapshots(
   previous: Readonly<Record<string, WatchedResource>>,
-  next: Readonly<Record<string, WatchedResource>>,
+  next: Record<string, WatchedResource>,
 ): ResourceChange[] {
   const changes: ResourceChange[] = [];
-  for (const [key, resource] of Object.entries(next)) {
+  let kept = 0;
+  for (const key in next) {
+    const resource = next[key]!;
     const before = previous[key];
     if (!before) {
       changes.push({ type: 'appeared', resource });
       continue;
     }
     // Most resources did not change: say so without building the field and node lists.
-    if (unchanged(before, resource)) continue;
+    kept++;
+    if (before === resource || unchanged(before, resource)) {
+      next[key] = before;
+      continue;
+    }
     const fields = fieldChanges(before, resource);
     const nodes = nodeChanges(before, resource);
     if (fields.length > 0 || nodes.length > 0) {
       changes.push({ type: 'changed', resource, previous: before, fields, nodes });
     }
   }
-  for (const [key, resource] of Object.entries(previous)) {
-    if (!(key in next)) changes.push({ type: 'gone', resource });
+  // Every resource of `previous` still listed was met above: look for the gone ones only if some are.
+  let previousCount = 0;
+  for (const _ in previous) previousCount++;
+  if (previousCount > kept) {
+    for (const key in previous) {
+      if (!(key in next)) changes.push({ type: 'gone', resource: previous[key]! });
+    }
   }
   return changes.sort((a, b) => compareResources(a.resource, b.resource));
 }

@@ -1,13 +1,13 @@
 import { CloudApiError, CloudNetworkError, CloudTimeoutError } from '../cloud/index.js';
 import { classifyFailure } from '../commands/kit/job-errors.js';
 import type { NewOutboxEntry } from '../store/watch-outbox.js';
-import { createSnapshotStore, type ProjectSnapshot } from '../store/watch-snapshots.js';
+import { createSnapshotStore, type LedgerChange, type ProjectSnapshot } from '../store/watch-snapshots.js';
 import { createWatchSubscriptions } from '../store/watch-subscriptions.js';
 import { collectResources } from './collect-resources.js';
 import { diffSnapshots, type ResourceChange } from './diff-snapshot.js';
 import { startDrains } from './drain-outbox.js';
 import { refreshHomes } from './home-refresh.js';
-import { accrue, periodsOf, priceBookFor } from './spend.js';
+import { ledgerChange, priceBookFor } from './spend.js';
 import { changeReply, resourceMessage } from './watch-changes.js';
 import { nowOf, type WatchDeps } from './watch-deps.js';
 
@@ -69,7 +69,7 @@ export async function pollProject(
 
   let collected: Awaited<ReturnType<typeof collectResources>>;
   try {
-    collected = await collectResources(deps.cloud, projectId, signal);
+    collected = await collectResources(deps.cloud, projectId, signal, stored.snapshot?.resources);
   } catch (err) {
     if (signal.aborted || !isCloudTrouble(err)) throw err;
     const previous = await snapshots.backoff(projectId);
@@ -85,7 +85,15 @@ export async function pollProject(
   const next: ProjectSnapshot = { v: 1, polledAt: now, resources: collected.resources };
   const changes = stored.snapshot ? diffSnapshots(stored.snapshot.resources, next.resources) : [];
   const entries = changes.flatMap((c) => entriesFor(c, now));
-  const result = await snapshots.commit(projectId, stored.version, next, targets, entries);
+  // The spend goes in with the snapshot (one script), so it is counted once, by the replica that commits.
+  let ledger: LedgerChange | undefined;
+  try {
+    const prices = await priceBookFor(deps.store, projectId, deps.policy);
+    ledger = ledgerChange(stored.snapshot, changes, next, prices, deps.policy.digest.tz);
+  } catch (err) {
+    deps.log.warn({ err, projectId }, 'could not add to the spend ledger');
+  }
+  const result = await snapshots.commit(projectId, stored.version, next, targets, entries, ledger);
   if (!result.committed) return { status: 'lost', calls: collected.calls };
   await snapshots.clearBackoff(projectId);
   await startDrains(deps, result.kicked);
@@ -95,15 +103,6 @@ export async function pollProject(
   );
   if (!stored.snapshot) {
     return { status: 'baseline', resources: Object.keys(next.resources).length, calls: collected.calls };
-  }
-  // Only the replica that committed adds to the ledger, so spending is counted once.
-  try {
-    const prices = await priceBookFor(deps.store, projectId, deps.policy);
-    const accrual = accrue(stored.snapshot, now, prices);
-    const { day, month } = periodsOf(now, deps.policy.digest.tz);
-    await snapshots.addToLedger(projectId, day, month, accrual);
-  } catch (err) {
-    deps.log.warn({ err, projectId }, 'could not add to the spend ledger');
   }
   return { status: 'committed', changes: changes.length, calls: collected.calls };
 }

@@ -1,10 +1,12 @@
 import type { Policy } from '../policy/policy.js';
 import { type CostEstimate, estimateMachines, gpusOfType, type PriceBook } from '../pricing/cost.js';
 import { readCatalog } from '../store/catalog-cache.js';
+import { periodsOf } from '../store/ledger-periods.js';
 import type { Store } from '../store/store.js';
-import type { ProjectSnapshot } from '../store/watch-snapshots.js';
+import type { LedgerChange, Opening, ProjectSnapshot, WatchedResource } from '../store/watch-snapshots.js';
+import type { ResourceChange } from './diff-snapshot.js';
 
-export { periodsOf } from '../store/ledger-periods.js';
+export { periodsOf };
 
 // Estimated spend as the watchers see it: prices from the cached catalogue (the platform API's
 // configurations, refreshed every few minutes), the machine's GPUs from its type, and running time
@@ -27,35 +29,97 @@ export function runningCost(type: string, prices: PriceBook): CostEstimate {
   return estimateMachines({ prices, type, state: 'running' });
 }
 
-export interface Accrual {
-  readonly usd: number;
-  /** GPU-hours per instance id. */
-  readonly gpuHours: Record<string, number>;
+/** Running instances of a snapshot by type (computed once per snapshot object). */
+const runningByType = new WeakMap<ProjectSnapshot, ReadonlyMap<string, number>>();
+
+function runningTypes(snapshot: ProjectSnapshot): ReadonlyMap<string, number> {
+  let counts = runningByType.get(snapshot);
+  if (!counts) {
+    const byType = new Map<string, number>();
+    for (const key in snapshot.resources) {
+      const r = snapshot.resources[key]!;
+      if (r.kind === 'instance' && r.fields.state === 'running') {
+        const type = r.fields.type ?? '';
+        byType.set(type, (byType.get(type) ?? 0) + 1);
+      }
+    }
+    counts = byType;
+    runningByType.set(snapshot, counts);
+  }
+  return counts;
+}
+
+const isRunning = (r: WatchedResource) => r.kind === 'instance' && r.fields.state === 'running';
+
+/** Running instances with GPUs, as ledger intervals. */
+function openings(resources: Iterable<WatchedResource>, pricing: PriceBook['pricing']): Opening[] {
+  const out: Opening[] = [];
+  for (const r of resources) {
+    if (!isRunning(r)) continue;
+    const gpus = gpusOfType(r.fields.type ?? '', pricing)?.gpuCount ?? 0;
+    if (gpus > 0) out.push({ id: r.id, gpus });
+  }
+  return out;
 }
 
 /**
- * What the instances running at the previous look cost until this one: the time between the two
- * looks (at most MAX_ACCRUAL_MS) × their GPUs and price. Instances without a known price count
- * GPU-hours but no dollars.
+ * What a look adds to the spend ledger (store/watch-ledger.ts). The instances running at the previous
+ * look cost the time between the two looks (at most MAX_ACCRUAL_MS) × their GPUs and price, priced per
+ * type; instances without a known price count GPU-hours but no dollars. Per instance, only the changes
+ * are written: intervals open when an instance starts running and close when it stops or goes. A
+ * baseline (no previous look) opens an interval for everything running; the first look of a new day
+ * closes the previous day's and opens the new day's for what ran at the previous look.
  */
-export function accrue(previous: ProjectSnapshot, now: number, prices: PriceBook): Accrual {
-  const ms = Math.min(Math.max(0, now - previous.polledAt), MAX_ACCRUAL_MS);
+export function ledgerChange(
+  previous: ProjectSnapshot | undefined,
+  changes: readonly ResourceChange[],
+  next: ProjectSnapshot,
+  prices: PriceBook,
+  tz: string,
+): LedgerChange {
+  const { day, month } = periodsOf(next.polledAt, tz);
+  if (!previous) {
+    return {
+      day,
+      month,
+      usd: 0,
+      gpuHours: 0,
+      hours: 0,
+      openBefore: openings(Object.values(next.resources), prices.pricing),
+      close: [],
+      open: [],
+    };
+  }
+  const previousDay = periodsOf(previous.polledAt, tz).day;
+  const ms = Math.min(Math.max(0, next.polledAt - previous.polledAt), MAX_ACCRUAL_MS);
   const hours = ms / 3_600_000;
   let usd = 0;
-  const gpuHours: Record<string, number> = {};
-  if (hours === 0) return { usd, gpuHours };
-  // Thousands of machines share a handful of types: price each type once.
-  const byType = new Map<string, { gpus: number; cost: CostEstimate }>();
-  for (const r of Object.values(previous.resources)) {
-    if (r.kind !== 'instance' || r.fields.state !== 'running') continue;
-    const type = r.fields.type ?? '';
-    let known = byType.get(type);
-    if (!known) {
-      known = { gpus: gpusOfType(type, prices.pricing)?.gpuCount ?? 0, cost: runningCost(type, prices) };
-      byType.set(type, known);
-    }
-    if (known.gpus > 0) gpuHours[r.id] = known.gpus * hours;
-    if (known.cost.known) usd += known.cost.perHour * hours;
+  let gpuHours = 0;
+  for (const [type, count] of runningTypes(previous)) {
+    const gpus = gpusOfType(type, prices.pricing)?.gpuCount ?? 0;
+    const cost = runningCost(type, prices);
+    gpuHours += gpus * hours * count;
+    if (cost.known) usd += cost.perHour * hours * count;
   }
-  return { usd, gpuHours };
+  const close: string[] = [];
+  const started: WatchedResource[] = [];
+  for (const c of changes) {
+    const before = c.type === 'changed' ? c.previous : c.type === 'gone' ? c.resource : undefined;
+    const after = c.type === 'gone' ? undefined : c.resource;
+    const wasRunning = before !== undefined && isRunning(before);
+    const isNowRunning = after !== undefined && isRunning(after);
+    if (wasRunning && !isNowRunning) close.push(before.id);
+    if (isNowRunning && !wasRunning) started.push(after);
+  }
+  return {
+    day,
+    month,
+    ...(previousDay !== day ? { previousDay } : {}),
+    usd,
+    gpuHours,
+    hours,
+    openBefore: previousDay !== day ? openings(Object.values(previous.resources), prices.pricing) : [],
+    close,
+    open: openings(started, prices.pricing),
+  };
 }
