@@ -4,18 +4,16 @@ import { startSim } from '../src/sim/start-sim.js';
 import { startPrivateRedis } from '../src/sys/private-redis.js';
 import { type GpuopsProcess, spawnGpuops } from '../test/support/gpuops-process.js';
 import type { BenchResult } from './run.js';
+import { BOT_TOKEN, SECRET } from './support/e2e-driver.js';
+import { gpuopsEnvFor } from './support/e2e-world.js';
 import { runLoad } from './support/run-load.js';
 import { latencySummary, round } from './support/stats.js';
 import { stopGently } from './support/stop-gently.js';
-import { UNLIMITED_POLICY_FILE } from './support/unlimited-policy.js';
 
 // Scenario 1b, what WAIT costs the acknowledgement (issue 17): the ack scenario's signed `/gpu ls` on a
 // primary with one replica, to two `gpuops web` processes on that same pair, in the same run: one that
 // acknowledges once the job is on the primary (REDIS_WAIT_REPLICAS=0), one that waits until the
 // replica has it too (REDIS_WAIT_REPLICAS=1, the default with Sentinel or Cluster). Interleaved rounds.
-
-const SECRET = 'bench-signing-secret';
-const BOT_TOKEN = 'xoxb-bench';
 
 export async function run(): Promise<BenchResult> {
   const count = Number(process.env.BENCH_ACK_COUNT ?? 2_000);
@@ -30,18 +28,8 @@ export async function run(): Promise<BenchResult> {
   try {
     const web = (replicas: string) => {
       const child = spawnGpuops(['web'], {
-        SLACK_BOT_TOKEN: BOT_TOKEN,
-        SLACK_SIGNING_SECRET: SECRET,
-        SLACK_API_URL: slack.apiUrl,
-        PORT: '0',
-        OPS_PORT: '0',
-        REDIS_URL: primary.url,
+        ...gpuopsEnvFor(sim.info, slack.apiUrl, primary.url),
         REDIS_WAIT_REPLICAS: replicas,
-        LOG_LEVEL: 'info',
-        CLOUD_API_URL: sim.info.cloudUrl,
-        CLOUD_API_TOKEN: sim.info.cloudToken,
-        CLOUD_PROJECT_ID: sim.info.projectId,
-        GPUOPS_POLICY: UNLIMITED_POLICY_FILE,
       });
       children.push(child);
       return child;

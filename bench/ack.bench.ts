@@ -8,12 +8,13 @@ import { startPrivateRedis } from '../src/sys/private-redis.js';
 import { type GpuopsProcess, spawnGpuops, spawnScript } from '../test/support/gpuops-process.js';
 import type { BenchResult } from './run.js';
 import { benchPeople } from './support/bench-people.js';
+import { BOT_TOKEN, SECRET } from './support/e2e-driver.js';
+import { gpuopsEnvFor } from './support/e2e-world.js';
 import type { LoadReport } from './support/load-generator.js';
 import { runLoad } from './support/run-load.js';
 import { cpuSplitMs, latencySummary, round } from './support/stats.js';
 import { stopGently } from './support/stop-gently.js';
 import { atMost } from './support/targets.js';
-import { UNLIMITED_POLICY_FILE } from './support/unlimited-policy.js';
 
 // Scenario 1, acknowledgement: signed `/gpu ls` requests at a concurrency of 50 to the gpuops listener
 // (`gpuops web`: real Redis, real queue, no workers, so the jobs stay queued and only the listener is
@@ -22,8 +23,6 @@ import { UNLIMITED_POLICY_FILE } from './support/unlimited-policy.js';
 // acknowledges. The apps run as child processes; the load generator runs in another. Targets (issue 16):
 // p99 ≤ 1.1× and CPU per request ≤ 1.3× the Bolt-plus-one-add app, every answer far inside Slack's 3 s.
 
-const SECRET = 'bench-signing-secret';
-const BOT_TOKEN = 'xoxb-bench';
 /** The requests come from this many people in turn, each from a channel of its own. */
 const PEOPLE = 50;
 
@@ -56,23 +55,9 @@ export async function run(
       REDIS_URL: redisServer.url,
     });
     children.push(add);
-    const gpuops = spawnGpuops(['web'], {
-      SLACK_BOT_TOKEN: BOT_TOKEN,
-      SLACK_SIGNING_SECRET: SECRET,
-      SLACK_API_URL: slack.apiUrl,
-      PORT: '0',
-      OPS_PORT: '0',
-      REDIS_URL: redisServer.url,
-      LOG_LEVEL: 'info',
-      // The built-in policy less its rate limits: the benchmark sends thousands of commands a minute.
-      GPUOPS_POLICY: UNLIMITED_POLICY_FILE,
-      CLOUD_API_URL: sim.info.cloudUrl,
-      CLOUD_API_TOKEN: sim.info.cloudToken,
-      CLOUD_PROJECT_ID: sim.info.projectId,
-      // For profiling: BENCH_NODE_OPTIONS='--import /path/to/hook.mjs', a module that starts
-      // node:inspector's profiler and writes it on SIGTERM (Node refuses --cpu-prof in NODE_OPTIONS).
-      ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
-    });
+    // For profiling: BENCH_NODE_OPTIONS='--import /path/to/hook.mjs', a module that starts
+    // node:inspector's profiler and writes it on SIGTERM (Node refuses --cpu-prof in NODE_OPTIONS).
+    const gpuops = spawnGpuops(['web'], gpuopsEnvFor(sim.info, slack.apiUrl, redisServer.url));
     children.push(gpuops);
     const [bareReady, addReady, gpuopsReady] = await Promise.all([
       bare.waitForLog((r) => r.msg === 'ready', 30_000),
