@@ -73,8 +73,8 @@ export interface Backoff {
 export interface SnapshotStore extends Ledger {
   read(projectId: string): Promise<StoredSnapshot>;
   /**
-   * Writes `next` as version `expected + 1`, appends `entries` to every target's outbox and applies
-   * `ledger`, only if the stored version is still `expected` and the project is still watched.
+   * Writes `next` as version `expected + 1`, appends `entries` to every target's outbox, applies
+   * `ledger` and ends the project's back-off, only if the stored version is still `expected` and the project is still watched.
    * Resources of `next` that are the very objects of the snapshot read at `expected` are not written
    * again (the poller hands unchanged resources on by identity).
    */
@@ -89,10 +89,10 @@ export interface SnapshotStore extends Ledger {
   drop(projectId: string): Promise<void>;
   backoff(projectId: string): Promise<Backoff | undefined>;
   setBackoff(projectId: string, backoff: Backoff): Promise<void>;
-  clearBackoff(projectId: string): Promise<void>;
 }
 
-// KEYS: meta, watched projects, resources, ledger day, month and previous day, then PUSH_MANY_LUA's.
+// KEYS: meta, watched projects, resources, ledger day, month and previous day, back-off (cleared: the
+// look went through), then PUSH_MANY_LUA's.
 // ARGV, read in order: expected version, project, stamp, polledAt, 'all' or 'delta', the resources to
 // set (count, then key and JSON pairs), to delete (count, keys), '1' and a ledger change (ledgerArgs)
 // or '0', then PUSH_MANY_LUA's arguments.
@@ -111,8 +111,9 @@ for _ = 1, tonumber(nxt()) do redis.call('HDEL', KEYS[3], nxt()) end
 redis.call('HSET', KEYS[1], 'version', tostring(tonumber(ARGV[1]) + 1), 'stamp', ARGV[3], 'polledAt', ARGV[4], 'format', '2')
 redis.call('HDEL', KEYS[1], 'data')
 if nxt() == '1' then apply_ledger(KEYS[4], KEYS[5], KEYS[6], nxt) end
+redis.call('DEL', KEYS[7])
 local out = {'ok'}
-for _, v in ipairs(push_many(6, c + 1)) do table.insert(out, v) end
+for _, v in ipairs(push_many(7, c + 1)) do table.insert(out, v) end
 return out
 `;
 
@@ -252,6 +253,7 @@ export function createSnapshotStore(store: Pick<Store, 'redis' | 'prefix'>): Sna
         watchedProjectsKey(prefix),
         snapshotResourcesKey(prefix, projectId),
         ...ledgerKeys(prefix, projectId, ledger),
+        backoffKey(projectId),
         ...push.keys,
       ];
       // One array argument (ioredis flattens it): spreading 100,000 resources overflows the call stack.
@@ -294,9 +296,6 @@ export function createSnapshotStore(store: Pick<Store, 'redis' | 'prefix'>): Sna
     async setBackoff(projectId, backoff) {
       const ttlMs = Math.max(1_000, backoff.until - Date.now() + 3_600_000);
       await redis.set(backoffKey(projectId), JSON.stringify(backoff), 'PX', ttlMs);
-    },
-    async clearBackoff(projectId) {
-      await redis.del(backoffKey(projectId));
     },
   };
 }

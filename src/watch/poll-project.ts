@@ -95,7 +95,6 @@ export async function pollProject(
   }
   const result = await snapshots.commit(projectId, stored.version, next, targets, entries, ledger);
   if (!result.committed) return { status: 'lost', calls: collected.calls };
-  await snapshots.clearBackoff(projectId);
   await startDrains(deps, result.kicked);
   // Only the replica that committed tells the owners, so each change refreshes a Home once.
   await refreshHomes(deps, changes, next, !stored.snapshot).catch((err: unknown) =>
