@@ -1,10 +1,8 @@
-import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type RunningBot, startBot } from '../../src/app/start-bot.js';
 import { ROUTES } from '../../src/cloud/routes.js';
-import { parseConfig } from '../../src/config.js';
 import { FakeSlackApi } from '../../src/devkit/fake-slack-api.js';
 import { createQueue, type GpuQueue } from '../../src/jobs/queue.js';
 import { createLogger } from '../../src/log/logger.js';
@@ -13,11 +11,10 @@ import { createSlackWeb, type SlackWeb } from '../../src/slack/create-slack-app.
 import { REDIS_DOWN } from '../../src/slack/listeners/gpu-command.js';
 import { createStore, type Store } from '../../src/store/store.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/sys/private-redis.js';
+import { singleBotConfig } from '../support/bot-config.js';
 import { until } from '../support/gpuops-process.js';
 import { testGuardrails } from '../support/guardrails.js';
 import { postSigned, slashCommandBody } from '../support/slack-driver.js';
-
-const UNPRICED_POLICY = fileURLToPath(new URL('../fixtures/policy-unpriced.yaml', import.meta.url));
 
 // Redis going away under a running bot: the listener still answers inside Slack's three seconds with
 // the "try again" sentence, leaves nothing half-done, /readyz says 503, and all is well once it is back.
@@ -38,22 +35,14 @@ describe('the bot while its Redis is down', () => {
     redis = await startPrivateRedis();
     sim = await startSim({ shape: 'B', port: 0, metrics: false, transitionMs: 200, log: () => {} });
     slack = await FakeSlackApi.start({ tokens: [BOT_TOKEN] });
-    const config = parseConfig(
-      {
-        SLACK_BOT_TOKEN: BOT_TOKEN,
-        SLACK_SIGNING_SECRET: SECRET,
-        SLACK_API_URL: slack.apiUrl,
-        PORT: '0',
-        OPS_PORT: '0',
-        REDIS_URL: redis.url,
-        CLOUD_API_URL: sim.info.cloudUrl,
-        CLOUD_API_TOKEN: sim.info.cloudToken,
-        CLOUD_PROJECT_ID: sim.info.projectId,
-        // Not a guardrails test: nothing waits for an approver over a price not (yet) known.
-        GPUOPS_POLICY: UNPRICED_POLICY,
-      },
-      'bot',
-    );
+    // Not a guardrails test: nothing waits for an approver over a price not (yet) known.
+    const config = singleBotConfig({
+      secret: SECRET,
+      token: BOT_TOKEN,
+      slackApiUrl: slack.apiUrl,
+      redisUrl: redis.url,
+      sim: sim.info,
+    });
     bot = await startBot(config, { log, host: '127.0.0.1', shutdownGraceMs: 2_000 });
     base = `http://127.0.0.1:${bot.port}`;
   });

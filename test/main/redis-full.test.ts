@@ -1,18 +1,15 @@
-import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { request } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type RunningBot, startBot } from '../../src/app/start-bot.js';
-import { parseConfig } from '../../src/config.js';
 import { FakeSlackApi } from '../../src/devkit/fake-slack-api.js';
 import { createQueue } from '../../src/jobs/queue.js';
 import { createLogger } from '../../src/log/logger.js';
 import { type RunningSim, startSim } from '../../src/sim/start-sim.js';
 import { REDIS_FULL } from '../../src/store/redis-full.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/sys/private-redis.js';
+import { singleBotConfig } from '../support/bot-config.js';
 import { postSigned, slashCommandBody } from '../support/slack-driver.js';
-
-const UNPRICED_POLICY = fileURLToPath(new URL('../fixtures/policy-unpriced.yaml', import.meta.url));
 
 // A Redis that is full. With `noeviction` (what gpuops asks for) Redis refuses writes: the listener
 // refuses the new request with a sentence for the operator, queues nothing, and every request it had
@@ -38,21 +35,13 @@ describe('a full Redis', () => {
     slack ??= await FakeSlackApi.start({ tokens: [BOT_TOKEN] });
     const redis = await startPrivateRedis({ extraArgs: redisArgs });
     const lines: string[] = [];
-    const config = parseConfig(
-      {
-        SLACK_BOT_TOKEN: BOT_TOKEN,
-        SLACK_SIGNING_SECRET: SECRET,
-        SLACK_API_URL: slack.apiUrl,
-        PORT: '0',
-        OPS_PORT: '0',
-        REDIS_URL: redis.url,
-        CLOUD_API_URL: sim.info.cloudUrl,
-        CLOUD_API_TOKEN: sim.info.cloudToken,
-        CLOUD_PROJECT_ID: sim.info.projectId,
-        GPUOPS_POLICY: UNPRICED_POLICY,
-      },
-      'bot',
-    );
+    const config = singleBotConfig({
+      secret: SECRET,
+      token: BOT_TOKEN,
+      slackApiUrl: slack.apiUrl,
+      redisUrl: redis.url,
+      sim: sim.info,
+    });
     // The listener only: accepted requests stay in the queue, where the test can count them.
     const bot = await startBot(config, {
       role: 'web',

@@ -1,17 +1,15 @@
-import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type RunningBot, startBot } from '../../src/app/start-bot.js';
-import { type Config, parseConfig } from '../../src/config.js';
+import type { Config } from '../../src/config.js';
 import { FakeSlackApi } from '../../src/devkit/fake-slack-api.js';
 import { QUEUE_NAME, QUEUE_PREFIX } from '../../src/jobs/queue.js';
 import { createLogger } from '../../src/log/logger.js';
 import { type RunningSim, startSim } from '../../src/sim/start-sim.js';
+import { singleBotConfig } from '../support/bot-config.js';
 import { redisDb } from '../support/gpuops-process.js';
 import { postSigned, slashCommandBody } from '../support/slack-driver.js';
-
-const UNPRICED_POLICY = fileURLToPath(new URL('../fixtures/policy-unpriced.yaml', import.meta.url));
 
 // Shutdown with a job that outlives the grace period: the worker releases it (BullMQ records the
 // attempt and schedules the job again) and stops; another worker picks it up and resumes from its
@@ -37,22 +35,14 @@ describe('shutdown with a job still running after the grace period', () => {
     const redisUrl = redisDb(inject('redisUrl'), DB);
     redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
     await redis.flushdb();
-    config = parseConfig(
-      {
-        SLACK_BOT_TOKEN: BOT_TOKEN,
-        SLACK_SIGNING_SECRET: SECRET,
-        SLACK_API_URL: slack.apiUrl,
-        PORT: '0',
-        OPS_PORT: '0',
-        REDIS_URL: redisUrl,
-        CLOUD_API_URL: sim.info.cloudUrl,
-        CLOUD_API_TOKEN: sim.info.cloudToken,
-        CLOUD_PROJECT_ID: sim.info.projectId,
-        // Not a guardrails test: nothing waits for an approver over a price not (yet) known.
-        GPUOPS_POLICY: UNPRICED_POLICY,
-      },
-      'bot',
-    );
+    // Not a guardrails test: nothing waits for an approver over a price not (yet) known.
+    config = singleBotConfig({
+      secret: SECRET,
+      token: BOT_TOKEN,
+      slackApiUrl: slack.apiUrl,
+      redisUrl,
+      sim: sim.info,
+    });
   });
 
   afterAll(async () => {
