@@ -10,9 +10,11 @@ import type { JobData } from '../../src/jobs/job-data.js';
 import { createQueue, type GpuQueue } from '../../src/jobs/queue.js';
 import { createLogger } from '../../src/log/logger.js';
 import type { Guardrails } from '../../src/policy/guardrails.js';
+import { parsePolicy } from '../../src/policy/load-policy.js';
 import type { Policy } from '../../src/policy/policy.js';
 import { createSlackWeb, type SlackWeb } from '../../src/slack/create-slack-app.js';
 import type { SlackDeps } from '../../src/slack/slack-deps.js';
+import { writeCatalog } from '../../src/store/catalog-cache.js';
 import { createRateLimiter } from '../../src/store/rate-limiter.js';
 import { createSealer, type Sealer } from '../../src/store/sealed.js';
 import { createStore, type Store } from '../../src/store/store.js';
@@ -39,6 +41,14 @@ const TOKEN = 'xoxb-listener';
 /** The project of channels with no binding (CLOUD_PROJECT_ID). */
 export const DEFAULT_PROJECT = '5f0c5c52-3a8e-4c1e-9d43-6f3e8c1d2b7a';
 const SEAL_KEY = Buffer.alloc(32, 9);
+
+/** A policy from its lines; without a `rate_limits` section of its own, one with no limits. */
+export function policyOf(name: string, ...lines: string[]): Policy {
+  const limits = lines.some((l) => l.startsWith('rate_limits:'))
+    ? []
+    : ['rate_limits:', '  per_user: { requests: 0 }', '  per_channel: { requests: 0 }'];
+  return parsePolicy([...lines, ...limits].join('\n'), name);
+}
 
 export interface ListenerStackOptions {
   readonly policy?: Policy;
@@ -77,6 +87,12 @@ export interface ListenerStack {
   ): Promise<SignedResponse>;
   /** An Events API delivery around `event`; `retryNum` marks it as Slack's redelivery. */
   event(event: Readonly<Record<string, unknown>>, retryNum?: number): Promise<SignedResponse>;
+  /**
+   * The cached catalogue of the default project, as a worker's refresh leaves it: an H100 and an A5000
+   * type with prices, and these machines (h100-hgx-80gb.8x each). Without it a request naming a machine
+   * waits briefly for a refresh no worker here makes.
+   */
+  machines(...names: string[]): Promise<void>;
   /** Every request job on the queue, whatever its state (no worker runs here, so they stay). */
   jobs(): Promise<Job<JobData>[]>;
   /** The bot's own jobs on the queue (a catalogue refresh, an approval's expiry), by job id. */
@@ -205,6 +221,7 @@ export async function startListenerStack(
         ...(retryNum !== undefined ? { retryNum } : {}),
       }).then(handled);
     },
+    machines: (...names) => primeCatalog(store, names),
     jobs: async () => (await allJobs()).filter((j) => 'command' in j.data) as Job<JobData>[],
     systemJobs: async () => (await allJobs()).filter((j) => !('command' in j.data)),
     ephemeralsTo: (user) => slack.ephemerals.filter((e) => e.user === user).map((e) => String(e.text ?? '')),
@@ -236,4 +253,38 @@ export function expectCleanSlack(stack: ListenerStack): void {
   stack.slack.assertNoViolations();
   const shown = stack.slack.calls.map((c) => JSON.stringify(c.body)).join('\n');
   expect(shown, 'a stack trace reached Slack').not.toMatch(/\n\s+at |Error: .*\(.*\.ts:\d+/);
+}
+
+const H100 = 'h100-hgx-80gb.8x';
+
+async function primeCatalog(store: Store, names: readonly string[]): Promise<void> {
+  const now = Date.now();
+  await writeCatalog(store, DEFAULT_PROJECT, {
+    v: 1,
+    refreshedAt: now,
+    configurations: [
+      {
+        gpuType: 'H100_SXM5_80GB',
+        gpuCounts: [1, 2, 4, 8],
+        pricePerGpuHour: '2.89',
+        stoppedPricePerHour: '0.10',
+        regions: ['eu-1'],
+        provisioningMinutes: 5,
+      },
+      {
+        gpuType: 'RTX_A5000_24GB',
+        gpuCounts: [1, 2, 4],
+        pricePerGpuHour: '0.45',
+        stoppedPricePerHour: '0.02',
+        regions: ['eu-1'],
+        provisioningMinutes: 3,
+      },
+    ],
+    instanceTypes: [
+      { name: H100, offered: true, inUse: names.length, lastSeenAt: now },
+      { name: 'rtx-a5000-24gb.1x', offered: true, inUse: 0, lastSeenAt: now },
+    ],
+    instances: names.map((name, i) => ({ id: `i-${i}-${name}`, name, type: H100 })),
+    problems: [],
+  });
 }

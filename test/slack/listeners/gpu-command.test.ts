@@ -118,7 +118,7 @@ describe('the /gpu listener, open policy', () => {
   });
 });
 
-// Carol may only look; Ada operates, and her rm waits for Bob; each person may send one request a minute.
+// Carol may only look; Ada operates, and her rm waits for Bob; each person may send two requests a minute.
 const GUARDED = parsePolicy(
   [
     'default_role: viewer',
@@ -128,7 +128,7 @@ const GUARDED = parsePolicy(
     '  approvers: { users: [U0BOB] }',
     '  channel: C0APPROVE',
     'rate_limits:',
-    '  per_user: { requests: 1, per: 1m }',
+    '  per_user: { requests: 2, per: 1m }',
     '  per_channel: { requests: 0 }',
   ].join('\n'),
   'guarded.yaml',
@@ -158,6 +158,7 @@ describe('the /gpu listener, guarded policy', () => {
   });
 
   it('sends a removal to the approvers instead of the queue, and tells the requester where', async () => {
+    await stack.machines('old-box');
     const since = stack.slack.mark();
     const reply = replyOf((await stack.command('rm old-box')).text);
     expect(reply.text).toContain('`/gpu rm old-box` needs an approval');
@@ -173,12 +174,14 @@ describe('the /gpu listener, guarded policy', () => {
   });
 
   it('slows one person to the policy rate, with when to try again', async () => {
-    const first = replyOf((await stack.command('ls', { userId: 'U0DAN' })).text);
-    expect(first.text).toMatch(/Looking that up/);
-    const second = replyOf((await stack.command('ls --page 2', { userId: 'U0DAN' })).text);
-    expect(second.text).toMatch(
-      /^You have sent 1 requests in a minute, .*so nothing was started\. Please try again in \d+ s/,
+    for (const page of [1, 2]) {
+      const reply = replyOf((await stack.command(`ls --page ${page}`, { userId: 'U0DAN' })).text);
+      expect(reply.text).toMatch(/Looking that up/);
+    }
+    const third = replyOf((await stack.command('ls --page 3', { userId: 'U0DAN' })).text);
+    expect(third.text).toMatch(
+      /^You have sent 2 requests in a minute, .*so nothing was started\. Please try again in \d+ s/,
     );
-    expect((await stack.jobs()).filter((j) => j.data.ctx.userId === 'U0DAN')).toHaveLength(1);
+    expect((await stack.jobs()).filter((j) => j.data.ctx.userId === 'U0DAN')).toHaveLength(2);
   });
 });

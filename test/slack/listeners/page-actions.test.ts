@@ -1,26 +1,25 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parsePolicy } from '../../../src/policy/load-policy.js';
 import { PAGE_ACTIONS } from '../../../src/render/instances.js';
 import { registerPageActions } from '../../../src/slack/listeners/page-actions.js';
-import { expectCleanSlack, type ListenerStack, startListenerStack } from '../../support/listener-stack.js';
+import {
+  expectCleanSlack,
+  type ListenerStack,
+  policyOf,
+  startListenerStack,
+} from '../../support/listener-stack.js';
 
 // Previous and Next under a paged list (src/slack/listeners/page-actions.ts) alone: a press queues the
 // list's read for that page as the presser, answered on the press's response_url; anything else is
 // not run.
 
 // Listing machines is for operators here, so that a viewer's press is refused.
-const POLICY = parsePolicy(
-  [
-    'default_role: viewer',
-    'roles:',
-    '  operator: { users: [U0ADA] }',
-    'permissions:',
-    '  kinds: { ls: operator }',
-    'rate_limits:',
-    '  per_user: { requests: 0 }',
-    '  per_channel: { requests: 0 }',
-  ].join('\n'),
+const POLICY = policyOf(
   'pages.yaml',
+  'default_role: viewer',
+  'roles:',
+  '  operator: { users: [U0ADA] }',
+  'permissions:',
+  '  kinds: { ls: operator }',
 );
 
 describe('the list page buttons', () => {
