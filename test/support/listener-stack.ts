@@ -97,6 +97,8 @@ export interface ListenerStack {
   jobs(): Promise<Job<JobData>[]>;
   /** The bot's own jobs on the queue (a catalogue refresh, an approval's expiry), by job id. */
   systemJobs(): Promise<Job[]>;
+  /** Closes the listener's Redis connections (store and queue) for good: Redis is gone from here on. */
+  cutRedis(): void;
   /** Ephemeral messages the fake holds for `user`, newest last. */
   ephemeralsTo(user: string): string[];
   /** The first ephemeral message to `user` (already shown or yet to come) that `match` finds. */
@@ -236,23 +238,50 @@ export async function startListenerStack(
         5_000,
       );
     },
-    async close() {
-      await web.stop();
-      await queue.close();
-      const keys = [...(await redis.keys(`lt-${tag}:*`)), ...(await redis.keys(`{lt-${tag}}:*`))];
-      if (keys.length > 0) await redis.del(...keys);
+    cutRedis() {
       redis.disconnect();
       queueRedis.disconnect();
+    },
+    async close() {
+      await web.stop();
+      await queue.close().catch(() => {});
+      redis.disconnect();
+      queueRedis.disconnect();
+      // Through a connection of its own: the stack's may have been cut.
+      const cleaner = new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1 });
+      const keys = [...(await cleaner.keys(`lt-${tag}:*`)), ...(await cleaner.keys(`{lt-${tag}}:*`))];
+      if (keys.length > 0) await cleaner.del(...keys);
+      cleaner.disconnect();
       await slack.close();
     },
   };
 }
 
+/** Runs `test` against a stack whose Redis is gone from the start, then checks what Slack was shown. */
+export async function withRedisGone(
+  register: (app: App, deps: SlackDeps) => void,
+  options: ListenerStackOptions,
+  test: (stack: ListenerStack) => Promise<void>,
+): Promise<void> {
+  const stack = await startListenerStack(register, options);
+  try {
+    stack.cutRedis();
+    await test(stack);
+    expectCleanSlack(stack);
+  } finally {
+    await stack.close();
+  }
+}
+
 /** What no listener may leave behind: a Block Kit violation, a request the fake did not expect, a stack trace in Slack. */
 export function expectCleanSlack(stack: ListenerStack): void {
   stack.slack.assertNoViolations();
-  const shown = stack.slack.calls.map((c) => JSON.stringify(c.body)).join('\n');
-  expect(shown, 'a stack trace reached Slack').not.toMatch(/\n\s+at |Error: .*\(.*\.ts:\d+/);
+  const shown = [
+    ...stack.slack.calls.map((c) => JSON.stringify(c.body)),
+    ...stack.slack.ephemerals.map((e) => JSON.stringify(e)),
+  ].join('\n');
+  // A stack frame (`file.ts:12:5`) in anything shown to a person.
+  expect(shown, 'a stack trace reached Slack').not.toMatch(/\.[cm]?[jt]s:\d+:\d+/);
 }
 
 const H100 = 'h100-hgx-80gb.8x';

@@ -15,6 +15,7 @@ import {
   type ListenerStack,
   policyOf,
   startListenerStack,
+  withRedisGone,
 } from '../../support/listener-stack.js';
 import { viewSubmissionPayload } from '../../support/slack-driver.js';
 
@@ -182,5 +183,16 @@ describe('the approval card buttons', () => {
     expect(stack.ephemeralsTo('U0CAROL').at(-1)).toMatch(/Nothing was changed\.$/);
     expect(stack.slack.calls.slice(since).filter((c) => c.method === 'views.open')).toEqual([]);
     expect((await stack.guardrails.approvals.get(id))?.state).toBe('pending');
+  });
+});
+
+describe('the approval card buttons, Redis gone', () => {
+  it('tells the approver nothing was changed', async () => {
+    await withRedisGone(registerApprovalActions, { policy: POLICY }, async (stack) => {
+      await stack.press(APPROVE_ACTION, 'apr-any', { userId: 'U0BOB', channelId: APPROVALS });
+      expect(stack.ephemeralsTo('U0BOB')).toEqual([
+        'gpuops cannot reach its store right now; nothing was changed. Try again in a minute.',
+      ]);
+    });
   });
 });

@@ -1,13 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encodeModalMetadata } from '../../../src/commands/forms/modal-metadata.js';
 import type { StoredView } from '../../../src/devkit/fake-slack-api.js';
 import { registerFormSubmissions } from '../../../src/slack/listeners/form-submissions.js';
+import { REDIS_DOWN } from '../../../src/slack/listeners/gpu-command.js';
 import { openForm } from '../../../src/slack/open-form.js';
 import {
   expectCleanSlack,
   type ListenerStack,
   policyOf,
   startListenerStack,
+  withRedisGone,
 } from '../../support/listener-stack.js';
 import { viewSubmissionPayload } from '../../support/slack-driver.js';
 
@@ -154,5 +157,31 @@ describe('form submissions', () => {
       });
     }
     expect(await stack.jobs()).toHaveLength(before);
+  });
+});
+
+describe('form submissions, Redis gone', () => {
+  it('keeps the form open with the reason on its first field, and queues nothing', async () => {
+    await withRedisGone(registerFormSubmissions, { policy: POLICY }, async (stack) => {
+      const response = await stack.interact(
+        viewSubmissionPayload({
+          callbackId: 'gpuops.form.create',
+          privateMetadata: encodeModalMetadata({ v: 1, form: 'create', channelId: 'C0GPU' }),
+          blocks: [
+            { type: 'input', block_id: 'name', element: { type: 'plain_text_input', action_id: 'value' } },
+            {
+              type: 'input',
+              block_id: 'type_other',
+              element: { type: 'plain_text_input', action_id: 'value' },
+            },
+          ],
+          values: {
+            name: { value: { type: 'plain_text_input', value: 'form-9' } },
+            type_other: { value: { type: 'plain_text_input', value: 'h100-hgx-80gb.8x' } },
+          },
+        }),
+      );
+      expect(response.json()).toEqual({ response_action: 'errors', errors: { name: REDIS_DOWN } });
+    });
   });
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parsePolicy } from '../../../src/policy/load-policy.js';
-import { registerGpuCommand } from '../../../src/slack/listeners/gpu-command.js';
+import { REDIS_DOWN, registerGpuCommand } from '../../../src/slack/listeners/gpu-command.js';
 import { createOpenModal } from '../../../src/slack/open-form.js';
 import { REPLAYED_COMMAND } from '../../../src/slack/trigger-replays.js';
 import {
@@ -183,5 +183,25 @@ describe('the /gpu listener, guarded policy', () => {
       /^You have sent 2 requests in a minute, .*so nothing was started\. Please try again in \d+ s/,
     );
     expect((await stack.jobs()).filter((j) => j.data.ctx.userId === 'U0DAN')).toHaveLength(2);
+  });
+});
+
+describe('the /gpu listener, Redis gone', () => {
+  let stack: ListenerStack;
+  beforeAll(async () => {
+    stack = await startListenerStack((app, deps) => registerGpuCommand(app, withForms(deps)));
+    stack.cutRedis();
+  });
+  afterAll(async () => {
+    expectCleanSlack(stack);
+    await stack?.close();
+  });
+
+  it('says nothing was started, in one sentence, and posts nothing', async () => {
+    const since = stack.slack.mark();
+    const response = await stack.command('stop train-01');
+    expect(response.status).toBe(200);
+    expect(replyOf(response.text)).toEqual({ response_type: 'ephemeral', text: REDIS_DOWN });
+    expect(stack.slack.calls.slice(since)).toEqual([]);
   });
 });

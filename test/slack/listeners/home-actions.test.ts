@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type HomeRun, homeActionId, homeButtonValue } from '../../../src/commands/home/home-buttons.js';
+import { REDIS_DOWN } from '../../../src/slack/listeners/gpu-command.js';
 import { registerHomeActions } from '../../../src/slack/listeners/home-actions.js';
 import { homeOpenedBy } from '../../../src/store/home-state.js';
 import {
@@ -7,6 +8,7 @@ import {
   type ListenerStack,
   policyOf,
   startListenerStack,
+  withRedisGone,
 } from '../../support/listener-stack.js';
 import { blockActionsPayload } from '../../support/slack-driver.js';
 
@@ -119,5 +121,22 @@ describe('the Home tab listener', () => {
     );
     expect(homeOf('U0ADA')).toContain('That button is from an older version of this page');
     expect(await stack.jobs()).toHaveLength(before);
+  });
+});
+
+describe('the Home tab listener, Redis gone', () => {
+  it('answers a press on the Home with the reason rather than silence', async () => {
+    await withRedisGone(registerHomeActions, { policy: POLICY }, async (stack) => {
+      await stack.interact(
+        blockActionsPayload({
+          actionId: homeActionId('start'),
+          value: homeButtonValue({ t: 'start train-01', c: 'C0GPU' }),
+          view: { id: 'V0HOMEADA', type: 'home', hash: 'h1', blocks: [], private_metadata: '' },
+        }),
+      );
+      const published = stack.slack.callsTo('views.publish').filter((c) => c.response?.ok === true);
+      expect(published.map((c) => c.body.user_id)).toEqual(['U0ADA']);
+      expect(JSON.stringify(published[0]!.body.view)).toContain(REDIS_DOWN);
+    });
   });
 });

@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PAGE_ACTIONS } from '../../../src/render/instances.js';
+import { REDIS_DOWN } from '../../../src/slack/listeners/gpu-command.js';
 import { registerPageActions } from '../../../src/slack/listeners/page-actions.js';
 import {
   expectCleanSlack,
   type ListenerStack,
   policyOf,
   startListenerStack,
+  withRedisGone,
 } from '../../support/listener-stack.js';
 
 // Previous and Next under a paged list (src/slack/listeners/page-actions.ts) alone: a press queues the
@@ -62,5 +64,14 @@ describe('the list page buttons', () => {
     expect(await stack.press(PAGE_ACTIONS.previous, undefined)).toMatchObject({ status: 200 });
     expect(await stack.jobs()).toHaveLength(before);
     expect(stack.ephemeralsTo('U0ADA')).toEqual([]);
+  });
+});
+
+describe('the list page buttons, Redis gone', () => {
+  it('tells the presser privately that nothing was started', async () => {
+    await withRedisGone(registerPageActions, { policy: POLICY }, async (stack) => {
+      await stack.press(PAGE_ACTIONS.next, 'ls --page 2');
+      expect(stack.ephemeralsTo('U0ADA')).toEqual([REDIS_DOWN]);
+    });
   });
 });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WAITLIST_CREATE_ACTION } from '../../../src/commands/waitlist/render.js';
 import { IDLE_ACTIONS, idleAlertMessage, KEEP_SECONDS } from '../../../src/render/idle-alert.js';
+import { REDIS_DOWN } from '../../../src/slack/listeners/gpu-command.js';
 import { registerWatchActions } from '../../../src/slack/listeners/watch-actions.js';
 import { createIdleState } from '../../../src/store/idle-state.js';
 import {
@@ -9,6 +10,7 @@ import {
   type ListenerStack,
   policyOf,
   startListenerStack,
+  withRedisGone,
 } from '../../support/listener-stack.js';
 
 // The watchers' buttons (src/slack/listeners/watch-actions.ts) alone: Stop, Keep and Snooze on an
@@ -140,5 +142,18 @@ describe('the idle alert and waitlist buttons', () => {
     await stack.press(WAITLIST_CREATE_ACTION, value, { channelId: CHANNEL, userId: 'U0CAROL' });
     expect(stack.slack.calls.slice(mark).filter((c) => c.method === 'views.open')).toEqual([]);
     expect(stack.ephemeralsTo('U0CAROL').at(-1)).toMatch(/^`\/gpu create` needs the \*operator\* role/);
+  });
+});
+
+describe('the idle alert buttons, Redis gone', () => {
+  it('tells the presser nothing was started, and leaves the alert as it was', async () => {
+    await withRedisGone(registerWatchActions, { policy: POLICY }, async (stack) => {
+      const value = JSON.stringify({ i: 'i-0-idle-1', p: DEFAULT_PROJECT, n: 'idle-1' });
+      for (const action of [IDLE_ACTIONS.stop, IDLE_ACTIONS.keep]) {
+        await stack.press(action, value, { userId: 'U0ADA', channelId: CHANNEL });
+      }
+      expect(stack.ephemeralsTo('U0ADA')).toEqual([REDIS_DOWN, REDIS_DOWN]);
+      expect(stack.slack.callsTo('chat.update')).toEqual([]);
+    });
   });
 });

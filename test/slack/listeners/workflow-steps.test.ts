@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stepFunction } from '../../../src/commands/workflow/step-manifest.js';
 import type { FunctionDefinition, FunctionRun } from '../../../src/devkit/fake-slack-api.js';
-import { registerWorkflowSteps } from '../../../src/slack/listeners/workflow-steps.js';
+import { registerWorkflowSteps, STEP_NOT_QUEUED } from '../../../src/slack/listeners/workflow-steps.js';
 import {
   expectCleanSlack,
   type ListenerStack,
   policyOf,
   startListenerStack,
+  withRedisGone,
 } from '../../support/listener-stack.js';
 
 // Workflow Builder steps (src/slack/listeners/workflow-steps.ts) alone: a `function_executed` event,
@@ -106,5 +107,19 @@ describe('the Workflow Builder steps', () => {
       "/gpu slurm adduser does not work with this cloud: its API cannot add Slurm users. Use the cloud's own console or CLI for it; /gpu help lists what works here.",
     );
     expect(await stack.jobs()).toHaveLength(before);
+  });
+});
+
+describe('the Workflow Builder steps, Redis gone', () => {
+  it('fails the run saying nothing was started', async () => {
+    await withRedisGone(registerWorkflowSteps, { policy: POLICY }, async (stack) => {
+      const definition = stepFunction('stop_instance') as unknown as FunctionDefinition;
+      const { run, event } = stack.slack.functionRuns.start('stop_instance', definition, {
+        user_id: 'U0ADA',
+        instance: 'train-01',
+      });
+      await stack.event(event);
+      expect(run).toMatchObject({ state: 'failed', error: STEP_NOT_QUEUED });
+    });
   });
 });
