@@ -17,7 +17,7 @@ import {
   startListenerStack,
   withRedisGone,
 } from '../../support/listener-stack.js';
-import { viewSubmissionPayload } from '../../support/slack-driver.js';
+import { blockActionsPayload, viewSubmissionPayload } from '../../support/slack-driver.js';
 
 // Approve and Deny on approval cards, and the Deny reason form (src/slack/listeners/approval-actions.ts)
 // alone. Requests are made through the request pipeline (as `/gpu rm` would make them); the clicks come
@@ -174,6 +174,44 @@ describe('the approval card buttons', () => {
       /^Already denied by <@U0BOB> .*; nothing was changed\.$/,
     );
     expect((await stack.jobs()).map((j) => j.id)).not.toContain(id);
+  });
+
+  it('queues an approved request whose job never reached the queue when its card is clicked again', async () => {
+    const { id, card } = await ask();
+    // Approved 20 s ago, and then Redis failed before the job was added: no job, no enqueuedAt.
+    const decided = await stack.guardrails.approvals.decide(id, {
+      state: 'approved',
+      by: 'U0BOB',
+      at: Date.now() - 20_000,
+    });
+    expect(decided.outcome).toBe('decided');
+    expect((await stack.jobs()).map((j) => j.id)).not.toContain(id);
+    await click(APPROVE_ACTION, id, 'U0BOB', card.ts);
+    expect((await stack.jobs()).filter((j) => j.id === id)).toHaveLength(1);
+    expect((await stack.guardrails.approvals.get(id))?.enqueuedAt).toBeDefined();
+    // The card, left with its buttons by the lost edit, shows the decision now.
+    expect(stack.slack.message(APPROVALS, card.ts)?.text).toMatch(/^Approved by <@U0BOB>/);
+    // A Deny on it, however late, queues nothing more.
+    await click(DENY_ACTION, id, 'U0BOB', card.ts);
+    expect((await stack.jobs()).filter((j) => j.id === id)).toHaveLength(1);
+  });
+
+  it('approves from the Home tab, answering there', async () => {
+    const { id } = await ask();
+    await stack.interact(
+      blockActionsPayload({
+        actionId: APPROVE_ACTION,
+        value: id,
+        userId: 'U0BOB',
+        view: { id: 'V0HOMEBOB', type: 'home', hash: 'h1', blocks: [], private_metadata: '' },
+      }),
+    );
+    expect((await stack.jobs()).filter((j) => j.id === id)).toHaveLength(1);
+    const home = stack.slack
+      .callsTo('views.publish')
+      .filter((c) => c.body.user_id === 'U0BOB')
+      .at(-1);
+    expect(JSON.stringify(home?.body.view)).toContain(':white_check_mark: Approved.');
   });
 
   it('refuses a Deny from someone who may not decide, without asking them for a reason', async () => {

@@ -160,6 +160,53 @@ describe('form submissions', () => {
   });
 });
 
+describe('form submissions that need an approval', () => {
+  it('closes the form, sends the request to the approvers with its secret still sealed, and tells the requester', async () => {
+    const policy = policyOf(
+      'costly.yaml',
+      'default_role: operator',
+      'approvals:',
+      '  threshold_per_hour: 10',
+    );
+    const stack = await startListenerStack(registerFormSubmissions, { policy });
+    try {
+      await stack.machines();
+      const opened = await openForm(stack.deps, {
+        form: 'create',
+        prefill: {},
+        triggerId: stack.slack.issueTriggerId(0, 'U0ADA'),
+        channelId: 'C0GPU',
+        userId: 'U0ADA',
+      });
+      const view = stack.slack.views.get(opened.ok ? opened.viewId : '')!;
+      const response = await stack.interact(
+        viewSubmissionPayload({
+          callbackId: String(view.view.callback_id),
+          privateMetadata: String(view.view.private_metadata),
+          blocks: view.view.blocks as unknown[],
+          values: {
+            name: { value: { type: 'plain_text_input', value: 'big-1' } },
+            type_other: { value: { type: 'plain_text_input', value: 'h100-hgx-80gb.8x' } },
+            user_data: { value: { type: 'plain_text_input', value: '#!/bin/sh\necho costly' } },
+          },
+        }),
+      );
+      expect(response.text).toBe('');
+      expect(await stack.jobs()).toEqual([]);
+      const [pending] = await stack.guardrails.approvals.listPending();
+      expect(pending?.command).toMatchObject({ kind: 'create', name: 'big-1' });
+      expect(pending?.sealed?.userData?.sealedRef).toBeDefined();
+      expect(await stack.redis.keys(`${stack.store.prefix}:sealed:*`)).toHaveLength(1);
+      expect(stack.ephemeralsTo('U0ADA').at(-1)).toMatch(
+        /^:raised_hand: `\/gpu create big-1 h100-hgx-80gb\.8x` needs an approval/,
+      );
+      expectCleanSlack(stack);
+    } finally {
+      await stack.close();
+    }
+  });
+});
+
 describe('form submissions, Redis gone', () => {
   it('keeps the form open with the reason on its first field, and queues nothing', async () => {
     await withRedisGone(registerFormSubmissions, { policy: POLICY }, async (stack) => {

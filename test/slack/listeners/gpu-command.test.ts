@@ -105,6 +105,13 @@ describe('the /gpu listener, open policy', () => {
     expect(await stack.jobs()).toHaveLength(before);
   });
 
+  it('says a kubeconfig goes to a direct message, and queues it for the requester', async () => {
+    const reply = replyOf((await stack.command('k8s kubeconfig prod')).text);
+    expect(reply.text).toBe(':envelope: I will send it to you in a direct message.');
+    const jobs = (await stack.jobs()).filter((j) => j.data.command.kind === 'k8s.kubeconfig');
+    expect(jobs.map((j) => j.data.ctx.userId)).toEqual(['U0ADA']);
+  });
+
   it('opens the form of a command typed without its arguments, and queues nothing', async () => {
     const before = (await stack.jobs()).length;
     const triggerId = stack.slack.issueTriggerId(0, 'U0ADA');
@@ -155,6 +162,12 @@ describe('the /gpu listener, guarded policy', () => {
     expect(stack.slack.calls.slice(since).filter((c) => c.method === 'chat.postMessage')).toHaveLength(0);
     const audit = await stack.guardrails.audit.latest(10);
     expect(audit.some((e) => e.actor === 'U0CAROL' && e.outcome === 'refused')).toBe(true);
+  });
+
+  it('refuses the audit trail to someone who is not an admin, though it is answered without a job', async () => {
+    const reply = replyOf((await stack.command('audit')).text);
+    expect(reply.text).toMatch(/^`\/gpu audit` needs the \*admin\* role, and you have \*operator\*/);
+    expect(await stack.jobs()).toHaveLength(0);
   });
 
   it('sends a removal to the approvers instead of the queue, and tells the requester where', async () => {

@@ -97,6 +97,13 @@ describe('the Home tab listener', () => {
     expect(homeOf('U0ADA')).toContain(`Already on it: \`/gpu start train-01\` is job ${jobs[0]!.id}.`);
   });
 
+  it('answers a button the listener answers itself (leaving a waitlist) on the Home, without a job', async () => {
+    const before = (await stack.jobs()).length;
+    await pressOnHome('U0ADA', ...run('waitlist-rm', 'waitlist rm w-3f9a', 'C0ML'));
+    expect(homeOf('U0ADA')).toContain("This channel's waitlist has no entry `w-3f9a`: see `/gpu waitlist`.");
+    expect(await stack.jobs()).toHaveLength(before);
+  });
+
   it('refuses a viewer’s Stop on their Home, queueing nothing', async () => {
     await pressOnHome('U0CAROL', ...run('stop', 'stop train-02'));
     expect(homeOf('U0CAROL')).toMatch(/`\/gpu stop` needs the \*operator\* role, and you have \*viewer\*/);

@@ -69,6 +69,22 @@ describe('the Workflow Builder steps', () => {
     expect(run.state).toBe('running');
   });
 
+  it('runs a step given no channel quietly, as the person, where only its outputs answer', async () => {
+    const run = await runStep('stop_instance', { user_id: 'U0ADA', instance: 'train-02' });
+    const [job] = (await stack.jobs()).filter((j) => j.data.ctx.step?.executionId === run.executionId);
+    expect(job?.data.command).toEqual({ kind: 'stop', instance: 'train-02' });
+    expect(job?.data.ctx).toMatchObject({ userId: 'U0ADA', channelId: 'U0ADA', step: { quiet: true } });
+  });
+
+  it('fails a step that needs an approval but has no channel to show the card in', async () => {
+    // A start of an H100 machine costs more than the $10/h that needs no approval.
+    const run = await runStep('start_instance', { user_id: 'U0ADA', instance: 'train-01' });
+    expect(failure(run)).toBe(
+      'gpuops refused this step: This request needs an approval, and the step has no channel to show it in: give the step a channel for progress (approvers see the card there), or set approvals.channel in the gpuops policy.',
+    );
+    expect(await stack.guardrails.approvals.listPending()).toEqual([]);
+  });
+
   it('fails a step given a wrong input with one sentence, with the run’s own token, and queues nothing', async () => {
     const before = (await stack.jobs()).length;
     const since = stack.slack.mark();
