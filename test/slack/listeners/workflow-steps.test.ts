@@ -29,7 +29,7 @@ describe('the Workflow Builder steps', () => {
         ],
       },
     });
-    await stack.machines('train-01');
+    await stack.machines('train-01', 'train-02');
   });
   afterAll(async () => {
     expectCleanSlack(stack);
