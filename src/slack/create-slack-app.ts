@@ -31,6 +31,8 @@ export interface SlackAppOptions {
   readonly bodyLimit?: number;
   /** For the listeners' Web API client: short retries within Slack's 3 s, a fetch that counts errors. */
   readonly clientOptions?: SlackClientOptions;
+  /** Which listeners the app gets; default all of them. A test of one listener registers that one alone. */
+  readonly listeners?: (app: App, deps: SlackDeps) => void;
 }
 
 export type SlackClientOptions = Pick<WebClientOptions, 'fetch' | 'retryConfig' | 'timeout'>;
@@ -114,7 +116,10 @@ export function registerListeners(app: App, deps: SlackDeps): void {
 
 function createApp(
   receiver: Receiver,
-  options: Pick<SlackAppOptions, 'botToken' | 'slackApiUrl' | 'botId' | 'botUserId' | 'clientOptions'>,
+  options: Pick<
+    SlackAppOptions,
+    'botToken' | 'slackApiUrl' | 'botId' | 'botUserId' | 'clientOptions' | 'listeners'
+  >,
   deps: Omit<SlackDeps, 'client' | 'ports'>,
   logger: ReturnType<typeof boltLogger>,
 ): App {
@@ -136,7 +141,7 @@ function createApp(
       : {}),
   });
   const client = app.client;
-  registerListeners(app, {
+  (options.listeners ?? registerListeners)(app, {
     ...deps,
     client,
     ports: slackRequestPorts({ client, store: deps.store, log: deps.log }),

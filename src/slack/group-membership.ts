@@ -36,13 +36,17 @@ async function fetchMembers(deps: MembershipDeps, group: string): Promise<readon
   }
 }
 
-async function membersOf(deps: MembershipDeps, group: string): Promise<readonly string[] | undefined> {
+async function lookUp(deps: MembershipDeps, group: string): Promise<readonly string[] | undefined> {
   const cached = await withDeadline(deps.store.cached<string[]>(cacheName(group)), 1_000, 'Redis');
-  if (cached) return cached.value;
+  return cached ? cached.value : fetchMembers(deps, group);
+}
+
+function membersOf(deps: MembershipDeps, group: string): Promise<readonly string[] | undefined> {
+  // One look-up at a time, cache read included: a caller whose read came back late would ask again.
   const key = `${deps.store.prefix}\u0000${group}`;
   let pending = inFlight.get(key);
   if (!pending) {
-    pending = fetchMembers(deps, group).finally(() => inFlight.delete(key));
+    pending = lookUp(deps, group).finally(() => inFlight.delete(key));
     inFlight.set(key, pending);
   }
   return pending;

@@ -45,16 +45,20 @@ async function fetchStanding(deps: StandingDeps, userId: string): Promise<Standi
   }
 }
 
-export async function standingOf(deps: StandingDeps, userId: string): Promise<StandingAnswer> {
+async function lookUp(deps: StandingDeps, userId: string): Promise<StandingAnswer> {
   // Redis down is not a reason to refuse: Slack is asked, and the listener then says Redis is down.
   const cached = await withDeadline(deps.store.cached<Standing>(cacheName(userId)), 1_000, 'Redis').catch(
     () => undefined,
   );
-  if (cached) return cached.value;
+  return cached ? cached.value : fetchStanding(deps, userId);
+}
+
+export function standingOf(deps: StandingDeps, userId: string): Promise<StandingAnswer> {
+  // One look-up at a time, cache read included: a caller whose read came back late would ask again.
   const key = `${deps.store.prefix}\u0000${userId}`;
   let pending = inFlight.get(key);
   if (!pending) {
-    pending = fetchStanding(deps, userId).finally(() => inFlight.delete(key));
+    pending = lookUp(deps, userId).finally(() => inFlight.delete(key));
     inFlight.set(key, pending);
   }
   return pending;

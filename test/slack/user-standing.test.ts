@@ -1,24 +1,20 @@
-import { WebClient } from '@slack/web-api';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { FakeSlackApi } from '../../src/devkit/fake-slack-api.js';
-import { createLogger } from '../../src/log/logger.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FakeSlackApi } from '../../src/devkit/fake-slack-api.js';
 import { STANDING_CACHE_SECONDS, standingOf } from '../../src/slack/user-standing.js';
-import { createStore, type Store } from '../../src/store/store.js';
+import type { Store } from '../../src/store/store.js';
+import { type SlackWithStore, startSlackWithStore } from '../support/slack-with-store.js';
 
 // Whether a person is a guest and of which workspace, as the access gate reads it: from users.info on
 // the fake Slack through the real SDK, cached in Redis, asked once however many requests come at once.
 
-const TOKEN = 'xoxb-standing';
-
 describe('standingOf', () => {
+  let helpers: SlackWithStore;
   let slack: FakeSlackApi;
-  let redis: Redis;
+  let redis: SlackWithStore['redis'];
   let store: Store;
   let deps: Parameters<typeof standingOf>[0];
   beforeAll(async () => {
-    slack = await FakeSlackApi.start({
-      tokens: [TOKEN],
+    helpers = await startSlackWithStore('standing', {
       users: [
         { id: 'U0MEMBER', name: 'ada' },
         { id: 'U0GUEST', name: 'grace', is_restricted: true },
@@ -26,16 +22,10 @@ describe('standingOf', () => {
         { id: 'U0BUSY', name: 'bea', team_id: 'T0OTHER' },
       ],
     });
-    redis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1 });
-    store = createStore(redis, `standing-${process.pid}-${Date.now()}`);
-    const client = new WebClient(TOKEN, { slackApiUrl: slack.apiUrl, retryConfig: { retries: 0 } });
-    deps = { client, store, log: createLogger({ level: 'silent' }) };
+    ({ slack, redis, store, deps } = helpers);
   });
   afterAll(async () => {
-    const keys = await redis.keys(`${store.prefix}:*`);
-    if (keys.length > 0) await redis.del(...keys);
-    redis.disconnect();
-    await slack.close();
+    await helpers?.close();
   });
 
   it('tells members from multi- and single-channel guests, with their workspace', async () => {

@@ -19,6 +19,9 @@ async function appDmOf(deps: SlackDeps, userId: string): Promise<string | undefi
   return opened?.channel?.id;
 }
 
+export const UNKNOWN_FORM =
+  'That button opens a form this version of gpuops does not have, so nothing was opened; type the command instead (`/gpu help` lists them).';
+
 // Buttons of the forms: "Refresh prices and types" inside a form (a `catalog.refresh` job updates the
 // open form in place), and "open a form" buttons on messages (see commands/forms/open-form-button.ts).
 
@@ -64,6 +67,8 @@ export function registerFormActions(app: App, deps: SlackDeps): void {
       userId: body.user.id,
       responseUrl: body.response_url,
     }).catch((err: unknown) => {
+      // A button another version of gpuops posted may name a form this one does not have.
+      if (err instanceof FormMetadataError) return { ok: false as const, text: UNKNOWN_FORM };
       deps.log.warn({ err }, 'could not open a form from a button');
       return {
         ok: false as const,

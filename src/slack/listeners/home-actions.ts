@@ -58,7 +58,16 @@ export function fromHome(body: { readonly view?: { readonly type?: string } | un
 export async function answerOnHome(deps: SlackDeps, userId: string, notice: string): Promise<void> {
   await homePublisherOf(deps)
     .publish(userId, { notice })
-    .catch((err: unknown) => deps.log.warn({ err }, 'could not publish a Home tab'));
+    .catch(async (err: unknown) => {
+      deps.log.warn({ err }, 'could not publish a Home tab');
+      // The page could not be gathered (Redis gone): the answer alone, rather than no answer at all.
+      await deps.client.views
+        .publish({
+          user_id: userId,
+          view: { type: 'home', blocks: [{ type: 'section', text: { type: 'mrkdwn', text: notice } }] },
+        })
+        .catch(() => {});
+    });
 }
 
 /** Runs the button's command as typed in its channel; what to tell the presser. */
