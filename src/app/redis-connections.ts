@@ -135,6 +135,8 @@ function clusterClient(
   // blocking connection asks again every 200 ms for up to a minute, since BullMQ's worker stops
   // fetching jobs for good when a blocking command fails with "Too many Cluster redirections"; a
   // fail-fast one fails the command at once, as on one server.
+  // No ready check on the blocking one: a check failed mid-failover leaves the connect() BullMQ awaits
+  // unsettled, and the worker never fetched again (docs/reliability.md, "Findings").
   const failFast = enableOfflineQueue === false;
   const retryMs = failFast ? 0 : 200;
   return new Cluster([...nodes], {
@@ -144,7 +146,7 @@ function clusterClient(
     retryDelayOnFailover: retryMs,
     retryDelayOnClusterDown: retryMs,
     retryDelayOnTryAgain: retryMs,
-    ...(failFast ? {} : { maxRedirections: 300 }),
+    ...(failFast ? {} : { maxRedirections: 300, enableReadyCheck: false }),
     redisOptions: {
       ...options,
       connectionName: `gpuops-${name}`,
