@@ -157,6 +157,17 @@ function clusterClient(
   }) as unknown as Redis;
 }
 
+/**
+ * Connects a cluster client to every node (replicas too, for the one a failover promotes) before first
+ * use: without an offline queue ioredis fails a command for a node still connecting, which failed the
+ * first commands after start, scheduling the watchers among them (docs/reliability.md, "Findings").
+ */
+async function connectEveryNode(redis: Redis, timeoutMs: number): Promise<void> {
+  const nodes = (redis as unknown as Cluster).nodes('all');
+  const pinged = Promise.allSettled(nodes.map((node) => node.ping()));
+  await within(pinged, timeoutMs, () => new Error('no answer')).catch(() => {});
+}
+
 /** Opens named connections to `target`, each closed by the lifecycle, each outage logged once. */
 export function redisConnector(
   target: RedisTarget,
@@ -197,6 +208,7 @@ export function redisConnector(
         err,
       );
     }
+    if (target.cluster) await connectEveryNode(redis, startTimeoutMs);
     return redis;
   };
 }
