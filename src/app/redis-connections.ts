@@ -135,6 +135,8 @@ function clusterClient(
   // blocking connection asks again every 200 ms for up to a minute, since BullMQ's worker stops
   // fetching jobs for good when a blocking command fails with "Too many Cluster redirections"; a
   // fail-fast one fails the command at once, as on one server.
+  // No ready check on the blocking one: a check failed mid-failover leaves the connect() BullMQ awaits
+  // unsettled, and the worker never fetched again (docs/reliability.md, "Findings").
   const failFast = enableOfflineQueue === false;
   const retryMs = failFast ? 0 : 200;
   return new Cluster([...nodes], {
@@ -144,7 +146,7 @@ function clusterClient(
     retryDelayOnFailover: retryMs,
     retryDelayOnClusterDown: retryMs,
     retryDelayOnTryAgain: retryMs,
-    ...(failFast ? {} : { maxRedirections: 300 }),
+    ...(failFast ? {} : { maxRedirections: 300, enableReadyCheck: false }),
     redisOptions: {
       ...options,
       connectionName: `gpuops-${name}`,
@@ -153,6 +155,17 @@ function clusterClient(
       ...perNode,
     },
   }) as unknown as Redis;
+}
+
+/**
+ * Connects a cluster client to every node (replicas too, for the one a failover promotes) before first
+ * use: without an offline queue ioredis fails a command for a node still connecting, which failed the
+ * first commands after start, scheduling the watchers among them (docs/reliability.md, "Findings").
+ */
+async function connectEveryNode(redis: Redis, timeoutMs: number): Promise<void> {
+  const nodes = (redis as unknown as Cluster).nodes('all');
+  const pinged = Promise.allSettled(nodes.map((node) => node.ping()));
+  await within(pinged, timeoutMs, () => new Error('no answer')).catch(() => {});
 }
 
 /** Opens named connections to `target`, each closed by the lifecycle, each outage logged once. */
@@ -195,6 +208,7 @@ export function redisConnector(
         err,
       );
     }
+    if (target.cluster) await connectEveryNode(redis, startTimeoutMs);
     return redis;
   };
 }

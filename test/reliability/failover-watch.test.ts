@@ -1,0 +1,195 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Cluster, Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readCatalog } from '../../src/store/catalog-cache.js';
+import { CLUSTER_STORE_PREFIX, createStore, type Store } from '../../src/store/store.js';
+import { createSnapshotStore } from '../../src/store/watch-snapshots.js';
+import type { PrivateRedis } from '../../src/sys/private-redis.js';
+import { until } from '../support/until.js';
+import { startRedisCluster } from './support/redis-cluster.js';
+import type { Bot, Rig } from './support/reliability-rig.js';
+import { finalOf, messageOf, slash, startRig, TYPE, UNLIMITED_POLICY } from './support/reliability-rig.js';
+import { MASTER, startSentinelSet } from './support/sentinel.js';
+
+// Issue 17: the workers, idle between two looks when the primary under them is killed, must go on
+// fetching once a replica has taken over. On a Redis Cluster the watchers' worker used to stop for
+// good (a watching channel fell silent until the process restarted): ioredis' cluster client never
+// settled the connect() BullMQ awaited when resetting its blocking connection during the failover.
+// Two failovers in a row (the second kills the promoted replica), each followed by a machine made
+// through gpuops: its request must be done (the request worker) and the machine announced in the
+// watching channel (the watchers' worker). The same on Sentinel, which never had the hole.
+
+const WATCH_CHANNEL = 'C0FWWATCH';
+const REQUEST_CHANNEL = 'C0FWREQ';
+const FAILOVERS = 2;
+
+/** A replicated Redis whose primary can be killed, and what gpuops and the test connect to it with. */
+interface Replicated {
+  readonly env: Record<string, string>;
+  /** A connection of the test's own, and the store on it as gpuops keys it. */
+  readonly redis: Redis | Cluster;
+  readonly store: Store;
+  /** SIGKILLs the primary gpuops uses, waits until a replica took over, restarts it as a replica. */
+  failover(round: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+async function onCluster(): Promise<Replicated> {
+  const cluster = await startRedisCluster();
+  const redis = new Cluster(
+    cluster.addresses.split(',').map((a) => ({ host: '127.0.0.1', port: Number(a.split(':')[1]) })),
+    { redisOptions: { maxRetriesPerRequest: 1 } },
+  );
+  redis.on('error', () => {});
+  return {
+    env: { REDIS_CLUSTER_NODES: cluster.addresses },
+    redis,
+    store: createStore(redis as never, CLUSTER_STORE_PREFIX),
+    async failover(round) {
+      const victim = await cluster.queuePrimary();
+      await cluster.kill(victim);
+      await until(
+        `the replica to take over the queue slot (failover ${round})`,
+        async () => ((await cluster.queuePrimary().catch(() => victim)) !== victim ? true : undefined),
+        30_000,
+        100,
+      );
+      // It rejoins as the new primary's replica, so the next failover has one to promote.
+      await cluster.restart(victim);
+      await cluster.settled();
+    },
+    async close() {
+      redis.disconnect();
+      await cluster.close();
+    },
+  };
+}
+
+/** Until `node` answers as a replica in sync with its primary. */
+async function synced(node: PrivateRedis, what: string): Promise<void> {
+  const client = new Redis(node.url, { maxRetriesPerRequest: 1, lazyConnect: true });
+  client.on('error', () => {});
+  try {
+    await until(
+      what,
+      async () =>
+        (await client.info('replication').catch(() => '')).includes('master_link_status:up')
+          ? true
+          : undefined,
+      60_000,
+      200,
+    );
+  } finally {
+    client.disconnect();
+  }
+}
+
+async function onSentinel(): Promise<Replicated> {
+  const set = await startSentinelSet();
+  const sentinels = set.sentinels
+    .split(',')
+    .map((p) => ({ host: '127.0.0.1', port: Number(p.split(':')[1]) }));
+  const redis = new Redis({ sentinels, name: MASTER, maxRetriesPerRequest: 1 });
+  redis.on('error', () => {});
+  return {
+    env: { REDIS_SENTINELS: set.sentinels, REDIS_SENTINEL_MASTER: MASTER },
+    redis,
+    store: createStore(redis),
+    async failover(round) {
+      const port = await set.primaryPort();
+      const victim = [set.primary, set.replica].find((n) => n.port === port)!;
+      await victim.kill();
+      // Sentinel starts no second failover of a primary within twice its failover-timeout (10 s).
+      await until(
+        `the sentinels to promote the replica (failover ${round})`,
+        async () => ((await set.primaryPort().catch(() => port)) !== port ? true : undefined),
+        60_000,
+        100,
+      );
+      await victim.restart();
+      await synced(victim, `the old primary to follow the new one (failover ${round})`);
+    },
+    async close() {
+      redis.disconnect();
+      await set.close();
+    },
+  };
+}
+
+describe.each([
+  ['Redis Cluster', onCluster],
+  ['Redis Sentinel', onSentinel],
+])('%s: the workers keep fetching after the primary under them is killed', (_name, start) => {
+  let replicated: Replicated;
+  let rig: Rig;
+  let bot: Bot;
+  let policyDir: string;
+
+  beforeAll(async () => {
+    replicated = await start();
+    rig = await startRig({ sim: { transitionMs: 100 } });
+    policyDir = await mkdtemp(join(tmpdir(), 'gpuops-failover-watch-policy-'));
+    const policy = join(policyDir, 'policy.yaml');
+    await writeFile(policy, `watch:\n  poll_every: 1s\n${UNLIMITED_POLICY}`);
+    bot = await rig.start('all', {
+      env: { ...replicated.env, REDIS_WAIT_MS: '300', GPUOPS_POLICY: policy },
+      lockDurationMs: 10_000,
+      stalledIntervalMs: 2_000,
+    });
+    await until(
+      'the price list',
+      async () => (await readCatalog(replicated.store, rig.sim.info.projectId))?.catalog.configurations,
+      20_000,
+    );
+  }, 120_000);
+
+  afterAll(async () => {
+    await rig?.close();
+    await replicated?.close();
+    if (policyDir) await rm(policyDir, { recursive: true, force: true });
+  });
+
+  it('announces a machine made after each of two failovers, and the request that made it is done', async () => {
+    const watch = await slash(rig, bot.url, 'watch on', { channelId: WATCH_CHANNEL });
+    expect(String((watch.response.json() as { text?: string }).text)).toContain('now watches project');
+    const snapshots = createSnapshotStore(replicated.store);
+    await until('the watcher baseline', async () =>
+      (await snapshots.read(rig.sim.info.projectId)).version > 0 ? true : undefined,
+    );
+    const shown = () => rig.slack.channelView(WATCH_CHANNEL).map((m) => String(m.text));
+    const made: string[] = [];
+    let attempt = 0;
+
+    for (let round = 1; round <= FAILOVERS; round++) {
+      // Killed between two looks (one a second): the watchers' worker is blocked waiting for the next.
+      await replicated.failover(round);
+      // The listener's fail-fast connections may refuse a request or two while they catch up with the
+      // new primary (the listener's own business, tested elsewhere): send until one is taken.
+      const { name, create } = await until(
+        `the listener to take a create after failover ${round}`,
+        async () => {
+          const name = `fw-${round}-${++attempt}`;
+          const create = await slash(rig, bot.url, `create ${name} ${TYPE}`, { channelId: REQUEST_CHANNEL });
+          return create.response.text === '' ? { name, create } : undefined;
+        },
+        30_000,
+        500,
+      );
+      made.push(name);
+      const done = await finalOf(rig, REQUEST_CHANNEL, await messageOf(rig, create, 30_000), 60_000);
+      expect(done.text, `the request worker after failover ${round}`).toMatch(/^Done: /);
+      // A look a second: the machine shows within seconds, unless the watchers stopped fetching.
+      await until(
+        `the watcher to announce ${name} after failover ${round}`,
+        () => (shown().some((t) => t.startsWith(`Instance ${name}: running`)) ? true : undefined),
+        30_000,
+        100,
+      );
+    }
+    for (const name of made) {
+      expect(shown().filter((t) => t.startsWith(`Instance ${name}: `))).toHaveLength(1);
+    }
+  }, 240_000);
+});
