@@ -3,7 +3,7 @@ import type { WebClient } from '@slack/web-api';
 import type { RouteTable } from '../cloud/routes.js';
 import type { Shape } from '../cloud/shape.js';
 import type { GpuCommand } from '../commands/registry.js';
-import type { HomeDeps, HomePublisher } from '../home/home-deps.js';
+import type { HomePublisher } from '../home/home-deps.js';
 import type { GpuQueue } from '../jobs/queue.js';
 import type { Logger } from '../log/logger.js';
 import type { Guardrails } from '../policy/guardrails.js';
