@@ -288,7 +288,13 @@ async function stepBreakdown(
       ),
     );
     await time('commit snapshot, messages and ledger (JSON, Redis)', () =>
-      snapshots.commit(projectId, stored.version, next, [CHANNEL], entries, ledger),
+      snapshots.commit(projectId, stored.version, next, [CHANNEL], entries, {
+        ledger,
+        changed: {
+          set: found.filter((c) => c.type !== 'gone').map((c) => c.resource.key),
+          gone: found.filter((c) => c.type === 'gone').map((c) => c.resource.key),
+        },
+      }),
     );
   }
   return Object.entries(phases).map(([phase, values]) => ({

@@ -51,6 +51,34 @@ export const projectSnapshotSchema = z.object({
 });
 export type ProjectSnapshot = z.infer<typeof projectSnapshotSchema>;
 
+// The resources of a snapshot as an array too, kept beside the record by whoever builds it (a look's
+// listing, a read from Redis): walking a record of 10,000 keys with for-in or Object.keys sorts its
+// keys on every walk, and a look walks its resources several times. A snapshot's record is not
+// changed once built, except by the diff, which keeps the array in step.
+const listsOf = new WeakMap<object, WatchedResource[]>();
+
+/** Registers `list` (the record's resources, in any order) as the record's array. */
+export function withList(
+  resources: Record<string, WatchedResource>,
+  list: WatchedResource[],
+): Record<string, WatchedResource> {
+  listsOf.set(resources, list);
+  return resources;
+}
+
+/**
+ * The resources of a record as an array, the very one registered if any: code that puts another
+ * object under a key (the diff handing on an equal one) must put it in the array too.
+ */
+export function resourceList(resources: Readonly<Record<string, WatchedResource>>): WatchedResource[] {
+  let list = listsOf.get(resources);
+  if (!list) {
+    list = Object.values(resources);
+    listsOf.set(resources, list);
+  }
+  return list;
+}
+
 export interface StoredSnapshot {
   /** 0 when there is none yet: the next commit records the baseline. */
   readonly version: number;
@@ -70,6 +98,17 @@ export interface Backoff {
   readonly reason: string;
 }
 
+/** What a look knows besides its snapshot. */
+export interface CommitExtras {
+  /** Spend to add to the ledger with the snapshot. */
+  readonly ledger?: LedgerChange;
+  /**
+   * The resources of `next` that are not the read snapshot's objects, and those gone (the poller's
+   * diff knows them): the store then need not compare the fleet again.
+   */
+  readonly changed?: { readonly set: readonly string[]; readonly gone: readonly string[] };
+}
+
 export interface SnapshotStore extends Ledger {
   read(projectId: string): Promise<StoredSnapshot>;
   /**
@@ -84,7 +123,7 @@ export interface SnapshotStore extends Ledger {
     next: ProjectSnapshot,
     targets: readonly string[],
     entries: readonly NewOutboxEntry[],
-    ledger?: LedgerChange,
+    extras?: CommitExtras,
   ): Promise<CommitResult>;
   drop(projectId: string): Promise<void>;
   backoff(projectId: string): Promise<Backoff | undefined>;
@@ -153,16 +192,18 @@ function knownSnapshots(redis: Redis, prefix: string): Map<string, KnownSnapshot
 /** The resources stored one per field, each checked; undefined if any is unreadable. */
 function parseResources(flat: Readonly<Record<string, string>>): ProjectSnapshot['resources'] | undefined {
   const resources: Record<string, WatchedResource> = {};
+  const list: WatchedResource[] = [];
   for (const [key, raw] of Object.entries(flat)) {
     try {
       const parsed = watchedResourceSchema.safeParse(JSON.parse(raw));
       if (!parsed.success) return undefined;
       resources[key] = parsed.data;
+      list.push(parsed.data);
     } catch {
       return undefined;
     }
   }
-  return resources;
+  return withList(resources, list);
 }
 
 function parseLegacy(data: string): ProjectSnapshot | undefined {
@@ -175,22 +216,30 @@ function parseLegacy(data: string): ProjectSnapshot | undefined {
 }
 
 /** What to write: every resource, or those not handed on by identity and those gone. */
-function resourceWrites(previous: KnownSnapshot | undefined, next: ProjectSnapshot): (string | number)[] {
+function resourceWrites(
+  previous: KnownSnapshot | undefined,
+  next: ProjectSnapshot,
+  changed: CommitExtras['changed'],
+): (string | number)[] {
   const before = previous && !previous.legacy ? previous.snapshot.resources : undefined;
+  if (before && changed) {
+    const out: (string | number)[] = ['delta', changed.set.length];
+    for (const key of changed.set) out.push(key, JSON.stringify(next.resources[key]));
+    out.push(changed.gone.length);
+    for (const key of changed.gone) out.push(key);
+    return out;
+  }
   const set: string[] = [];
   let kept = 0;
-  for (const key in next.resources) {
-    const resource = next.resources[key]!;
-    const old = before?.[key];
+  for (const resource of resourceList(next.resources)) {
+    const old = before?.[resource.key];
     if (old !== undefined) kept++;
-    if (old !== resource) set.push(key, JSON.stringify(resource));
+    if (old !== resource) set.push(resource.key, JSON.stringify(resource));
   }
   const gone: string[] = [];
-  if (before) {
-    let count = 0;
-    for (const _ in before) count++;
-    // Only when some resource of the previous snapshot is not listed any more.
-    if (count > kept) for (const key in before) if (!(key in next.resources)) gone.push(key);
+  // Only when some resource of the previous snapshot is not listed any more.
+  if (before && resourceList(before).length > kept) {
+    for (const r of resourceList(before)) if (!(r.key in next.resources)) gone.push(r.key);
   }
   const out: (string | number)[] = [before ? 'delta' : 'all', set.length / 2];
   for (const v of set) out.push(v);
@@ -241,11 +290,12 @@ export function createSnapshotStore(store: Pick<Store, 'redis' | 'prefix'>): Sna
       return { version: Number(version ?? 0), snapshot };
     },
 
-    async commit(projectId, expected, next, targets, entries, ledger) {
+    async commit(projectId, expected, next, targets, entries, extras = {}) {
+      const { ledger, changed } = extras;
       // Typed by the caller and checked where it is read back: a schema pass here cost most of a large
       // fleet's commit (10,000 instances: about 40 ms).
       const mine = known.get(projectId);
-      const writes = resourceWrites(mine?.version === String(expected) ? mine : undefined, next);
+      const writes = resourceWrites(mine?.version === String(expected) ? mine : undefined, next, changed);
       const stamp = randomBytes(9).toString('base64url');
       const push = pushManyArgs(prefix, entries.length > 0 ? targets : [], entries);
       const keys = [

@@ -7,7 +7,7 @@ import type {
   SlurmCluster,
   SlurmNodePool,
 } from '../cloud/index.js';
-import type { WatchedResource } from '../store/watch-snapshots.js';
+import { type WatchedResource, withList } from '../store/watch-snapshots.js';
 
 // One look at a project for the state watcher, with list calls only: instances, Kubernetes and Slurm
 // clusters, and their node pools with their nodes, where the shape has them. The number of calls does
@@ -141,8 +141,12 @@ export async function collectResources(
   };
   // Filled in place: a fleet of 10,000 machines should not cost intermediate arrays of entries.
   const resources: Record<string, WatchedResource> = {};
+  const list: WatchedResource[] = [];
+  // A listing that names a resource twice keeps its first entry.
   const add = (r: WatchedResource) => {
+    if (r.key in resources) return;
     resources[r.key] = r;
+    list.push(r);
   };
 
   const instancesP = cloud.supports('listInstances')
@@ -177,5 +181,5 @@ export async function collectResources(
       for (const p of pools) add(slurmPoolResource(p, slurm.length === 1 ? slurm[0]!.name : undefined));
     }
   }
-  return { resources, calls };
+  return { resources: withList(resources, list), calls };
 }

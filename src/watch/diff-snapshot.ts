@@ -1,4 +1,4 @@
-import type { WatchedKind, WatchedResource } from '../store/watch-snapshots.js';
+import { resourceList, type WatchedKind, type WatchedResource } from '../store/watch-snapshots.js';
 
 // What changed between two polls of a project, resource by resource: appeared, changed (which fields,
 // which nodes), or gone. The poller feeds it the stored snapshot and the fresh listing; the one thing it
@@ -117,17 +117,20 @@ export function diffSnapshots(
 ): ResourceChange[] {
   const changes: ResourceChange[] = [];
   let kept = 0;
-  for (const key in next) {
-    const resource = next[key]!;
-    const before = previous[key];
+  const list = resourceList(next);
+  for (let i = 0; i < list.length; i++) {
+    const resource = list[i]!;
+    const before = previous[resource.key];
     if (!before) {
       changes.push({ type: 'appeared', resource });
       continue;
     }
     // Most resources did not change: say so without building the field and node lists.
     kept++;
-    if (before === resource || unchanged(before, resource)) {
-      next[key] = before;
+    if (before === resource) continue;
+    if (unchanged(before, resource)) {
+      next[resource.key] = before;
+      list[i] = before;
       continue;
     }
     const fields = fieldChanges(before, resource);
@@ -137,12 +140,9 @@ export function diffSnapshots(
     }
   }
   // Every resource of `previous` still listed was met above: look for the gone ones only if some are.
-  let previousCount = 0;
-  for (const _ in previous) previousCount++;
-  if (previousCount > kept) {
-    for (const key in previous) {
-      if (!(key in next)) changes.push({ type: 'gone', resource: previous[key]! });
-    }
+  const previousList = resourceList(previous);
+  if (previousList.length > kept) {
+    for (const r of previousList) if (!(r.key in next)) changes.push({ type: 'gone', resource: r });
   }
   return changes.sort((a, b) => compareResources(a.resource, b.resource));
 }

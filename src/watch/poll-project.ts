@@ -1,7 +1,12 @@
 import { CloudApiError, CloudNetworkError, CloudTimeoutError } from '../cloud/index.js';
 import { classifyFailure } from '../commands/kit/job-errors.js';
 import type { NewOutboxEntry } from '../store/watch-outbox.js';
-import { createSnapshotStore, type LedgerChange, type ProjectSnapshot } from '../store/watch-snapshots.js';
+import {
+  createSnapshotStore,
+  type LedgerChange,
+  type ProjectSnapshot,
+  resourceList,
+} from '../store/watch-snapshots.js';
 import { createWatchSubscriptions } from '../store/watch-subscriptions.js';
 import { collectResources } from './collect-resources.js';
 import { diffSnapshots, type ResourceChange } from './diff-snapshot.js';
@@ -93,7 +98,14 @@ export async function pollProject(
   } catch (err) {
     deps.log.warn({ err, projectId }, 'could not add to the spend ledger');
   }
-  const result = await snapshots.commit(projectId, stored.version, next, targets, entries, ledger);
+  const changed = {
+    set: changes.filter((c) => c.type !== 'gone').map((c) => c.resource.key),
+    gone: changes.filter((c) => c.type === 'gone').map((c) => c.resource.key),
+  };
+  const result = await snapshots.commit(projectId, stored.version, next, targets, entries, {
+    ...(ledger ? { ledger } : {}),
+    ...(stored.snapshot ? { changed } : {}),
+  });
   if (!result.committed) return { status: 'lost', calls: collected.calls };
   await startDrains(deps, result.kicked);
   // Only the replica that committed tells the owners, so each change refreshes a Home once.
@@ -101,7 +113,7 @@ export async function pollProject(
     deps.log.warn({ err, projectId }, 'could not refresh Home tabs'),
   );
   if (!stored.snapshot) {
-    return { status: 'baseline', resources: Object.keys(next.resources).length, calls: collected.calls };
+    return { status: 'baseline', resources: resourceList(next.resources).length, calls: collected.calls };
   }
   return { status: 'committed', changes: changes.length, calls: collected.calls };
 }

@@ -3,7 +3,13 @@ import { type CostEstimate, estimateMachines, gpusOfType, type PriceBook } from 
 import { readCatalog } from '../store/catalog-cache.js';
 import { periodsOf } from '../store/ledger-periods.js';
 import type { Store } from '../store/store.js';
-import type { LedgerChange, Opening, ProjectSnapshot, WatchedResource } from '../store/watch-snapshots.js';
+import {
+  type LedgerChange,
+  type Opening,
+  type ProjectSnapshot,
+  resourceList,
+  type WatchedResource,
+} from '../store/watch-snapshots.js';
 import type { ResourceChange } from './diff-snapshot.js';
 
 export { periodsOf };
@@ -36,8 +42,7 @@ function runningTypes(snapshot: ProjectSnapshot): ReadonlyMap<string, number> {
   let counts = runningByType.get(snapshot);
   if (!counts) {
     const byType = new Map<string, number>();
-    for (const key in snapshot.resources) {
-      const r = snapshot.resources[key]!;
+    for (const r of resourceList(snapshot.resources)) {
       if (r.kind === 'instance' && r.fields.state === 'running') {
         const type = r.fields.type ?? '';
         byType.set(type, (byType.get(type) ?? 0) + 1);
@@ -45,6 +50,25 @@ function runningTypes(snapshot: ProjectSnapshot): ReadonlyMap<string, number> {
     }
     counts = byType;
     runningByType.set(snapshot, counts);
+  }
+  return counts;
+}
+
+/** The running counts after `changes`, from those before: the next look need not count the fleet again. */
+function nextRunningTypes(
+  before: ReadonlyMap<string, number>,
+  changes: readonly ResourceChange[],
+): ReadonlyMap<string, number> {
+  const counts = new Map(before);
+  const add = (r: WatchedResource | undefined, n: number) => {
+    if (!r || !isRunning(r)) return;
+    const type = r.fields.type ?? '';
+    counts.set(type, (counts.get(type) ?? 0) + n);
+  };
+  for (const c of changes) {
+    if (c.type === 'changed') add(c.previous, -1);
+    if (c.type === 'gone') add(c.resource, -1);
+    else add(c.resource, 1);
   }
   return counts;
 }
@@ -85,7 +109,7 @@ export function ledgerChange(
       usd: 0,
       gpuHours: 0,
       hours: 0,
-      openBefore: openings(Object.values(next.resources), prices.pricing),
+      openBefore: openings(resourceList(next.resources), prices.pricing),
       close: [],
       open: [],
     };
@@ -111,6 +135,7 @@ export function ledgerChange(
     if (wasRunning && !isNowRunning) close.push(before.id);
     if (isNowRunning && !wasRunning) started.push(after);
   }
+  runningByType.set(next, nextRunningTypes(runningTypes(previous), changes));
   return {
     day,
     month,
@@ -118,7 +143,7 @@ export function ledgerChange(
     usd,
     gpuHours,
     hours,
-    openBefore: previousDay !== day ? openings(Object.values(previous.resources), prices.pricing) : [],
+    openBefore: previousDay !== day ? openings(resourceList(previous.resources), prices.pricing) : [],
     close,
     open: openings(started, prices.pricing),
   };

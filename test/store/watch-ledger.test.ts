@@ -56,7 +56,7 @@ async function look(at: number, found: WatchedResource[], project = PROJECT) {
   };
   const changes = stored.snapshot ? diffSnapshots(stored.snapshot.resources, next.resources) : [];
   const ledger = ledgerChange(stored.snapshot, changes, next, PRICES, 'UTC');
-  expect((await snaps.commit(project, stored.version, next, ['C1'], [], ledger)).committed).toBe(true);
+  expect((await snaps.commit(project, stored.version, next, ['C1'], [], { ledger })).committed).toBe(true);
   return changes;
 }
 
@@ -164,7 +164,7 @@ describe('the spend ledger, kept as intervals', () => {
     );
     const next: ProjectSnapshot = { v: 1, polledAt: Date.parse('2026-11-25T10:00:00Z'), resources };
     const ledger = ledgerChange(undefined, [], next, PRICES, 'UTC');
-    expect((await snaps.commit(project, 0, next, ['C4'], [], ledger)).committed).toBe(true);
+    expect((await snaps.commit(project, 0, next, ['C4'], [], { ledger })).committed).toBe(true);
     expect(await redis.hlen(`${store.prefix}:{watch}:snapres:${project}`)).toBe(100_000);
   });
 });
