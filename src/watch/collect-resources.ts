@@ -118,6 +118,35 @@ function slurmPoolResource(p: SlurmNodePool, cluster: string | undefined): Watch
   };
 }
 
+export interface ResourceSet {
+  readonly add: (r: WatchedResource) => void;
+  /** The record, with its array registered beside it (store/watch-snapshots.ts). */
+  readonly done: () => Record<string, WatchedResource>;
+}
+
+/** A look's resources being gathered, filled in place; a listing that names one twice keeps the first. */
+export function resourceSet(): ResourceSet {
+  const resources: Record<string, WatchedResource> = {};
+  const list: WatchedResource[] = [];
+  return {
+    add: (r) => {
+      if (r.key in resources) return;
+      resources[r.key] = r;
+      list.push(r);
+    },
+    done: () => withList(resources, list),
+  };
+}
+
+/** The listed instances as the watcher compares them, unchanged ones as the previous look's objects. */
+export function addInstances(
+  set: ResourceSet,
+  instances: readonly Instance[],
+  previous?: Readonly<Record<string, WatchedResource>>,
+): void {
+  for (const i of instances) set.add(instanceResource(i, previous));
+}
+
 /** Whether the shape lists pools per cluster (a `{clusterId}` in the route) or all at once. */
 function nestedPools(cloud: InfraClient, op: 'listK8sNodePools' | 'listSlurmNodePools'): boolean {
   return cloud.routes[op]?.path.includes('{clusterId}') ?? false;
@@ -139,15 +168,8 @@ export async function collectResources(
     calls++;
     return p;
   };
-  // Filled in place: a fleet of 10,000 machines should not cost intermediate arrays of entries.
-  const resources: Record<string, WatchedResource> = {};
-  const list: WatchedResource[] = [];
-  // A listing that names a resource twice keeps its first entry.
-  const add = (r: WatchedResource) => {
-    if (r.key in resources) return;
-    resources[r.key] = r;
-    list.push(r);
-  };
+  const set = resourceSet();
+  const add = set.add;
 
   const instancesP = cloud.supports('listInstances')
     ? counted(cloud.listInstances(call))
@@ -157,7 +179,7 @@ export async function collectResources(
     ? counted(cloud.listSlurmClusters(call))
     : Promise.resolve([]);
   const [instances, k8s, slurm] = await Promise.all([instancesP, k8sP, slurmP]);
-  for (const i of instances) add(instanceResource(i, previous));
+  addInstances(set, instances, previous);
   for (const c of k8s) add(k8sClusterResource(c));
   for (const c of slurm) add(slurmClusterResource(c));
 
@@ -181,5 +203,5 @@ export async function collectResources(
       for (const p of pools) add(slurmPoolResource(p, slurm.length === 1 ? slurm[0]!.name : undefined));
     }
   }
-  return { resources: withList(resources, list), calls };
+  return { resources: set.done(), calls };
 }
