@@ -2,9 +2,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Cluster } from 'ioredis';
+import type { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readCatalog } from '../../src/store/catalog-cache.js';
 import { CLUSTER_STORE_PREFIX, createStore, type Store } from '../../src/store/store.js';
 import { createSnapshotStore } from '../../src/store/watch-snapshots.js';
 import { until } from '../support/gpuops-process.js';
@@ -49,17 +48,9 @@ describe('Redis Cluster: end to end and watchers, and a primary killed in the mi
       stalledIntervalMs: 2_000,
       workerConcurrency: 8,
     });
-    redis = new Cluster(
-      cluster.addresses.split(',').map((a) => ({ host: '127.0.0.1', port: Number(a.split(':')[1]) })),
-      { redisOptions: { maxRetriesPerRequest: 1 } },
-    );
-    redis.on('error', () => {});
+    redis = cluster.connect();
     store = createStore(redis as never, CLUSTER_STORE_PREFIX);
-    await until(
-      async () => (await readCatalog(store, rig.sim.info.projectId))?.catalog.configurations,
-      'the price list',
-      20_000,
-    );
+    await rig.catalogue(store);
   }, 120_000);
 
   afterAll(async () => {

@@ -1,9 +1,8 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Cluster, Redis } from 'ioredis';
+import { type Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readCatalog } from '../../src/store/catalog-cache.js';
 import { CLUSTER_STORE_PREFIX, createStore, type Store } from '../../src/store/store.js';
 import { createSnapshotStore } from '../../src/store/watch-snapshots.js';
 import type { PrivateRedis } from '../../src/sys/private-redis.js';
@@ -38,11 +37,7 @@ interface Replicated {
 
 async function onCluster(): Promise<Replicated> {
   const cluster = await startRedisCluster();
-  const redis = new Cluster(
-    cluster.addresses.split(',').map((a) => ({ host: '127.0.0.1', port: Number(a.split(':')[1]) })),
-    { redisOptions: { maxRetriesPerRequest: 1 } },
-  );
-  redis.on('error', () => {});
+  const redis = cluster.connect();
   return {
     env: { REDIS_CLUSTER_NODES: cluster.addresses },
     redis,
@@ -88,11 +83,7 @@ async function synced(node: PrivateRedis, what: string): Promise<void> {
 
 async function onSentinel(): Promise<Replicated> {
   const set = await startSentinelSet();
-  const sentinels = set.sentinels
-    .split(',')
-    .map((p) => ({ host: '127.0.0.1', port: Number(p.split(':')[1]) }));
-  const redis = new Redis({ sentinels, name: MASTER, maxRetriesPerRequest: 1 });
-  redis.on('error', () => {});
+  const redis = set.connect();
   return {
     env: { REDIS_SENTINELS: set.sentinels, REDIS_SENTINEL_MASTER: MASTER },
     redis,
@@ -138,11 +129,7 @@ describe.each([
       lockDurationMs: 10_000,
       stalledIntervalMs: 2_000,
     });
-    await until(
-      'the price list',
-      async () => (await readCatalog(replicated.store, rig.sim.info.projectId))?.catalog.configurations,
-      20_000,
-    );
+    await rig.catalogue(replicated.store);
   }, 120_000);
 
   afterAll(async () => {

@@ -1,7 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readCatalog } from '../../src/store/catalog-cache.js';
 import { createStore } from '../../src/store/store.js';
 import { until } from '../support/gpuops-process.js';
 import { checkOutageAnswers, sendThroughOutage } from './support/outage-answers.js';
@@ -41,18 +40,8 @@ describe('Redis Sentinel: the primary killed in the middle of a run', () => {
       stalledIntervalMs: 2_000,
       workerConcurrency: 8,
     });
-    redis = new Redis({
-      sentinels: set.sentinels.split(',').map((p) => ({ host: '127.0.0.1', port: Number(p.split(':')[1]) })),
-      name: MASTER,
-      maxRetriesPerRequest: 1,
-    });
-    redis.on('error', () => {});
-    const store = createStore(redis);
-    await until(
-      async () => (await readCatalog(store, rig.sim.info.projectId))?.catalog.configurations,
-      'the price list',
-      20_000,
-    );
+    redis = set.connect();
+    await rig.catalogue(createStore(redis));
   }, 120_000);
 
   afterAll(async () => {

@@ -12,7 +12,7 @@ import { QUEUE_NAME, QUEUE_PREFIX } from '../../../src/jobs/queue.js';
 import { createLogger, type Logger } from '../../../src/log/logger.js';
 import { type RunningSim, type SimOptions, startSim } from '../../../src/sim/start-sim.js';
 import { readCatalog } from '../../../src/store/catalog-cache.js';
-import { createStore } from '../../../src/store/store.js';
+import { createStore, type Store } from '../../../src/store/store.js';
 import { type PrivateRedis, startPrivateRedis } from '../../../src/sys/private-redis.js';
 import { type GpuopsProcess, spawnScript } from '../../support/gpuops-process.js';
 import { localEnv } from '../../support/local-env.js';
@@ -76,8 +76,11 @@ export interface Rig {
    * gpuops variable). Resolves once it is ready (or standing by, with BOT_WAIT_FOR_GO).
    */
   spawn(knobs: Readonly<Record<string, string>>): Promise<BotProcess>;
-  /** Waits until the first catalogue refresh cached the price list (creates and starts need it). */
-  catalogue(timeoutMs?: number): Promise<void>;
+  /**
+   * Waits until the first catalogue refresh cached the price list (creates and starts need it), in
+   * `store`: the rig's own Redis unless a test runs gpuops on a Redis of its own (Sentinel, Cluster).
+   */
+  catalogue(store?: Store, timeoutMs?: number): Promise<void>;
   /** Request jobs (not the bot's own scheduled ones) still waiting, active or delayed. */
   pendingRequests(): Promise<number>;
   close(): Promise<void>;
@@ -169,8 +172,7 @@ export async function startRig(options: RigOptions = {}): Promise<Rig> {
         },
       });
     },
-    async catalogue(timeoutMs = 20_000) {
-      const store = createStore(redis);
+    async catalogue(store = createStore(redis), timeoutMs = 20_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const entry = await readCatalog(store, sim.info.projectId);
