@@ -2,13 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { Dispatcher } from 'undici';
 import { SNAPSHOT_COMMAND } from '../cli-options/commands.js';
-import {
-  CliUsageError,
-  optionValue,
-  parseCli,
-  renderCommandHelp,
-  usageErrorText,
-} from '../cli-options/options.js';
+import { CliUsageError, optionValue, parseCli, readCommandArgs } from '../cli-options/options.js';
 import { ConfigError, parseConfig } from '../config.js';
 import { AppError, asAppError } from '../errors.js';
 import { createMetricCatalog, isMetricName, METRIC_NAMES, parseSeriesOverrides } from '../metrics/catalog.js';
@@ -49,18 +43,9 @@ export async function runSnapshot(
   env: Record<string, string | undefined>,
   io: SnapshotIo = { stdout: process.stdout, stderr: process.stderr },
 ): Promise<number> {
-  let parsed: ReturnType<typeof parse>;
-  try {
-    parsed = parse(args);
-  } catch (err) {
-    if (!(err instanceof CliUsageError)) throw err;
-    io.stderr.write(usageErrorText(SNAPSHOT_COMMAND, err.message));
-    return 2;
-  }
-  if (parsed === 'help') {
-    io.stdout.write(renderCommandHelp(SNAPSHOT_COMMAND));
-    return 0;
-  }
+  const read = readCommandArgs(SNAPSHOT_COMMAND, () => parse(args), io);
+  if ('exit' in read) return read.exit;
+  const parsed = read.options;
   try {
     const config = parseConfig(env, 'metrics');
     const catalog = createMetricCatalog({
