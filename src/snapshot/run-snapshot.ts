@@ -5,9 +5,10 @@ import { SNAPSHOT_COMMAND } from '../cli-options/commands.js';
 import { CliUsageError, optionValue, parseCli, readCommandArgs } from '../cli-options/options.js';
 import { ConfigError, parseConfig } from '../config.js';
 import { AppError, asAppError } from '../errors.js';
-import { createMetricCatalog, isMetricName, METRIC_NAMES, parseSeriesOverrides } from '../metrics/catalog.js';
+import { isMetricName, METRIC_NAMES } from '../metrics/catalog.js';
 import { metricsTokenProvider } from '../metrics/metrics-auth.js';
 import { createMetricsClient } from '../metrics/metrics-client.js';
+import { metricCatalogOf, metricsAuthOf } from '../metrics/metrics-from-config.js';
 import { findChartFonts } from '../sys/fonts.js';
 import { takeSnapshot } from './take-snapshot.js';
 
@@ -48,20 +49,11 @@ export async function runSnapshot(
   const parsed = read.options;
   try {
     const config = parseConfig(env, 'metrics');
-    const catalog = createMetricCatalog({
-      instanceLabel: config.METRICS_INSTANCE_LABEL,
-      nameLabel: config.METRICS_NAME_LABEL,
-      series: parseSeriesOverrides(config.METRICS_SERIES),
-    });
+    const catalog = metricCatalogOf(config);
     const client = createMetricsClient({
       baseUrl: config.METRICS_URL!,
       tokens: metricsTokenProvider({
-        metricsUrl: config.METRICS_URL!,
-        apiKey: config.METRICS_API_KEY,
-        clientId: config.METRICS_CLIENT_ID,
-        clientSecret: config.METRICS_CLIENT_SECRET,
-        authUrl: config.METRICS_AUTH_URL,
-        audience: config.METRICS_AUDIENCE,
+        ...metricsAuthOf(config),
         ...(io.dispatcher ? { dispatcher: io.dispatcher } : {}),
       }),
       ...(io.dispatcher ? { dispatcher: io.dispatcher } : {}),
