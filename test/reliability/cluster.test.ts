@@ -1,6 +1,3 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,7 +7,7 @@ import { until } from '../support/gpuops-process.js';
 import { checkOutageAnswers, sendThroughOutage } from './support/outage-answers.js';
 import { type RedisCluster, startRedisCluster } from './support/redis-cluster.js';
 import type { Bot, Rig } from './support/reliability-rig.js';
-import { finalOf, messageOf, slash, startRig, TYPE, UNLIMITED_POLICY } from './support/reliability-rig.js';
+import { finalOf, messageOf, slash, startRig, TYPE, WATCHING_POLICY } from './support/reliability-rig.js';
 
 // Redis Cluster on real servers: three primaries, three replicas. gpuops runs on it end to end (the
 // queue under the `{gpuops}` hash tag, the store under `{gpuops}` too, so every script and transaction
@@ -33,14 +30,11 @@ describe('Redis Cluster: end to end and watchers, and a primary killed in the mi
   let bot: Bot;
   let redis: Cluster;
   let store: Store;
-  let policyDir: string;
 
   beforeAll(async () => {
     cluster = await startRedisCluster();
     rig = await startRig({ sim: { transitionMs: 100 } });
-    policyDir = await mkdtemp(join(tmpdir(), 'gpuops-cluster-policy-'));
-    const policy = join(policyDir, 'policy.yaml');
-    await writeFile(policy, `watch:\n  poll_every: 1s\n${UNLIMITED_POLICY}`);
+    const policy = await rig.policy(WATCHING_POLICY);
     const env = { REDIS_CLUSTER_NODES: cluster.addresses, REDIS_WAIT_MS: '300', GPUOPS_POLICY: policy };
     bot = await rig.start('all', {
       env,
@@ -57,7 +51,6 @@ describe('Redis Cluster: end to end and watchers, and a primary killed in the mi
     redis?.disconnect();
     await rig?.close();
     await cluster?.close();
-    if (policyDir) await rm(policyDir, { recursive: true, force: true });
   });
 
   it('keeps the queue and the store each in one slot, on one shard', async () => {

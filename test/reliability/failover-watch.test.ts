@@ -1,6 +1,3 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { type Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLUSTER_STORE_PREFIX, createStore, type Store } from '../../src/store/store.js';
@@ -9,7 +6,7 @@ import type { PrivateRedis } from '../../src/sys/private-redis.js';
 import { until } from '../support/until.js';
 import { startRedisCluster } from './support/redis-cluster.js';
 import type { Bot, Rig } from './support/reliability-rig.js';
-import { finalOf, messageOf, slash, startRig, TYPE, UNLIMITED_POLICY } from './support/reliability-rig.js';
+import { finalOf, messageOf, slash, startRig, TYPE, WATCHING_POLICY } from './support/reliability-rig.js';
 import { MASTER, startSentinelSet } from './support/sentinel.js';
 
 // Issue 17: the workers, idle between two looks when the primary under them is killed, must go on
@@ -116,14 +113,11 @@ describe.each([
   let replicated: Replicated;
   let rig: Rig;
   let bot: Bot;
-  let policyDir: string;
 
   beforeAll(async () => {
     replicated = await start();
     rig = await startRig({ sim: { transitionMs: 100 } });
-    policyDir = await mkdtemp(join(tmpdir(), 'gpuops-failover-watch-policy-'));
-    const policy = join(policyDir, 'policy.yaml');
-    await writeFile(policy, `watch:\n  poll_every: 1s\n${UNLIMITED_POLICY}`);
+    const policy = await rig.policy(WATCHING_POLICY);
     bot = await rig.start('all', {
       env: { ...replicated.env, REDIS_WAIT_MS: '300', GPUOPS_POLICY: policy },
       lockDurationMs: 10_000,
@@ -135,7 +129,6 @@ describe.each([
   afterAll(async () => {
     await rig?.close();
     await replicated?.close();
-    if (policyDir) await rm(policyDir, { recursive: true, force: true });
   });
 
   it('announces a machine made after each of two failovers, and the request that made it is done', async () => {

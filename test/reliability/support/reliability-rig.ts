@@ -34,6 +34,8 @@ export const TYPE = 'h100-hgx-80gb.1x';
 export const FINAL = /^(Done|Failed):/;
 /** The built-in policy with no rate limits (a policy file of the rig's own). */
 export const UNLIMITED_POLICY = 'rate_limits:\n  per_user: { requests: 0 }\n  per_channel: { requests: 0 }\n';
+/** UNLIMITED_POLICY with watchers looking every second (the watcher tests). */
+export const WATCHING_POLICY = `watch:\n  poll_every: 1s\n${UNLIMITED_POLICY}`;
 
 export interface RigOptions {
   readonly sim?: Partial<SimOptions>;
@@ -65,6 +67,8 @@ export interface Rig {
   /** The environment `gpuops` would read, pointed at this rig. */
   env(extra?: Readonly<Record<string, string>>): Record<string, string>;
   config(extra?: Readonly<Record<string, string>>): Config;
+  /** Writes a policy file of the test's own (removed with the rig); its path is for GPUOPS_POLICY. */
+  policy(yaml: string): Promise<string>;
   /** A bot in this process, with its own connections and a logger that keeps every line. */
   start(
     role: Role,
@@ -113,6 +117,7 @@ export async function startRig(options: RigOptions = {}): Promise<Rig> {
   const policyDir = await mkdtemp(join(tmpdir(), 'gpuops-rig-policy-'));
   const policyFile = join(policyDir, 'policy.yaml');
   await writeFile(policyFile, UNLIMITED_POLICY);
+  let policies = 0;
   const bots: Bot[] = [];
   const children: GpuopsProcess[] = [];
 
@@ -138,6 +143,11 @@ export async function startRig(options: RigOptions = {}): Promise<Rig> {
     redis,
     env,
     config,
+    async policy(yaml) {
+      const file = join(policyDir, `policy-${++policies}.yaml`);
+      await writeFile(file, yaml);
+      return file;
+    },
     async start(role, startOptions = {}) {
       const { env: extra, logLevel, ...botOptions } = startOptions;
       const logLines: string[] = [];
