@@ -1,11 +1,10 @@
 import { CLI_COMMANDS, START_COMMAND, WEB_COMMAND, WORKER_COMMAND } from './cli-options/commands.js';
 import {
   type CliCommand,
-  CliUsageError,
   parseCli,
+  readCommandArgs,
   renderCommandHelp,
   renderOverview,
-  usageErrorText,
 } from './cli-options/options.js';
 
 // The `gpuops` command: one subcommand per role or tool (their names and flags are a public interface:
@@ -20,18 +19,8 @@ async function runRole(
   role: 'web' | 'worker' | undefined,
   args: string[],
 ): Promise<number> {
-  let parsed: ReturnType<typeof parseCli>;
-  try {
-    parsed = parseCli(spec, args);
-  } catch (err) {
-    if (!(err instanceof CliUsageError)) throw err;
-    process.stderr.write(usageErrorText(spec, err.message));
-    return 2;
-  }
-  if (parsed.help) {
-    process.stdout.write(renderCommandHelp(spec));
-    return 0;
-  }
+  const read = readCommandArgs(spec, () => (parseCli(spec, args).help ? 'help' : args), process);
+  if ('exit' in read) return read.exit;
   return (await import('./app/run-bot.js')).runBot(role);
 }
 

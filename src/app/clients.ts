@@ -11,9 +11,9 @@ import {
 } from '../cloud/index.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../log/logger.js';
-import { createMetricCatalog, parseSeriesOverrides } from '../metrics/catalog.js';
 import { metricsTokenProvider } from '../metrics/metrics-auth.js';
 import { createMetricsClient } from '../metrics/metrics-client.js';
+import { metricCatalogOf, metricsAuthOf } from '../metrics/metrics-from-config.js';
 import type { BotMetrics } from '../obs/bot-metrics.js';
 import { createDependencyHealth, type DependencyHealth } from '../obs/dependency-health.js';
 import type { SnapshotDeps } from '../snapshot/take-snapshot.js';
@@ -105,14 +105,7 @@ export function createCloudClients(
 function metricsClientOf(config: Config, options: { timeoutMs?: number; dispatcher?: Dispatcher } = {}) {
   return createMetricsClient({
     baseUrl: config.METRICS_URL!,
-    tokens: metricsTokenProvider({
-      metricsUrl: config.METRICS_URL!,
-      apiKey: config.METRICS_API_KEY,
-      clientId: config.METRICS_CLIENT_ID,
-      clientSecret: config.METRICS_CLIENT_SECRET,
-      authUrl: config.METRICS_AUTH_URL,
-      audience: config.METRICS_AUDIENCE,
-    }),
+    tokens: metricsTokenProvider(metricsAuthOf(config)),
     ...options,
   });
 }
@@ -140,11 +133,7 @@ function snapshotDeps(config: Config, log: Logger): SnapshotDeps | undefined {
   }
   return {
     client: metricsClientOf(config),
-    catalog: createMetricCatalog({
-      instanceLabel: config.METRICS_INSTANCE_LABEL,
-      nameLabel: config.METRICS_NAME_LABEL,
-      series: parseSeriesOverrides(config.METRICS_SERIES),
-    }),
+    catalog: metricCatalogOf(config),
     fonts: { fontFiles: fonts.files, fontFamily: fonts.family },
   };
 }

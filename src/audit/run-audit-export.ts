@@ -6,13 +6,7 @@ import { finished } from 'node:stream/promises';
 import { Cluster, Redis } from 'ioredis';
 import { redisTargetOf } from '../app/redis-connections.js';
 import { AUDIT_EXPORT_COMMAND } from '../cli-options/commands.js';
-import {
-  CliUsageError,
-  optionValue,
-  parseCli,
-  renderCommandHelp,
-  usageErrorText,
-} from '../cli-options/options.js';
+import { optionValue, parseCli, readCommandArgs } from '../cli-options/options.js';
 import { ConfigError, parseConfig } from '../config.js';
 import { AppError, ErrorCode } from '../errors.js';
 import { createLogger, redactText } from '../log/logger.js';
@@ -41,18 +35,9 @@ export async function runAuditExport(
   env: Record<string, string | undefined>,
   io: AuditExportIo = { stdout: process.stdout, stderr: process.stderr },
 ): Promise<number> {
-  let parsed: ReturnType<typeof parse>;
-  try {
-    parsed = parse(args);
-  } catch (err) {
-    if (!(err instanceof CliUsageError)) throw err;
-    io.stderr.write(usageErrorText(AUDIT_EXPORT_COMMAND, err.message));
-    return 2;
-  }
-  if (parsed === 'help') {
-    io.stdout.write(renderCommandHelp(AUDIT_EXPORT_COMMAND));
-    return 0;
-  }
+  const read = readCommandArgs(AUDIT_EXPORT_COMMAND, () => parse(args), io);
+  if ('exit' in read) return read.exit;
+  const parsed = read.options;
   let redis: Redis | undefined;
   try {
     const config = parseConfig(env, 'none');

@@ -276,3 +276,33 @@ export function usageErrorText(command: CliCommand, message: string): string {
     '',
   ].join('\n');
 }
+
+/** Where a subcommand writes its help and its usage errors. */
+export interface CliOutput {
+  readonly stdout: { write(text: string): unknown };
+  readonly stderr: { write(text: string): unknown };
+}
+
+/**
+ * Reads a subcommand's arguments with `parse` (which throws CliUsageError for a wrong command line):
+ * `--help` prints its help and exits 0, a usage error prints the reason and its usage and exits 2.
+ */
+export function readCommandArgs<T>(
+  command: CliCommand,
+  parse: () => T | 'help',
+  io: CliOutput,
+): { readonly options: T } | { readonly exit: 0 | 2 } {
+  let parsed: T | 'help';
+  try {
+    parsed = parse();
+  } catch (err) {
+    if (!(err instanceof CliUsageError)) throw err;
+    io.stderr.write(usageErrorText(command, err.message));
+    return { exit: 2 };
+  }
+  if (parsed === 'help') {
+    io.stdout.write(renderCommandHelp(command));
+    return { exit: 0 };
+  }
+  return { options: parsed };
+}

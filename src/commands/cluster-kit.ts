@@ -13,13 +13,30 @@ export const CLUSTER_ARG = 'the cluster name or id';
 
 export type ClusterFamily = 'k8s' | 'slurm';
 
-const LIST_CLUSTERS: Readonly<Record<ClusterFamily, Operation>> = {
-  k8s: 'listK8sClusters',
-  slurm: 'listSlurmClusters',
-};
-const LIST_POOLS: Readonly<Record<ClusterFamily, Operation>> = {
-  k8s: 'listK8sNodePools',
-  slurm: 'listSlurmNodePools',
+/** The cloud operations behind what both families do alike. */
+export interface ClusterOperations {
+  readonly listClusters: Operation;
+  readonly deleteCluster: Operation;
+  readonly listPools: Operation;
+  readonly createPool: Operation;
+  readonly deletePool: Operation;
+}
+
+export const CLUSTER_OPERATIONS: Readonly<Record<ClusterFamily, ClusterOperations>> = {
+  k8s: {
+    listClusters: 'listK8sClusters',
+    deleteCluster: 'deleteK8sCluster',
+    listPools: 'listK8sNodePools',
+    createPool: 'createK8sNodePool',
+    deletePool: 'deleteK8sNodePool',
+  },
+  slurm: {
+    listClusters: 'listSlurmClusters',
+    deleteCluster: 'deleteSlurmCluster',
+    listPools: 'listSlurmNodePools',
+    createPool: 'createSlurmNodePool',
+    deletePool: 'deleteSlurmNodePool',
+  },
 };
 
 /** The cluster a subcommand names first. */
@@ -29,7 +46,7 @@ export function readCluster(r: ArgReader, positionals: readonly string[]): strin
 
 /** The listing that turns a cluster name into an id. */
 export const clusterNeed = (family: ClusterFamily, cluster: string): Need[] =>
-  lookupNeed(cluster, LIST_CLUSTERS[family], 'cluster');
+  lookupNeed(cluster, CLUSTER_OPERATIONS[family].listClusters, 'cluster');
 
 /** A subcommand whose one argument is the cluster. */
 export const onCluster = <K extends string>(kind: K) => z.object({ kind: z.literal(kind), cluster: name });
@@ -87,7 +104,12 @@ export function parsePoolRm<K extends string>(r: ArgReader, kind: K) {
 export const poolRmNeeds = (family: ClusterFamily, c: { cluster: string; pool: string }): Need[] => [
   ...(isId(c.pool)
     ? []
-    : [{ requirement: LIST_POOLS[family], hint: 'Give the node pool id instead of its name.' }]),
+    : [
+        {
+          requirement: CLUSTER_OPERATIONS[family].listPools,
+          hint: 'Give the node pool id instead of its name.',
+        },
+      ]),
   ...clusterNeed(family, c.cluster),
 ];
 

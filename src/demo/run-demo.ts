@@ -17,7 +17,7 @@ import { ANSI_STYLE, PLAIN_STYLE, type TerminalStyle } from '../chat/render-term
 import { TerminalChat } from '../chat/terminal-chat.js';
 import { TerminalReceiver } from '../chat/terminal-receiver.js';
 import { DEMO_COMMAND } from '../cli-options/commands.js';
-import { CliUsageError, renderCommandHelp, usageErrorText } from '../cli-options/options.js';
+import { readCommandArgs } from '../cli-options/options.js';
 import { createInfraClient, resolveRoutes, staticToken } from '../cloud/index.js';
 import { unavailableIn } from '../commands/availability.js';
 import { parseCommand } from '../commands/parse-command.js';
@@ -29,7 +29,7 @@ import { type RunningSim, startSim } from '../sim/start-sim.js';
 import { createSlackApp } from '../slack/create-slack-app.js';
 import { ensureBinary } from '../sys/ensure-binary.js';
 import { startPrivateRedis } from '../sys/private-redis.js';
-import { type DemoOptions, parseDemoArgs } from './demo-args.js';
+import { parseDemoArgs } from './demo-args.js';
 import {
   ADA,
   DEMO_BOT_ID,
@@ -67,19 +67,9 @@ export async function runDemo(
   env: Readonly<Record<string, string | undefined>>,
   stdio: DemoStdio = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },
 ): Promise<number> {
-  let options: DemoOptions;
-  try {
-    const parsed = parseDemoArgs(args);
-    if (parsed === 'help') {
-      stdio.stdout.write(renderCommandHelp(DEMO_COMMAND));
-      return 0;
-    }
-    options = parsed;
-  } catch (err) {
-    if (!(err instanceof CliUsageError)) throw err;
-    stdio.stderr.write(usageErrorText(DEMO_COMMAND, err.message));
-    return 2;
-  }
+  const read = readCommandArgs(DEMO_COMMAND, () => parseDemoArgs(args), stdio);
+  if ('exit' in read) return read.exit;
+  const options = read.options;
   const fromFile = options.script !== undefined && options.script !== '-';
   if (fromFile && !(await canRead(options.script!))) {
     stdio.stderr.write(`gpuops demo: cannot read the script file ${options.script}.\n`);

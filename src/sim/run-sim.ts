@@ -4,8 +4,7 @@ import {
   optionSet,
   optionValue,
   parseCli,
-  renderCommandHelp,
-  usageErrorText,
+  readCommandArgs,
   wholeNumber,
 } from '../cli-options/options.js';
 import { SHAPES, type Shape } from '../cloud/shape.js';
@@ -45,19 +44,9 @@ export function parseSimArgs(args: readonly string[]): SimOptions | 'help' {
 }
 
 export async function runSim(args: string[]): Promise<number> {
-  let options: SimOptions;
-  try {
-    const parsed = parseSimArgs(args);
-    if (parsed === 'help') {
-      process.stdout.write(renderCommandHelp(SIM_COMMAND));
-      return 0;
-    }
-    options = parsed;
-  } catch (err) {
-    if (!(err instanceof CliUsageError)) throw err;
-    process.stderr.write(usageErrorText(SIM_COMMAND, err.message));
-    return 2;
-  }
+  const read = readCommandArgs(SIM_COMMAND, () => parseSimArgs(args), process);
+  if ('exit' in read) return read.exit;
+  const options = read.options;
 
   let sim: Awaited<ReturnType<typeof startSim>>;
   try {

@@ -2,18 +2,13 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { Dispatcher } from 'undici';
 import { SNAPSHOT_COMMAND } from '../cli-options/commands.js';
-import {
-  CliUsageError,
-  optionValue,
-  parseCli,
-  renderCommandHelp,
-  usageErrorText,
-} from '../cli-options/options.js';
+import { CliUsageError, optionValue, parseCli, readCommandArgs } from '../cli-options/options.js';
 import { ConfigError, parseConfig } from '../config.js';
 import { AppError, asAppError } from '../errors.js';
-import { createMetricCatalog, isMetricName, METRIC_NAMES, parseSeriesOverrides } from '../metrics/catalog.js';
+import { isMetricName, METRIC_NAMES } from '../metrics/catalog.js';
 import { metricsTokenProvider } from '../metrics/metrics-auth.js';
 import { createMetricsClient } from '../metrics/metrics-client.js';
+import { metricCatalogOf, metricsAuthOf } from '../metrics/metrics-from-config.js';
 import { findChartFonts } from '../sys/fonts.js';
 import { takeSnapshot } from './take-snapshot.js';
 
@@ -49,34 +44,16 @@ export async function runSnapshot(
   env: Record<string, string | undefined>,
   io: SnapshotIo = { stdout: process.stdout, stderr: process.stderr },
 ): Promise<number> {
-  let parsed: ReturnType<typeof parse>;
-  try {
-    parsed = parse(args);
-  } catch (err) {
-    if (!(err instanceof CliUsageError)) throw err;
-    io.stderr.write(usageErrorText(SNAPSHOT_COMMAND, err.message));
-    return 2;
-  }
-  if (parsed === 'help') {
-    io.stdout.write(renderCommandHelp(SNAPSHOT_COMMAND));
-    return 0;
-  }
+  const read = readCommandArgs(SNAPSHOT_COMMAND, () => parse(args), io);
+  if ('exit' in read) return read.exit;
+  const parsed = read.options;
   try {
     const config = parseConfig(env, 'metrics');
-    const catalog = createMetricCatalog({
-      instanceLabel: config.METRICS_INSTANCE_LABEL,
-      nameLabel: config.METRICS_NAME_LABEL,
-      series: parseSeriesOverrides(config.METRICS_SERIES),
-    });
+    const catalog = metricCatalogOf(config);
     const client = createMetricsClient({
       baseUrl: config.METRICS_URL!,
       tokens: metricsTokenProvider({
-        metricsUrl: config.METRICS_URL!,
-        apiKey: config.METRICS_API_KEY,
-        clientId: config.METRICS_CLIENT_ID,
-        clientSecret: config.METRICS_CLIENT_SECRET,
-        authUrl: config.METRICS_AUTH_URL,
-        audience: config.METRICS_AUDIENCE,
+        ...metricsAuthOf(config),
         ...(io.dispatcher ? { dispatcher: io.dispatcher } : {}),
       }),
       ...(io.dispatcher ? { dispatcher: io.dispatcher } : {}),

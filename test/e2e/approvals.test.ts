@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { APPROVE_ACTION, EXTEND_ACTION } from '../../src/commands/approvals/render.js';
+import { APPROVE_ACTION } from '../../src/commands/approvals/render.js';
 import { parsePolicy } from '../../src/policy/load-policy.js';
 import { type BotStack, SIGNING_SECRET, startBotStack } from '../support/bot-stack.js';
 import { blockActionsPayload, interactionBody, postSigned } from '../support/slack-driver.js';
@@ -10,6 +10,7 @@ import {
   denyWithReason,
   ephemeralTo,
   finished,
+  leaseReminder,
   messageWhen,
   primeCatalog,
   REQUEST_CHANNEL,
@@ -305,24 +306,8 @@ approvals:
     const first = (await stack.guardrails!.leases.get(pending.approvalId))!;
 
     // The reminder comes to the owner's DM a second before the stop time.
-    const dm = stack.slack.dmChannelFor('U0ADA');
-    const reminder = await until(
-      () => stack.slack.messages(dm).find((m) => /stops in about/.test(String(m.text))),
-      'the reminder',
-    );
+    const { dm, message: reminder, extend } = await leaseReminder(stack, 'U0ADA');
     expect(buttonsOf(reminder.blocks).map((b) => b.text.text)).toEqual(['Extend']);
-    const value = buttonsOf(reminder.blocks)[0]!.value!;
-    const extend = (userId: string) =>
-      stack.interact(
-        blockActionsPayload({
-          actionId: EXTEND_ACTION,
-          value,
-          text: 'Extend',
-          userId,
-          channelId: dm,
-          message: { ts: reminder.ts, text: reminder.text ?? '', blocks: reminder.blocks ?? [] },
-        }),
-      );
     expect((await extend('U0CAROL')).status).toBe(200);
     await ephemeralTo(stack, 'U0CAROL', /Only <@U0ADA> or an approver may extend/);
     expect((await extend('U0ADA')).status).toBe(200);

@@ -1,5 +1,10 @@
 import { expect } from 'vitest';
-import { APPROVE_ACTION, DENY_ACTION, DENY_CALLBACK } from '../../src/commands/approvals/render.js';
+import {
+  APPROVE_ACTION,
+  DENY_ACTION,
+  DENY_CALLBACK,
+  EXTEND_ACTION,
+} from '../../src/commands/approvals/render.js';
 import { encodeModalMetadata, type ModalMetadata } from '../../src/commands/forms/modal-metadata.js';
 import type { StoredMessage } from '../../src/devkit/fake-slack-api.js';
 import { addSystemJob } from '../../src/jobs/system-jobs.js';
@@ -123,6 +128,38 @@ export function click(
       ...(triggerId ? { triggerId } : {}),
     }),
   );
+}
+
+/** The reminder a lease sends its owner before it stops, and its Extend button. */
+export interface LeaseReminder {
+  /** The owner's DM, where the reminder is. */
+  readonly dm: string;
+  readonly message: StoredMessage;
+  /** Extend pressed as `userId`, signed as Slack signs it; `value` is the button's own unless given. */
+  extend(userId: string, value?: string): Promise<SignedResponse>;
+}
+
+/** Waits for the lease reminder ("stops in about …") in `owner`'s DM. */
+export async function leaseReminder(stack: BotStack, owner: string): Promise<LeaseReminder> {
+  const dm = stack.slack.dmChannelFor(owner);
+  const message = await until(
+    () => stack.slack.messages(dm).find((m) => /stops in about/.test(String(m.text))),
+    'the reminder',
+  );
+  // The button as first sent: the fake edits the message in place once it is extended.
+  const own = buttonsOf(message.blocks).find((b) => b.text.text === 'Extend')?.value;
+  const extend = (userId: string, value = own) =>
+    stack.interact(
+      blockActionsPayload({
+        actionId: EXTEND_ACTION,
+        value: value ?? buttonValue(message, 'Extend'),
+        text: 'Extend',
+        userId,
+        channelId: dm,
+        message: { ts: message.ts, text: message.text ?? '', blocks: message.blocks ?? [] },
+      }),
+    );
+  return { dm, message, extend };
 }
 
 /** Deny with a reason: the click opens the reason modal, which is then submitted. */

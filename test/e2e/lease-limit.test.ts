@@ -1,13 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EXTEND_ACTION } from '../../src/commands/approvals/render.js';
-import type { StoredMessage } from '../../src/devkit/fake-slack-api.js';
 import { parsePolicy } from '../../src/policy/load-policy.js';
 import { type BotStack, startBotStack } from '../support/bot-stack.js';
-import { blockActionsPayload } from '../support/slack-driver.js';
 import {
   askForApproval,
   click,
   ephemeralTo,
+  leaseReminder,
   messageWhen,
   primeCatalog,
   REQUEST_CHANNEL,
@@ -42,39 +40,27 @@ approvals:
     });
     await click(stack, pending, 'U0BOB');
     await messageWhen(stack, REQUEST_CHANNEL, pending.requesterTs!, /^Done:/);
-    const dm = stack.slack.dmChannelFor('U0ADA');
-    const reminder = await until(
-      () => stack.slack.messages(dm).find((m) => /stops in about/.test(String(m.text))),
-      'the reminder',
-    );
+    const { dm, message: reminder, ...reminded } = await leaseReminder(stack, 'U0ADA');
     const lease = async () => (await stack.guardrails.leases.get(pending.approvalId))!;
-    const extend = (userId: string, stopAt: number, message: StoredMessage) =>
-      stack.interact(
-        blockActionsPayload({
-          actionId: EXTEND_ACTION,
-          value: `${pending.approvalId}|${stopAt}`,
-          text: 'Extend',
-          userId,
-          channelId: dm,
-          message: { ts: message.ts, text: message.text ?? '', blocks: message.blocks ?? [] },
-        }),
-      );
+    // Extend as pressed on a reminder of the lease as it stood at `stopAt`.
+    const extend = (userId: string, stopAt: number) =>
+      reminded.extend(userId, `${pending.approvalId}|${stopAt}`);
     const first = await lease();
 
     // 6 s more would make 12 s: the owner's Extend is cut short to end at 10 s from the start.
-    expect((await extend('U0ADA', first.stopAt, reminder)).status).toBe(200);
+    expect((await extend('U0ADA', first.stopAt)).status).toBe(200);
     await messageWhen(stack, dm, reminder.ts, /now stops at/);
     const capped = await lease();
     expect(capped.stopAt).toBe(first.startedAt + 10_000);
 
-    expect((await extend('U0ADA', capped.stopAt, reminder)).status).toBe(200);
+    expect((await extend('U0ADA', capped.stopAt)).status).toBe(200);
     const refusal = await ephemeralTo(stack, 'U0ADA', /^Not extended/);
     expect(refusal.text).toContain('`long-1` already runs as long as the policy lets its owner keep it');
     expect(refusal.text).toContain('10s from its start, lease.max_total');
     expect(refusal.text).toContain('An approver can extend it further');
     expect((await lease()).stopAt).toBe(capped.stopAt);
 
-    expect((await extend('U0BOB', capped.stopAt, reminder)).status).toBe(200);
+    expect((await extend('U0BOB', capped.stopAt)).status).toBe(200);
     await until(
       async () => (await lease()).stopAt === capped.stopAt + 6_000,
       'the approver to extend past it',

@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredView } from '../../src/devkit/fake-slack-api.js';
+import { GPU_WORDS } from '../support/gpu-words.js';
 import {
   interactionBody,
   postSigned,
@@ -24,52 +25,11 @@ const SEEDS = { text: 20_241, words: 20_242, forms: 20_243 };
 const NOT_CLEAR =
   /undefined|\[object Object\]|\bNaN\b|\n\s+at |\bat [\w.<>]+ \(.*:\d+:\d+\)|TypeError|ReferenceError/;
 
+/** The grammar's words (from the specs), and values and noise to mix them with. */
 const WORDS = [
-  'help',
-  'ls',
-  'show',
-  'create',
-  'start',
-  'stop',
-  'rm',
-  'project',
-  'projects',
-  'use',
-  'capacity',
-  'configs',
-  'keys',
-  'add',
-  'fs',
-  'k8s',
-  'slurm',
-  'pools',
-  'pool',
-  'users',
-  'adduser',
-  'rmuser',
-  'sudo',
+  ...GPU_WORDS,
   'on',
   'off',
-  'metrics',
-  'query',
-  'watch',
-  'jobs',
-  'approvals',
-  'waitlist',
-  'audit',
-  'kubeconfig',
-  'label',
-  'upgrade',
-  'register',
-  '--tag',
-  '--fs',
-  '--image',
-  '--preemptible',
-  '--ephemeral',
-  '--range',
-  '--sudo',
-  '--username',
-  '--form',
   TYPE,
   'h100-hgx-80gb.8x',
   'v1.31',

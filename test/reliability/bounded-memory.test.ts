@@ -1,10 +1,7 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { until } from '../support/gpuops-process.js';
 import type { Bot, Rig } from './support/reliability-rig.js';
-import { slash, startRig, TYPE, UNLIMITED_POLICY } from './support/reliability-rig.js';
+import { slash, startRig, TYPE, WATCHING_POLICY } from './support/reliability-rig.js';
 
 // A week of a busy team, compressed: commands of every delivery (channel jobs, private lookups, the
 // listener's own answers), with a channel watching the project all along (a look every second, a
@@ -41,20 +38,16 @@ function familyOf(key: string): string {
 describe('a week of traffic in a bounded Redis', () => {
   let rig: Rig;
   let bot: Bot;
-  let dir: string;
 
   beforeAll(async () => {
     rig = await startRig();
-    dir = await mkdtemp(join(tmpdir(), 'gpuops-replay-'));
-    const policy = join(dir, 'policy.yaml');
-    await writeFile(policy, `watch:\n  poll_every: 1s\n${UNLIMITED_POLICY}`);
+    const policy = await rig.policy(WATCHING_POLICY);
     bot = await rig.start('all', { env: { GPUOPS_POLICY: policy }, workerConcurrency: 8 });
     await rig.catalogue();
   }, 60_000);
 
   afterAll(async () => {
     await rig?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   it(

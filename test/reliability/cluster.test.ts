@@ -1,26 +1,13 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Cluster } from 'ioredis';
+import type { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAYBE_QUEUED, REDIS_DOWN } from '../../src/slack/listeners/gpu-command.js';
-import { readCatalog } from '../../src/store/catalog-cache.js';
 import { CLUSTER_STORE_PREFIX, createStore, type Store } from '../../src/store/store.js';
 import { createSnapshotStore } from '../../src/store/watch-snapshots.js';
 import { until } from '../support/gpuops-process.js';
+import { checkOutageAnswers, sendThroughOutage } from './support/outage-answers.js';
 import { type RedisCluster, startRedisCluster } from './support/redis-cluster.js';
-import type { Bot, LaneRequest, Rig } from './support/reliability-rig.js';
-import {
-  finalOf,
-  finals,
-  messageOf,
-  sendLanes,
-  slash,
-  startRig,
-  TYPE,
-  UNLIMITED_POLICY,
-} from './support/reliability-rig.js';
+import type { Bot, Rig } from './support/reliability-rig.js';
+import { finalOf, messageOf, slash, startRig, TYPE, WATCHING_POLICY } from './support/reliability-rig.js';
 
 // Redis Cluster on real servers: three primaries, three replicas. gpuops runs on it end to end (the
 // queue under the `{gpuops}` hash tag, the store under `{gpuops}` too, so every script and transaction
@@ -37,24 +24,17 @@ const RUN_MS = 10_000;
 const KILL_AT_MS = 2_000;
 const WATCH_CHANNEL = 'C0CLWATCH';
 
-interface Request extends LaneRequest {
-  readonly acknowledged: 'yes' | 'no' | 'maybe';
-}
-
 describe('Redis Cluster: end to end and watchers, and a primary killed in the middle of a run', () => {
   let cluster: RedisCluster;
   let rig: Rig;
   let bot: Bot;
   let redis: Cluster;
   let store: Store;
-  let policyDir: string;
 
   beforeAll(async () => {
     cluster = await startRedisCluster();
     rig = await startRig({ sim: { transitionMs: 100 } });
-    policyDir = await mkdtemp(join(tmpdir(), 'gpuops-cluster-policy-'));
-    const policy = join(policyDir, 'policy.yaml');
-    await writeFile(policy, `watch:\n  poll_every: 1s\n${UNLIMITED_POLICY}`);
+    const policy = await rig.policy(WATCHING_POLICY);
     const env = { REDIS_CLUSTER_NODES: cluster.addresses, REDIS_WAIT_MS: '300', GPUOPS_POLICY: policy };
     bot = await rig.start('all', {
       env,
@@ -62,24 +42,15 @@ describe('Redis Cluster: end to end and watchers, and a primary killed in the mi
       stalledIntervalMs: 2_000,
       workerConcurrency: 8,
     });
-    redis = new Cluster(
-      cluster.addresses.split(',').map((a) => ({ host: '127.0.0.1', port: Number(a.split(':')[1]) })),
-      { redisOptions: { maxRetriesPerRequest: 1 } },
-    );
-    redis.on('error', () => {});
+    redis = cluster.connect();
     store = createStore(redis as never, CLUSTER_STORE_PREFIX);
-    await until(
-      async () => (await readCatalog(store, rig.sim.info.projectId))?.catalog.configurations,
-      'the price list',
-      20_000,
-    );
+    await rig.catalogue(store);
   }, 120_000);
 
   afterAll(async () => {
     redis?.disconnect();
     await rig?.close();
     await cluster?.close();
-    if (policyDir) await rm(policyDir, { recursive: true, force: true });
   });
 
   it('keeps the queue and the store each in one slot, on one shard', async () => {
@@ -147,42 +118,15 @@ describe('Redis Cluster: end to end and watchers, and a primary killed in the mi
       outage.backAt = Date.now() - started;
     })();
 
-    const requests: Request[] = (
-      await sendLanes(rig, bot.url, { prefix: 'CL', lanes: LANES, everyMs: EVERY_MS, runMs: RUN_MS, started })
-    ).map((r) => ({
-      ...r,
-      acknowledged: r.answer === REDIS_DOWN ? 'no' : r.answer === MAYBE_QUEUED ? 'maybe' : 'yes',
-    }));
-    for (const r of requests) expect(r.sent.response.elapsedMs).toBeLessThan(3_000);
+    const lanes = { prefix: 'CL', lanes: LANES, everyMs: EVERY_MS, runMs: RUN_MS, started };
+    const requests = await sendThroughOutage(rig, bot.url, lanes);
     await crash;
     await cluster.settled();
 
     expect(await cluster.queuePrimary()).not.toBe(victim);
-    const acked = requests.filter((r) => r.acknowledged === 'yes');
-    const refused = requests.filter((r) => r.acknowledged === 'no');
-    const uncertain = requests.filter((r) => r.acknowledged === 'maybe');
+    const { acked, refused, uncertain } = await checkOutageAnswers(rig, requests);
     expect(acked.some((r) => r.at < outage.killedAt)).toBe(true);
     const resumed = acked.filter((r) => r.at > outage.killedAt).length;
-
-    for (const r of acked) {
-      if (r.kind === 'ls') {
-        const post = await rig.responses.waitForPost((p) => r.sent.responseUrl.endsWith(p.id), 60_000);
-        expect(String(post.body.text)).toMatch(/Instances \(\d+\)/);
-        expect(rig.responses.postsTo(r.sent.responseUrl)).toHaveLength(1);
-        continue;
-      }
-      const ts = await messageOf(rig, r.sent, 60_000);
-      const message = await finalOf(rig, r.sent.channelId, ts, 60_000);
-      expect(message.text, r.name).toMatch(new RegExp(`^Done: .*${r.name} is running`));
-      expect(finals(message)).toBe(1);
-      expect(rig.sim.control.createCount('createInstance', r.name)).toBe(1);
-    }
-    for (const r of refused.filter((x) => x.kind === 'create')) {
-      expect(rig.sim.control.createCount('createInstance', r.name), r.name).toBe(0);
-    }
-    for (const r of uncertain.filter((x) => x.kind === 'create')) {
-      expect(rig.sim.control.createCount('createInstance', r.name), r.name).toBeLessThanOrEqual(1);
-    }
 
     console.info(
       `[reliability] cluster failover: ${requests.length} commands; primary of the queue slot killed at ` +

@@ -1,16 +1,12 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Cluster, Redis } from 'ioredis';
+import { type Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readCatalog } from '../../src/store/catalog-cache.js';
 import { CLUSTER_STORE_PREFIX, createStore, type Store } from '../../src/store/store.js';
 import { createSnapshotStore } from '../../src/store/watch-snapshots.js';
 import type { PrivateRedis } from '../../src/sys/private-redis.js';
 import { until } from '../support/until.js';
 import { startRedisCluster } from './support/redis-cluster.js';
 import type { Bot, Rig } from './support/reliability-rig.js';
-import { finalOf, messageOf, slash, startRig, TYPE, UNLIMITED_POLICY } from './support/reliability-rig.js';
+import { finalOf, messageOf, slash, startRig, TYPE, WATCHING_POLICY } from './support/reliability-rig.js';
 import { MASTER, startSentinelSet } from './support/sentinel.js';
 
 // Issue 17: the workers, idle between two looks when the primary under them is killed, must go on
@@ -38,11 +34,7 @@ interface Replicated {
 
 async function onCluster(): Promise<Replicated> {
   const cluster = await startRedisCluster();
-  const redis = new Cluster(
-    cluster.addresses.split(',').map((a) => ({ host: '127.0.0.1', port: Number(a.split(':')[1]) })),
-    { redisOptions: { maxRetriesPerRequest: 1 } },
-  );
-  redis.on('error', () => {});
+  const redis = cluster.connect();
   return {
     env: { REDIS_CLUSTER_NODES: cluster.addresses },
     redis,
@@ -88,11 +80,7 @@ async function synced(node: PrivateRedis, what: string): Promise<void> {
 
 async function onSentinel(): Promise<Replicated> {
   const set = await startSentinelSet();
-  const sentinels = set.sentinels
-    .split(',')
-    .map((p) => ({ host: '127.0.0.1', port: Number(p.split(':')[1]) }));
-  const redis = new Redis({ sentinels, name: MASTER, maxRetriesPerRequest: 1 });
-  redis.on('error', () => {});
+  const redis = set.connect();
   return {
     env: { REDIS_SENTINELS: set.sentinels, REDIS_SENTINEL_MASTER: MASTER },
     redis,
@@ -125,30 +113,22 @@ describe.each([
   let replicated: Replicated;
   let rig: Rig;
   let bot: Bot;
-  let policyDir: string;
 
   beforeAll(async () => {
     replicated = await start();
     rig = await startRig({ sim: { transitionMs: 100 } });
-    policyDir = await mkdtemp(join(tmpdir(), 'gpuops-failover-watch-policy-'));
-    const policy = join(policyDir, 'policy.yaml');
-    await writeFile(policy, `watch:\n  poll_every: 1s\n${UNLIMITED_POLICY}`);
+    const policy = await rig.policy(WATCHING_POLICY);
     bot = await rig.start('all', {
       env: { ...replicated.env, REDIS_WAIT_MS: '300', GPUOPS_POLICY: policy },
       lockDurationMs: 10_000,
       stalledIntervalMs: 2_000,
     });
-    await until(
-      'the price list',
-      async () => (await readCatalog(replicated.store, rig.sim.info.projectId))?.catalog.configurations,
-      20_000,
-    );
+    await rig.catalogue(replicated.store);
   }, 120_000);
 
   afterAll(async () => {
     await rig?.close();
     await replicated?.close();
-    if (policyDir) await rm(policyDir, { recursive: true, force: true });
   });
 
   it('announces a machine made after each of two failovers, and the request that made it is done', async () => {

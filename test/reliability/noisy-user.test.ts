@@ -1,6 +1,3 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { until } from '../support/gpuops-process.js';
@@ -57,14 +54,10 @@ function percentile(sorted: readonly number[], p: number): number {
 describe('one noisy user or channel cannot starve the rest', () => {
   let rig: Rig;
   let bot: Bot;
-  let dir: string;
 
   beforeAll(async () => {
     rig = await startRig();
-    dir = await mkdtemp(join(tmpdir(), 'gpuops-noisy-'));
-    const policy = join(dir, 'policy.yaml');
-    await writeFile(
-      policy,
+    const policy = await rig.policy(
       `rate_limits:\n  per_user: { requests: ${PER_USER}, per: 1m }\n  per_channel: { requests: ${PER_CHANNEL}, per: 1m }\n`,
     );
     bot = await rig.start('all', { env: { GPUOPS_POLICY: policy }, workerConcurrency: 8 });
@@ -74,7 +67,6 @@ describe('one noisy user or channel cannot starve the rest', () => {
 
   afterAll(async () => {
     await rig?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   it('slows the flooders with a clear answer while everyone else is accepted', async () => {

@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAYBE_QUEUED, REDIS_DOWN } from '../../src/slack/listeners/gpu-command.js';
 import { until } from '../support/gpuops-process.js';
-import type { Bot, LaneRequest, Rig } from './support/reliability-rig.js';
-import { finalOf, finals, messageOf, sendLanes, startRig } from './support/reliability-rig.js';
+import { checkOutageAnswers, sendThroughOutage } from './support/outage-answers.js';
+import type { Bot, Rig } from './support/reliability-rig.js';
+import { startRig } from './support/reliability-rig.js';
 
 // Redis killed (SIGKILL, as a crash) in the middle of a stream of commands and started again on its
 // append-only file (appendfsync always, as production runs it). Commands sent while it is down are
@@ -17,11 +17,6 @@ const EVERY_MS = 120;
 const RUN_MS = 5_000;
 const KILL_AT_MS = 1_500;
 const DOWN_MS = 1_500;
-
-interface Request extends LaneRequest {
-  /** `no`: refused, nothing stored; `maybe`: Redis failed while storing it, and the person was told so. */
-  readonly acknowledged: 'yes' | 'no' | 'maybe';
-}
 
 describe('Redis restarted in the middle of a run', () => {
   let rig: Rig;
@@ -51,66 +46,40 @@ describe('Redis restarted in the middle of a run', () => {
       outage.backAt = Date.now() - started;
     })();
 
-    const requests: Request[] = (
-      await sendLanes(rig, bot.url, { prefix: 'RR', lanes: LANES, everyMs: EVERY_MS, runMs: RUN_MS, started })
-    ).map((r) => ({
-      ...r,
-      acknowledged: r.answer === REDIS_DOWN ? 'no' : r.answer === MAYBE_QUEUED ? 'maybe' : 'yes',
-    }));
-    // Acknowledged, refused or told it may not run: always within Slack's three seconds.
-    for (const r of requests) expect(r.sent.response.elapsedMs, r.sent.text).toBeLessThan(3_000);
+    const lanes = { prefix: 'RR', lanes: LANES, everyMs: EVERY_MS, runMs: RUN_MS, started };
+    const requests = await sendThroughOutage(rig, bot.url, lanes);
     await crash;
 
-    const acked = requests.filter((r) => r.acknowledged === 'yes');
-    const refused = requests.filter((r) => r.acknowledged === 'no');
-    const uncertain = requests.filter((r) => r.acknowledged === 'maybe');
+    // Every acknowledged command processed once; then, the queue empty, refused creates made nothing.
+    const { acked, refused, uncertain } = await checkOutageAnswers(rig, requests, {
+      messageTimeoutMs: 20_000,
+      settle: () => until(async () => (await rig.pendingRequests()) === 0, 'the queue to empty', 30_000),
+    });
     // The outage was real (some were refused), and requests were acknowledged again after it.
     expect(refused.length).toBeGreaterThan(0);
     expect(acked.some((r) => r.at > outage.backAt)).toBe(true);
     expect(acked.some((r) => r.at < outage.killedAt)).toBe(true);
 
-    for (const r of acked) {
-      if (r.kind === 'ls') {
-        const post = await rig.responses.waitForPost((p) => r.sent.responseUrl.endsWith(p.id), 60_000);
-        expect(String(post.body.text)).toMatch(/Instances \(\d+\)/);
-        expect(rig.responses.postsTo(r.sent.responseUrl)).toHaveLength(1);
-        continue;
-      }
-      const ts = await messageOf(rig, r.sent);
-      const message = await finalOf(rig, r.sent.channelId, ts, 60_000);
-      expect(message.text, r.name).toMatch(new RegExp(`^Done: .*${r.name} is running`));
-      expect(finals(message), JSON.stringify(message.history.map((v) => v.text))).toBe(1);
-      expect(rig.sim.control.createCount('createInstance', r.name)).toBe(1);
-    }
-    await until(async () => (await rig.pendingRequests()) === 0, 'the queue to empty', 30_000);
-
-    // Refused creates made nothing: no machine, and no message left in the channel.
-    const instances = rig.sim.control
-      .state()
-      .projects.flatMap((p) => (p as { instances: Array<{ name: string }> }).instances);
-    for (const r of refused.filter((x) => x.kind === 'create')) {
-      expect(rig.sim.control.createCount('createInstance', r.name)).toBe(0);
-      expect(instances.some((i) => i.name === r.name)).toBe(false);
-    }
     // Those caught while being stored ran at most once, and a create that ran says so once.
     const ranUncertain = uncertain.filter(
       (r) => r.kind === 'create' && rig.sim.control.createCount('createInstance', r.name) > 0,
     );
-    for (const r of uncertain.filter((x) => x.kind === 'create')) {
-      expect(rig.sim.control.createCount('createInstance', r.name), r.name).toBeLessThanOrEqual(1);
-    }
     for (const r of ranUncertain) {
       const done = rig.slack
         .channelView(r.sent.channelId)
         .filter((m) => new RegExp(`^Done: .*${r.name} is running`).test(String(m.text)));
       expect(done, `${r.name} ran after "may or may not run": its message`).toHaveLength(1);
     }
+    // No message left by a refused command, or by one caught while being stored that never ran.
     for (let lane = 0; lane < LANES; lane++) {
       const channelId = `C0RR${lane}`;
       const creates = [...acked, ...ranUncertain].filter(
         (r) => r.kind === 'create' && r.sent.channelId === channelId,
       );
-      expect(rig.slack.channelView(channelId)).toHaveLength(creates.length);
+      expect(
+        rig.slack.channelView(channelId),
+        `messages in ${channelId}, one a create that ran`,
+      ).toHaveLength(creates.length);
     }
     console.info(
       `[reliability] redis restart: ${requests.length} commands; Redis killed at ${outage.killedAt} ms, ` +

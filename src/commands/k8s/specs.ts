@@ -1,54 +1,22 @@
 import { z } from 'zod';
 import { checkK8sVersion, K8S_VERSION_RULE } from '../../cloud/rules.js';
 import { type ArgReader, shown } from '../arg-reader.js';
-import {
-  CLUSTER_ARG,
-  clusterNeed,
-  onCluster,
-  onClusterPaged,
-  pagedCluster,
-  parsePoolAdd,
-  parsePoolRm,
-  poolAddSchema,
-  poolCost,
-  poolRmNeeds,
-  poolRmSchema,
-  readCluster,
-} from '../cluster-kit.js';
+import { CLUSTER_ARG, clusterNeed, onCluster, readCluster } from '../cluster-kit.js';
+import { sharedClusterSpecs } from '../cluster-specs.js';
 import { k8sClusterForm } from '../forms/k8s-cluster-modal.js';
 import { k8sRegisterForm } from '../forms/k8s-register-modal.js';
 import { k8sPoolForm } from '../forms/node-pool-modal.js';
-import { labelMap, modal, name, paged, pagedNoArgs, ruled } from '../schema-kit.js';
+import { labelMap, modal, name, ruled } from '../schema-kit.js';
 import { defineCommand } from '../spec.js';
 import { checkLabelKey, checkLabelValue } from '../value-rules.js';
 
 const version = ruled(checkK8sVersion, K8S_VERSION_RULE);
 
-const ls = defineCommand({
-  kind: 'k8s.ls',
-  group: 'k8s',
-  usage: '/gpu k8s ls [--page N]',
-  summary: 'list Kubernetes clusters',
-  example: '/gpu k8s ls',
-  schema: paged('k8s.ls'),
-  parse: pagedNoArgs('k8s.ls'),
-  delivery: 'ephemeral',
-  operationClass: 'read',
-  needs: ['listK8sClusters'],
-});
-
-const show = defineCommand({
-  kind: 'k8s.show',
-  group: 'k8s',
-  usage: '/gpu k8s show <cluster>',
-  summary: 'details of one cluster',
-  example: '/gpu k8s show prod',
-  schema: onCluster('k8s.show'),
-  parse: (r) => ({ kind: 'k8s.show', cluster: r.onlyName(CLUSTER_ARG) }),
-  delivery: 'ephemeral',
-  operationClass: 'read',
-  needs: ['getK8sCluster'],
-  needsFor: (c) => clusterNeed('k8s', c.cluster),
+const { ls, show, rm, pools, poolAdd, poolRm } = sharedClusterSpecs('k8s', {
+  title: 'Kubernetes',
+  show: { summary: 'details of one cluster', needs: ['getK8sCluster'] },
+  poolForm: k8sPoolForm,
+  example: { cluster: 'prod', pool: 'gpu-a', nodes: 'h100-hgx-80gb.8x 2' },
 });
 
 const create = defineCommand({
@@ -102,20 +70,6 @@ const register = defineCommand({
     "`/gpu k8s register` takes no arguments: a kubeconfig does not belong on a command line (it would sit in the channel's history), so it always opens a form.",
 });
 
-const rm = defineCommand({
-  kind: 'k8s.rm',
-  group: 'k8s',
-  usage: '/gpu k8s rm <cluster>',
-  summary: 'delete a cluster',
-  example: '/gpu k8s rm prod',
-  schema: onCluster('k8s.rm'),
-  parse: (r) => ({ kind: 'k8s.rm', cluster: r.onlyName(CLUSTER_ARG) }),
-  delivery: 'channel',
-  operationClass: 'destroy',
-  needs: ['deleteK8sCluster'],
-  needsFor: (c) => clusterNeed('k8s', c.cluster),
-});
-
 const upgrade = defineCommand({
   kind: 'k8s.upgrade',
   group: 'k8s',
@@ -164,51 +118,6 @@ const label = defineCommand({
   operationClass: 'create',
   needs: ['updateK8sCluster'],
   needsFor: (c) => clusterNeed('k8s', c.cluster),
-});
-
-const pools = defineCommand({
-  kind: 'k8s.pools',
-  group: 'k8s',
-  usage: '/gpu k8s pools <cluster> [--page N]',
-  summary: 'list the node pools of a cluster',
-  example: '/gpu k8s pools prod',
-  schema: onClusterPaged('k8s.pools'),
-  parse: pagedCluster('k8s.pools'),
-  delivery: 'ephemeral',
-  operationClass: 'read',
-  needs: ['listK8sNodePools'],
-  needsFor: (c) => clusterNeed('k8s', c.cluster),
-});
-
-const poolAdd = defineCommand({
-  kind: 'k8s.pool.add',
-  group: 'k8s',
-  usage: '/gpu k8s pool add <cluster> [<name> <type> <count>]',
-  summary: 'add a node pool; with only the cluster a form',
-  example: '/gpu k8s pool add prod gpu-a h100-hgx-80gb.8x 2',
-  schema: poolAddSchema('k8s.pool.add'),
-  parse: (r) => parsePoolAdd(r, 'k8s.pool.add'),
-  delivery: 'channel',
-  operationClass: 'create',
-  needs: ['createK8sNodePool'],
-  creates: { what: 'node pools', list: 'listK8sNodePools', remove: 'deleteK8sNodePool' },
-  needsFor: (c) => clusterNeed('k8s', c.cluster),
-  cost: poolCost,
-  form: { spec: k8sPoolForm, prefill: (c) => ({ cluster: c.cluster }) },
-});
-
-const poolRm = defineCommand({
-  kind: 'k8s.pool.rm',
-  group: 'k8s',
-  usage: '/gpu k8s pool rm <cluster> <pool>',
-  summary: 'delete a node pool',
-  example: '/gpu k8s pool rm prod gpu-a',
-  schema: poolRmSchema('k8s.pool.rm'),
-  parse: (r) => parsePoolRm(r, 'k8s.pool.rm'),
-  delivery: 'channel',
-  operationClass: 'destroy',
-  needs: ['deleteK8sNodePool'],
-  needsFor: (c) => poolRmNeeds('k8s', c),
 });
 
 const kubeconfig = defineCommand({

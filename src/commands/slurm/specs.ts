@@ -1,54 +1,25 @@
 import { z } from 'zod';
 import { checkSshPublicKey, checkUsername, USERNAME_RULE } from '../../cloud/rules.js';
 import type { ArgReader } from '../arg-reader.js';
-import {
-  CLUSTER_ARG,
-  clusterNeed,
-  onCluster,
-  onClusterPaged,
-  pagedCluster,
-  parsePoolAdd,
-  parsePoolRm,
-  poolAddSchema,
-  poolCost,
-  poolRmNeeds,
-  poolRmSchema,
-  readCluster,
-} from '../cluster-kit.js';
+import { clusterNeed, onClusterPaged, pagedCluster, readCluster } from '../cluster-kit.js';
+import { sharedClusterSpecs } from '../cluster-specs.js';
 import { slurmPoolForm } from '../forms/node-pool-modal.js';
 import { slurmClusterForm } from '../forms/slurm-cluster-modal.js';
 import { slurmUserForm } from '../forms/slurm-user-modal.js';
-import { modal, name, paged, pagedNoArgs, ruled } from '../schema-kit.js';
+import { modal, name, ruled } from '../schema-kit.js';
 import { defineCommand } from '../spec.js';
 
 const username = ruled(checkUsername, USERNAME_RULE);
 
-const ls = defineCommand({
-  kind: 'slurm.ls',
-  group: 'slurm',
-  usage: '/gpu slurm ls [--page N]',
-  summary: 'list Slurm clusters',
-  example: '/gpu slurm ls',
-  schema: paged('slurm.ls'),
-  parse: pagedNoArgs('slurm.ls'),
-  delivery: 'ephemeral',
-  operationClass: 'read',
-  needs: ['listSlurmClusters'],
-});
-
-const show = defineCommand({
-  kind: 'slurm.show',
-  group: 'slurm',
-  usage: '/gpu slurm show <cluster>',
-  summary: 'details of one cluster and its login nodes',
-  example: '/gpu slurm show hpc',
-  schema: onCluster('slurm.show'),
-  parse: (r) => ({ kind: 'slurm.show', cluster: r.onlyName(CLUSTER_ARG) }),
-  delivery: 'ephemeral',
-  operationClass: 'read',
-  // Shape C has no get, but its list carries everything a C Slurm cluster has (id and name).
-  needs: [['getSlurmCluster', 'listSlurmClusters']],
-  needsFor: (c) => clusterNeed('slurm', c.cluster),
+const { ls, show, rm, pools, poolAdd, poolRm } = sharedClusterSpecs('slurm', {
+  title: 'Slurm',
+  show: {
+    summary: 'details of one cluster and its login nodes',
+    // Shape C has no get, but its list carries everything a C Slurm cluster has (id and name).
+    needs: [['getSlurmCluster', 'listSlurmClusters']],
+  },
+  poolForm: slurmPoolForm,
+  example: { cluster: 'hpc', pool: 'compute', nodes: 'a100-sxm4-80gb.4x 4' },
 });
 
 const create = defineCommand({
@@ -73,65 +44,6 @@ const create = defineCommand({
   needs: ['createSlurmCluster'],
   creates: { what: 'Slurm clusters', list: 'listSlurmClusters', remove: 'deleteSlurmCluster' },
   form: { spec: slurmClusterForm },
-});
-
-const rm = defineCommand({
-  kind: 'slurm.rm',
-  group: 'slurm',
-  usage: '/gpu slurm rm <cluster>',
-  summary: 'delete a cluster',
-  example: '/gpu slurm rm hpc',
-  schema: onCluster('slurm.rm'),
-  parse: (r) => ({ kind: 'slurm.rm', cluster: r.onlyName(CLUSTER_ARG) }),
-  delivery: 'channel',
-  operationClass: 'destroy',
-  needs: ['deleteSlurmCluster'],
-  needsFor: (c) => clusterNeed('slurm', c.cluster),
-});
-
-const pools = defineCommand({
-  kind: 'slurm.pools',
-  group: 'slurm',
-  usage: '/gpu slurm pools <cluster> [--page N]',
-  summary: 'list the node pools of a cluster',
-  example: '/gpu slurm pools hpc',
-  schema: onClusterPaged('slurm.pools'),
-  parse: pagedCluster('slurm.pools'),
-  delivery: 'ephemeral',
-  operationClass: 'read',
-  needs: ['listSlurmNodePools'],
-  needsFor: (c) => clusterNeed('slurm', c.cluster),
-});
-
-const poolAdd = defineCommand({
-  kind: 'slurm.pool.add',
-  group: 'slurm',
-  usage: '/gpu slurm pool add <cluster> [<name> <type> <count>]',
-  summary: 'add a node pool; with only the cluster a form',
-  example: '/gpu slurm pool add hpc compute a100-sxm4-80gb.4x 4',
-  schema: poolAddSchema('slurm.pool.add'),
-  parse: (r) => parsePoolAdd(r, 'slurm.pool.add'),
-  delivery: 'channel',
-  operationClass: 'create',
-  needs: ['createSlurmNodePool'],
-  creates: { what: 'node pools', list: 'listSlurmNodePools', remove: 'deleteSlurmNodePool' },
-  needsFor: (c) => clusterNeed('slurm', c.cluster),
-  cost: poolCost,
-  form: { spec: slurmPoolForm, prefill: (c) => ({ cluster: c.cluster }) },
-});
-
-const poolRm = defineCommand({
-  kind: 'slurm.pool.rm',
-  group: 'slurm',
-  usage: '/gpu slurm pool rm <cluster> <pool>',
-  summary: 'delete a node pool',
-  example: '/gpu slurm pool rm hpc compute',
-  schema: poolRmSchema('slurm.pool.rm'),
-  parse: (r) => parsePoolRm(r, 'slurm.pool.rm'),
-  delivery: 'channel',
-  operationClass: 'destroy',
-  needs: ['deleteSlurmNodePool'],
-  needsFor: (c) => poolRmNeeds('slurm', c),
 });
 
 const users = defineCommand({

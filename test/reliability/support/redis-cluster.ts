@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { QUEUE_PREFIX } from '../../../src/jobs/queue.js';
 import { type PrivateRedis, startPrivateRedis } from '../../../src/sys/private-redis.js';
 
@@ -17,6 +17,8 @@ export interface RedisCluster {
   readonly nodes: readonly PrivateRedis[];
   /** `host:port,…` for REDIS_CLUSTER_NODES. */
   readonly addresses: string;
+  /** A client of the test's own: one try a command, errors ignored (the test kills nodes on purpose). */
+  connect(): Cluster;
   /** The node that is primary for the queue's slot now (the `{gpuops}` hash tag). */
   queuePrimary(): Promise<PrivateRedis>;
   /** Kills a node as a crash would (SIGKILL), keeping its folder. */
@@ -117,6 +119,14 @@ export async function startRedisCluster(): Promise<RedisCluster> {
   return {
     nodes,
     addresses: nodes.map((n) => `127.0.0.1:${n.port}`).join(','),
+    connect() {
+      const client = new Cluster(
+        nodes.map((n) => ({ host: '127.0.0.1', port: n.port })),
+        { redisOptions: { maxRetriesPerRequest: 1 } },
+      );
+      client.on('error', () => {});
+      return client;
+    },
     queuePrimary,
     async kill(node) {
       down.add(node);

@@ -12,7 +12,7 @@ import { QUEUE_NAME, QUEUE_PREFIX } from '../../../src/jobs/queue.js';
 import { createLogger, type Logger } from '../../../src/log/logger.js';
 import { type RunningSim, type SimOptions, startSim } from '../../../src/sim/start-sim.js';
 import { readCatalog } from '../../../src/store/catalog-cache.js';
-import { createStore } from '../../../src/store/store.js';
+import { createStore, type Store } from '../../../src/store/store.js';
 import { type PrivateRedis, startPrivateRedis } from '../../../src/sys/private-redis.js';
 import { type GpuopsProcess, spawnScript } from '../../support/gpuops-process.js';
 import { localEnv } from '../../support/local-env.js';
@@ -34,6 +34,8 @@ export const TYPE = 'h100-hgx-80gb.1x';
 export const FINAL = /^(Done|Failed):/;
 /** The built-in policy with no rate limits (a policy file of the rig's own). */
 export const UNLIMITED_POLICY = 'rate_limits:\n  per_user: { requests: 0 }\n  per_channel: { requests: 0 }\n';
+/** UNLIMITED_POLICY with watchers looking every second (the watcher tests). */
+export const WATCHING_POLICY = `watch:\n  poll_every: 1s\n${UNLIMITED_POLICY}`;
 
 export interface RigOptions {
   readonly sim?: Partial<SimOptions>;
@@ -65,6 +67,8 @@ export interface Rig {
   /** The environment `gpuops` would read, pointed at this rig. */
   env(extra?: Readonly<Record<string, string>>): Record<string, string>;
   config(extra?: Readonly<Record<string, string>>): Config;
+  /** Writes a policy file of the test's own (removed with the rig); its path is for GPUOPS_POLICY. */
+  policy(yaml: string): Promise<string>;
   /** A bot in this process, with its own connections and a logger that keeps every line. */
   start(
     role: Role,
@@ -76,8 +80,11 @@ export interface Rig {
    * gpuops variable). Resolves once it is ready (or standing by, with BOT_WAIT_FOR_GO).
    */
   spawn(knobs: Readonly<Record<string, string>>): Promise<BotProcess>;
-  /** Waits until the first catalogue refresh cached the price list (creates and starts need it). */
-  catalogue(timeoutMs?: number): Promise<void>;
+  /**
+   * Waits until the first catalogue refresh cached the price list (creates and starts need it), in
+   * `store`: the rig's own Redis unless a test runs gpuops on a Redis of its own (Sentinel, Cluster).
+   */
+  catalogue(store?: Store, timeoutMs?: number): Promise<void>;
   /** Request jobs (not the bot's own scheduled ones) still waiting, active or delayed. */
   pendingRequests(): Promise<number>;
   close(): Promise<void>;
@@ -110,6 +117,7 @@ export async function startRig(options: RigOptions = {}): Promise<Rig> {
   const policyDir = await mkdtemp(join(tmpdir(), 'gpuops-rig-policy-'));
   const policyFile = join(policyDir, 'policy.yaml');
   await writeFile(policyFile, UNLIMITED_POLICY);
+  let policies = 0;
   const bots: Bot[] = [];
   const children: GpuopsProcess[] = [];
 
@@ -135,6 +143,11 @@ export async function startRig(options: RigOptions = {}): Promise<Rig> {
     redis,
     env,
     config,
+    async policy(yaml) {
+      const file = join(policyDir, `policy-${++policies}.yaml`);
+      await writeFile(file, yaml);
+      return file;
+    },
     async start(role, startOptions = {}) {
       const { env: extra, logLevel, ...botOptions } = startOptions;
       const logLines: string[] = [];
@@ -169,8 +182,7 @@ export async function startRig(options: RigOptions = {}): Promise<Rig> {
         },
       });
     },
-    async catalogue(timeoutMs = 20_000) {
-      const store = createStore(redis);
+    async catalogue(store = createStore(redis), timeoutMs = 20_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const entry = await readCatalog(store, sim.info.projectId);

@@ -19,6 +19,8 @@ export interface SentinelSet {
   readonly sentinels: string;
   /** The port of the primary now, as the sentinels say. */
   primaryPort(): Promise<number>;
+  /** A client of the test's own, through the sentinels: one try a command, errors ignored. */
+  connect(): Redis;
   close(): Promise<void>;
 }
 
@@ -102,6 +104,15 @@ export async function startSentinelSet(): Promise<SentinelSet> {
     replica,
     sentinels: sentinels.map((s) => `127.0.0.1:${s.port}`).join(','),
     primaryPort,
+    connect() {
+      const client = new Redis({
+        sentinels: sentinels.map((s) => ({ host: '127.0.0.1', port: s.port })),
+        name: MASTER,
+        maxRetriesPerRequest: 1,
+      });
+      client.on('error', () => {});
+      return client;
+    },
     async close() {
       ask.disconnect();
       await stopAll();
