@@ -1,47 +1,22 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { JOB_TAG } from '../../src/commands/instances/handlers.js';
-import {
-  type Answer,
-  CLIENT_TIMEOUT_MS,
-  type HandlerHarness,
-  type QueuedJob,
-  startHandlerHarness,
-} from '../support/handler-harness.js';
-import { until } from '../support/until.js';
+import { type HandlerHarness, sentLongAgo, useHandlerHarness } from '../support/handler-harness.js';
 
 // The instance handlers (src/commands/instances/handlers.ts) called as the worker calls them, against a
 // cloud whose machines stay in creating, stopping or deleting until the test moves its clock: what the
 // person reads, and how many machines the cloud holds, on first attempts, retries and takeovers.
 
 const TYPE = 'h100-hgx-80gb.1x';
+// Shape C: instances carry filesystems and tags, and filesystems can be listed by name.
+const shapeC = useHandlerHarness('C');
 let h: HandlerHarness;
-
-beforeAll(async () => {
-  // Shape C: instances carry filesystems and tags, and filesystems can be listed by name.
-  h = await startHandlerHarness('C');
-});
-afterAll(async () => {
-  await h?.close();
-});
 beforeEach(() => {
-  h.sim.control.reset();
+  h = shapeC();
 });
 
 /** The machines of that name the cloud holds now. */
 function machines(name: string) {
-  const [project] = h.sim.control.state().projects as { instances: Record<string, unknown>[] }[];
-  return (project?.instances ?? []).filter((i) => i.name === name);
-}
-
-/** Starts one attempt; the test moves the clock while it waits, then reads `answer`. */
-async function begin(job: QueuedJob): Promise<{ answer: Promise<Answer> }> {
-  const run = await h.attempt(job);
-  return { answer: h.answer(run) };
-}
-
-/** One whole attempt, for handlers that need no clock moved. */
-async function attempt(job: QueuedJob): Promise<Answer> {
-  return h.answer(await h.attempt(job));
+  return h.held().instances.filter((i) => i.name === name);
 }
 
 async function machineIn(name: string, state: string): Promise<string> {
@@ -57,7 +32,7 @@ async function machineIn(name: string, state: string): Promise<string> {
 describe('create', () => {
   it('makes one machine, says it is being created while it is, and answers with its address once running', async () => {
     const job = await h.enqueue(`create slow-1 ${TYPE}`);
-    const { answer } = await begin(job);
+    const { answer } = await h.begin(job);
     await h.shows(job, /Waiting for slow-1 to be running \(state: creating\)/);
     expect(machines('slow-1')).toHaveLength(1);
     await h.settle();
@@ -79,7 +54,7 @@ describe('create', () => {
         sealed,
       },
     );
-    const { answer } = await begin(job);
+    const { answer } = await h.begin(job);
     await h.shows(job, /state: creating/);
     await h.settle();
     expect((await answer).done).toBe(true);
@@ -98,7 +73,7 @@ describe('create', () => {
     const job = await h.enqueue(`create resumed-1 ${TYPE}`);
     // The worker dies while the machine is still being created (its lock long gone by the cloud's clock).
     await h.diesAt(job, /state: creating/);
-    const { answer: second } = await begin(job);
+    const { answer: second } = await h.begin(job);
     await h.shows(job, /Waiting for resumed-1 to be running/);
     await h.settle();
     const { done, text } = await second;
@@ -109,12 +84,12 @@ describe('create', () => {
 
   it('recognises the machine a lost answer made, while it is still being created, and sends no second create', async () => {
     // The cloud holds the create past the client's timeout, then makes the machine anyway.
-    h.sim.control.addFault({ operation: 'createInstance', latencyMs: CLIENT_TIMEOUT_MS + 500, count: 1 });
+    h.loseNextAnswer('createInstance');
     const job = await h.enqueue(`create lost-1 ${TYPE}`);
-    const first = await attempt(job);
+    const first = await h.run(job);
     expect(first.done).toBe(false);
     expect(first.permanent).toBe(false);
-    const { answer: retry } = await begin(job);
+    const { answer: retry } = await h.begin(job);
     await h.shows(job, /Waiting for lost-1 to be running \(state: creating\)/, 20_000);
     expect(machines('lost-1')).toHaveLength(1);
     await h.settle();
@@ -126,10 +101,8 @@ describe('create', () => {
   it('adopts the one untagged machine of its name that a dead worker made after recording the send', async () => {
     // A cloud that does not echo tags: the machine carries none of the job's.
     await h.cloud.createInstance({ name: 'taken-1', type: TYPE });
-    const job = await h.enqueue(`create taken-1 ${TYPE}`, {
-      progress: { sent: true, sentAt: Date.now() - 60_000 },
-    });
-    const { answer } = await begin(job);
+    const job = await h.enqueue(`create taken-1 ${TYPE}`, sentLongAgo());
+    const { answer } = await h.begin(job);
     await h.shows(job, /Waiting for taken-1 to be running \(state: creating\)/);
     await h.settle();
     const { done, text } = await answer;
@@ -149,11 +122,9 @@ describe('create', () => {
         ...(otherJob ? { tags: { [JOB_TAG]: otherJob } } : {}),
       });
     }
-    const sent = why.includes('sent its create')
-      ? { progress: { sent: true, sentAt: Date.now() - 60_000 } }
-      : {};
+    const sent = why.includes('sent its create') ? sentLongAgo() : {};
     const job = await h.enqueue(`create busy-1 ${TYPE}`, sent);
-    const { done, text, permanent } = await attempt(job);
+    const { done, text, permanent } = await h.run(job);
     expect(done).toBe(false);
     expect(permanent).toBe(true);
     expect(text).toBe(
@@ -170,7 +141,7 @@ describe('create', () => {
     await h.settle();
     await h.cloud.deleteInstance({ id: String(made!.id) });
     await h.settle();
-    const { done, text, permanent } = await attempt(job);
+    const { done, text, permanent } = await h.run(job);
     expect({ done, permanent }).toEqual({ done: false, permanent: true });
     expect(text).toBe('gone-1 was created but is gone now; it may have been deleted.');
     expect(h.sim.control.createCount('createInstance', 'gone-1')).toBe(1);
@@ -179,7 +150,7 @@ describe('create', () => {
 
   it('says so when the machine vanishes while it waits for it to run', async () => {
     const job = await h.enqueue(`create vanish-1 ${TYPE}`);
-    const { answer } = await begin(job);
+    const { answer } = await h.begin(job);
     await h.shows(job, /state: creating/);
     const [made] = machines('vanish-1');
     await h.cloud.deleteInstance({ id: String(made!.id) });
@@ -206,7 +177,7 @@ describe('start and stop', () => {
       const name = `${action}-${state}`;
       await machineIn(name, state);
       const job = await h.enqueue(`${action} ${name}`);
-      const { done, text, permanent } = await attempt(job);
+      const { done, text, permanent } = await h.run(job);
       if (refusal === null) {
         expect(done).toBe(true);
         expect(text).toBe(`${name} is ${state}, nothing to do.`);
@@ -222,7 +193,7 @@ describe('start and stop', () => {
   it('start of a running machine says where it is and that there is nothing to do', async () => {
     await machineIn('run-1', 'running');
     const ip = String(machines('run-1')[0]!.ip);
-    const { done, text } = await attempt(await h.enqueue('start run-1'));
+    const { done, text } = await h.run(await h.enqueue('start run-1'));
     expect(done).toBe(true);
     expect(text).toBe(`run-1 is running at ${ip}, nothing to do.`);
   });
@@ -236,7 +207,7 @@ describe('start and stop', () => {
       const name = `${action}-ok`;
       await machineIn(name, from);
       const job = await h.enqueue(`${action} ${name}`);
-      const { answer } = await begin(job);
+      const { answer } = await h.begin(job);
       await h.shows(job, new RegExp(`Waiting for ${name} to be ${to} \\(state: ${during}\\)`));
       expect(h.slack.message('C0HANDLERS', job.ts)?.history.map((v) => String(v.text))).toContainEqual(
         expect.stringContaining(`Asking the cloud to ${action} ${name}…`),
@@ -252,7 +223,7 @@ describe('start and stop', () => {
   it('a retried stop whose first attempt got through waits for the machine instead of stopping it again', async () => {
     await machineIn('retried-1', 'stopping');
     const job = await h.enqueue('stop retried-1');
-    const { answer } = await begin(job);
+    const { answer } = await h.begin(job);
     await h.shows(job, /Waiting for retried-1 to be stopped \(state: stopping\)/);
     await h.settle();
     const { done, text } = await answer;
@@ -263,14 +234,10 @@ describe('start and stop', () => {
 
   it('a stop that crosses another one (the cloud answers 409) waits for the machine to be stopped', async () => {
     const id = await machineIn('crossed-1', 'running');
-    // The handler's stop is held at the cloud's door while another stop gets through first.
-    const held = h.sim.control.addFault({ operation: 'stopInstance', latencyMs: 1_500, count: 1 });
     const job = await h.enqueue('stop crossed-1');
-    const { answer } = await begin(job);
-    await until('the stop to reach the cloud', () =>
-      h.sim.control.faults().find((f) => f.id === held.id && f.hits > 0),
-    );
-    await h.cloud.stopInstance({ id });
+    const { answer } = await h.begin(job);
+    // The handler's stop is held at the cloud's door while another stop gets through first.
+    await h.crossedBy('stopInstance', () => h.cloud.stopInstance({ id }));
     await h.shows(job, /Waiting for crossed-1 to be stopped \(state: stopping\)/);
     await h.settle();
     const { done, text } = await answer;
@@ -281,7 +248,7 @@ describe('start and stop', () => {
   it('a stop the cloud refuses for another reason fails with what the cloud said', async () => {
     await machineIn('refused-1', 'running');
     h.sim.control.addFault({ operation: 'stopInstance', status: 403, count: 1 });
-    const { done, permanent } = await attempt(await h.enqueue('stop refused-1'));
+    const { done, permanent } = await h.run(await h.enqueue('stop refused-1'));
     expect({ done, permanent }).toEqual({ done: false, permanent: true });
     expect(machines('refused-1')).toMatchObject([{ state: 'running' }]);
   });
@@ -291,7 +258,7 @@ describe('rm', () => {
   it('a retried delete whose first attempt got through waits for the machine to go without deleting again', async () => {
     await machineIn('rm-1', 'deleting');
     const job = await h.enqueue('rm rm-1');
-    const { answer } = await begin(job);
+    const { answer } = await h.begin(job);
     await h.shows(job, /Waiting for rm-1 to be deleted \(state: deleting\)/);
     expect(h.shown(job)).not.toMatch(/Deleting rm-1…/);
     await h.settle();

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { LogLevel, WebClient } from '@slack/web-api';
 import { Job } from 'bullmq';
 import { Redis } from 'ioredis';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, beforeEach, inject } from 'vitest';
 import {
   createInfraClient,
   createPlatformClient,
@@ -24,6 +24,7 @@ import { createLogger } from '../../src/log/logger.js';
 import { type RunningSim, startSim } from '../../src/sim/start-sim.js';
 import { createSealer, type Sealer } from '../../src/store/sealed.js';
 import { createStore, type Store } from '../../src/store/store.js';
+import { until } from './until.js';
 
 // One resource handler at a time, run as the worker runs it (src/workers/create-worker.ts): a real
 // BullMQ job read back from Redis, the JobRun the worker builds from it, the handler the worker's table
@@ -40,12 +41,29 @@ export const TRANSITION_MS = 600_000;
 /** The handlers' cloud client gives up on an answer after this (CLOUD_TIMEOUT_MS). */
 export const CLIENT_TIMEOUT_MS = 2_000;
 
+/** A job's progress saying it sent its create long enough ago that the answer cannot still come. */
+export const sentLongAgo = () => ({ progress: { sent: true, sentAt: Date.now() - 60_000 } });
+
 /** What the person reads at the end of an attempt: the answer, or the failure as the worker words it. */
 export interface Answer {
   readonly done: boolean;
   readonly text: string;
   /** A failure no retry fixes: the job ends with this text at once. */
   readonly permanent: boolean;
+}
+
+/** A resource as the simulator holds it (its API view plus simulator fields). */
+export type Held = Readonly<Record<string, unknown>> & { readonly id: string; readonly name: string };
+
+/** What the cloud holds in the project the handlers work in. */
+export interface HeldProject {
+  readonly instances: readonly Held[];
+  readonly filesystems: readonly Held[];
+  readonly kubernetesClusters: readonly (Held & { readonly pools: readonly Held[] })[];
+  readonly slurmClusters: readonly (Held & {
+    readonly pools: readonly Held[];
+    readonly users: readonly { username: string; sshKeys: string[]; sudo: boolean }[];
+  })[];
 }
 
 export interface QueuedJob {
@@ -63,6 +81,8 @@ export interface HandlerHarness {
   /** The test's own client: changes the cloud behind the handler's back and reads what it holds. */
   readonly cloud: InfraClient;
   readonly platform: PlatformClient;
+  /** What the cloud holds now in the handlers' project. */
+  held(): HeldProject;
   /** Queues `/gpu <text>` as the listener does: the job record, the "Queued" message, the job. */
   enqueue(
     text: string,
@@ -70,6 +90,10 @@ export interface HandlerHarness {
   ): Promise<QueuedJob>;
   /** The run a worker gives the job's next attempt, from the job as Redis holds it now. */
   attempt(job: QueuedJob, signal?: AbortSignal): Promise<JobRun>;
+  /** Starts the job's next attempt; the test moves the clock while it waits, then reads `answer`. */
+  begin(job: QueuedJob): Promise<{ answer: Promise<Answer> }>;
+  /** The job's next attempt, whole: for what settles without the clock. */
+  run(job: QueuedJob): Promise<Answer>;
   /** An attempt whose worker dies (its signal aborted) once the job's message matches `pattern`. */
   diesAt(job: QueuedJob, pattern: RegExp): Promise<void>;
   /** Runs the handler of the run's kind, as the worker does, and says what the person reads. */
@@ -78,6 +102,13 @@ export interface HandlerHarness {
   shown(job: QueuedJob): string;
   /** Waits until the job's channel message matches. */
   shows(job: QueuedJob, pattern: RegExp, timeoutMs?: number): Promise<string>;
+  /**
+   * The cloud holds the next `operation` past the handlers' client timeout, then does it anyway: the
+   * attempt that sent it gets no answer, the resource is made.
+   */
+  loseNextAnswer(operation: string): void;
+  /** Holds the next `operation` at the cloud's door, runs `meanwhile` once it is held, then lets it in. */
+  crossedBy(operation: string, meanwhile: () => Promise<unknown>): Promise<void>;
   /** Moves the simulator's clock past one transition. */
   settle(): Promise<void>;
   close(): Promise<void>;
@@ -106,10 +137,14 @@ export async function startHandlerHarness(shape: Shape): Promise<HandlerHarness>
       projectId: sim.info.projectId,
       ...(timeoutMs !== undefined ? { timeoutMs } : {}),
     });
-  const platformOf = () =>
-    createPlatformClient({ baseUrl: sim.info.platformUrl, apiKey: sim.info.platformApiKey });
+  const platformOf = (timeoutMs?: number) =>
+    createPlatformClient({
+      baseUrl: sim.info.platformUrl,
+      apiKey: sim.info.platformApiKey,
+      ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+    });
   const handlerCloud = clientOf(CLIENT_TIMEOUT_MS);
-  const handlerPlatform = platformOf();
+  const handlerPlatform = platformOf(CLIENT_TIMEOUT_MS);
   const cloud = clientOf();
   const platform = platformOf();
   const web = new WebClient(BOT_TOKEN, {
@@ -142,6 +177,12 @@ export async function startHandlerHarness(shape: Shape): Promise<HandlerHarness>
     sealer,
     cloud,
     platform,
+    held() {
+      const projects = sim.control.state().projects as (HeldProject & { id: string })[];
+      const mine = projects.find((p) => p.id === sim.info.projectId);
+      if (!mine) throw new Error('the simulator lost the default project');
+      return mine;
+    },
     async enqueue(typed, extra = {}) {
       const parsed = parseCommand(typed);
       if (!parsed.ok) throw new Error(`"${typed}" does not parse: ${parsed.error.message}`);
@@ -176,6 +217,12 @@ export async function startHandlerHarness(shape: Shape): Promise<HandlerHarness>
       const stored = await Job.fromId<JobData>(queue, job.id);
       if (!stored) throw new Error(`job ${job.id} is not in Redis`);
       return new JobRun(stored, parseCommandJobData(stored.data), deps, signal, await store.job(job.id));
+    },
+    async begin(job) {
+      return { answer: harness.answer(await harness.attempt(job)) };
+    },
+    async run(job) {
+      return harness.answer(await harness.attempt(job));
     },
     async diesAt(job, pattern) {
       const worker = new AbortController();
@@ -214,6 +261,16 @@ export async function startHandlerHarness(shape: Shape): Promise<HandlerHarness>
         await new Promise((r) => setTimeout(r, 20));
       }
     },
+    loseNextAnswer(operation) {
+      sim.control.addFault({ operation, latencyMs: CLIENT_TIMEOUT_MS + 500, count: 1 });
+    },
+    async crossedBy(operation, meanwhile) {
+      const held = sim.control.addFault({ operation, latencyMs: 1_500, count: 1 });
+      await until(`the ${operation} to reach the cloud`, () =>
+        sim.control.faults().find((f) => f.id === held.id && f.hits > 0),
+      );
+      await meanwhile();
+    },
     settle: () => sim.control.advance(TRANSITION_MS + 1),
     async close() {
       await queue.obliterate({ force: true }).catch(() => undefined);
@@ -225,4 +282,22 @@ export async function startHandlerHarness(shape: Shape): Promise<HandlerHarness>
     },
   };
   return harness;
+}
+
+/** A harness for the enclosing suite, its cloud back at its start state before each test. */
+export function useHandlerHarness(shape: Shape): () => HandlerHarness {
+  let harness: HandlerHarness | undefined;
+  beforeAll(async () => {
+    harness = await startHandlerHarness(shape);
+  });
+  afterAll(async () => {
+    await harness?.close();
+  });
+  beforeEach(() => {
+    harness?.sim.control.reset();
+  });
+  return () => {
+    if (!harness) throw new Error(`the shape ${shape} harness did not start`);
+    return harness;
+  };
 }
