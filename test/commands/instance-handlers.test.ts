@@ -1,6 +1,13 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { JOB_TAG } from '../../src/commands/instances/handlers.js';
-import { type HandlerHarness, sentLongAgo, useHandlerHarness } from '../support/handler-harness.js';
+import { instancesOwnedBy } from '../../src/store/instance-owners.js';
+import {
+  CHANNEL,
+  type HandlerHarness,
+  OWNER,
+  sentLongAgo,
+  useHandlerHarness,
+} from '../support/handler-harness.js';
 
 // The instance handlers (src/commands/instances/handlers.ts) called as the worker calls them, against a
 // cloud whose machines stay in creating, stopping or deleting until the test moves its clock: what the
@@ -41,6 +48,16 @@ describe('create', () => {
     expect(ip).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
     expect(done).toBe(true);
     expect(text).toBe(`slow-1 is running at ${ip}.`);
+    const id = String(machines('slow-1')[0]!.id);
+    // A Workflow Builder step gets the machine as data.
+    expect(h.lastData()?.outputs).toEqual({ instance: 'slow-1', instanceId: id, state: 'running', ip });
+    // Whoever asked owns it: the idle watcher and their Home tab find it there.
+    expect(await instancesOwnedBy(h.store, OWNER)).toContainEqual({
+      id,
+      name: 'slow-1',
+      channelId: CHANNEL,
+      projectId: h.sim.info.projectId,
+    });
     expect(await h.store.job(job.id)).toMatchObject({ state: 'waiting' });
   });
 
@@ -163,6 +180,23 @@ describe('create', () => {
   });
 });
 
+describe('ls and show', () => {
+  it('lists the machines by name with their count, and shows one by name', async () => {
+    await machineIn('b-1', 'running');
+    await machineIn('a-1', 'creating');
+    const listed = await h.run(await h.enqueue('ls'));
+    expect(listed.text).toMatch(/^Instances \(2\)/);
+    const blocks = h.lastData()!.blocks;
+    expect(blocks.indexOf('*a-1*')).toBeGreaterThan(-1);
+    expect(blocks.indexOf('*a-1*')).toBeLessThan(blocks.indexOf('*b-1*'));
+    expect(await h.run(await h.enqueue('show b-1'))).toEqual({
+      done: true,
+      permanent: false,
+      text: 'b-1: running',
+    });
+  });
+});
+
 describe('start and stop', () => {
   it.each([
     ['start', 'creating', 'only a stopped instance can be started'],
@@ -215,8 +249,16 @@ describe('start and stop', () => {
       await h.settle();
       const { done, text } = await answer;
       expect(done).toBe(true);
-      const ip = machines(name)[0]!.ip;
-      expect(text).toBe(to === 'running' ? `${name} is running at ${String(ip)}.` : `${name} is stopped.`);
+      const [machine] = machines(name);
+      const ip = String(machine!.ip);
+      expect(text).toBe(to === 'running' ? `${name} is running at ${ip}.` : `${name} is stopped.`);
+      // A stopped machine's address is not where to connect: it is left out of the data too.
+      expect(h.lastData()?.outputs).toEqual({
+        instance: name,
+        instanceId: machine!.id,
+        state: to,
+        ...(to === 'running' ? { ip } : {}),
+      });
     },
   );
 

@@ -52,6 +52,13 @@ export interface Answer {
   readonly permanent: boolean;
 }
 
+/** A done answer's data besides its sentence: what a Workflow Builder step gets, and the blocks shown. */
+export interface AnswerData {
+  readonly outputs?: Readonly<Record<string, unknown>> | undefined;
+  /** The result's blocks as JSON, to look for what they show. */
+  readonly blocks: string;
+}
+
 /** A resource as the simulator holds it (its API view plus simulator fields). */
 export type Held = Readonly<Record<string, unknown>> & { readonly id: string; readonly name: string };
 
@@ -98,6 +105,8 @@ export interface HandlerHarness {
   diesAt(job: QueuedJob, pattern: RegExp): Promise<void>;
   /** Runs the handler of the run's kind, as the worker does, and says what the person reads. */
   answer(run: JobRun): Promise<Answer>;
+  /** The data of the last done answer `answer` gave. */
+  lastData(): AnswerData | undefined;
   /** The job's channel message as it reads now. */
   shown(job: QueuedJob): string;
   /** Waits until the job's channel message matches. */
@@ -167,6 +176,7 @@ export async function startHandlerHarness(shape: Shape): Promise<HandlerHarness>
     // Polls in real time; the simulator's clock alone decides when a state settles.
     timing: { pollStartMs: 20, pollMaxMs: 100, settleTimeoutMs: 60_000, progressQuietMs: 0 },
   };
+  let last: AnswerData | undefined;
   const text = (job: QueuedJob) => String(slack.message(CHANNEL, job.ts)?.text ?? '');
 
   const harness: HandlerHarness = {
@@ -241,6 +251,7 @@ export async function startHandlerHarness(shape: Shape): Promise<HandlerHarness>
       if (!handler) throw new Error(`no handler for ${run.data.command.kind}`);
       try {
         const outcome = await handler(run, run.data.command);
+        last = { outputs: outcome.outputs, blocks: JSON.stringify(outcome.result ?? []) };
         return { done: true, text: outcome.detail, permanent: false };
       } catch (err) {
         if (run.signal.aborted) throw err;
@@ -248,6 +259,7 @@ export async function startHandlerHarness(shape: Shape): Promise<HandlerHarness>
         return { done: false, text: failure.message, permanent: failure.permanent };
       }
     },
+    lastData: () => last,
     shown: text,
     async shows(job, pattern, timeoutMs = 15_000) {
       const deadline = Date.now() + timeoutMs;
