@@ -63,6 +63,8 @@ describe('create', () => {
 
   it('passes the image, the filesystems by name and the sealed user data on to the cloud', async () => {
     const fs = await h.cloud.createFilesystem({ name: 'data-fs', size: '100Gi' });
+    // Another machine of another name is no reason to refuse the name.
+    await machineIn('unrelated-1', 'creating');
     const userData = Buffer.from('#cloud-config\nruncmd: [echo hi]\n').toString('base64');
     const sealed = { userData: await h.sealer.seal(userData) };
     const job = await h.enqueue(
@@ -223,6 +225,27 @@ describe('start and stop', () => {
       expect(machines(name)).toMatchObject([{ state }]);
     },
   );
+
+  it('finds the machine by id as well as by name, and names what exists when neither matches', async () => {
+    const id = await machineIn('by-id', 'stopped');
+    const job = await h.enqueue(`start ${id}`);
+    const { answer } = await h.begin(job);
+    await h.shows(job, /state: starting/);
+    await h.settle();
+    expect((await answer).text).toMatch(/^by-id is running at /);
+    const unknownId = '0b7e1a52-6d1c-4c8e-9f0a-3c2b1a0d9e8f';
+    expect(await h.run(await h.enqueue(`stop ${unknownId}`))).toEqual({
+      done: false,
+      permanent: true,
+      text: `No instance with id ${unknownId} in this project.`,
+    });
+    expect(await h.run(await h.enqueue('stop nosuch'))).toEqual({
+      done: false,
+      permanent: true,
+      text: 'No instance "nosuch" in this project. This project has: by-id.',
+    });
+    expect(machines('by-id')).toMatchObject([{ state: 'running' }]);
+  });
 
   it('start of a running machine says where it is and that there is nothing to do', async () => {
     await machineIn('run-1', 'running');
