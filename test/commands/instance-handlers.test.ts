@@ -26,6 +26,11 @@ function machines(name: string) {
   return h.held().instances.filter((i) => i.name === name);
 }
 
+/** Every version of the job's channel message, oldest first. */
+function history(job: { ts: string }): string[] {
+  return (h.slack.message(CHANNEL, job.ts)?.history ?? []).map((v) => String(v.text));
+}
+
 async function machineIn(name: string, state: string): Promise<string> {
   const made = await h.cloud.createInstance({ name, type: TYPE });
   if (state === 'creating') return made.id;
@@ -48,6 +53,7 @@ describe('create', () => {
     expect(ip).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
     expect(done).toBe(true);
     expect(text).toBe(`slow-1 is running at ${ip}.`);
+    expect(history(job)).toContainEqual(expect.stringContaining(`Creating slow-1 (${TYPE})…`));
     const id = String(machines('slow-1')[0]!.id);
     // A Workflow Builder step gets the machine as data.
     expect(h.lastData()?.outputs).toEqual({ instance: 'slow-1', instanceId: id, state: 'running', ip });
@@ -111,10 +117,39 @@ describe('create', () => {
     const { answer: retry } = await h.begin(job);
     await h.shows(job, /Waiting for lost-1 to be running \(state: creating\)/, 20_000);
     expect(machines('lost-1')).toHaveLength(1);
+    // It told the person it was checking, and found the first machine rather than sending another.
+    expect(history(job)).toContainEqual(
+      expect.stringContaining(
+        'An earlier attempt sent this request and lost the answer; checking whether it went through',
+      ),
+    );
     await h.settle();
     const { done, text } = await retry;
     expect(done, text).toBe(true);
     expect(h.sim.control.createCount('createInstance', 'lost-1')).toBe(1);
+  });
+
+  it('adopts at once the tagged machine a worker made just before it died, without waiting', async () => {
+    const job = await h.enqueue(`create fresh-1 ${TYPE}`, { progress: { sent: true, sentAt: Date.now() } });
+    await h.cloud.createInstance({ name: 'fresh-1', type: TYPE, tags: { [JOB_TAG]: job.id } });
+    const { answer } = await h.begin(job);
+    await h.shows(job, /Waiting for fresh-1 to be running \(state: creating\)/);
+    await h.settle();
+    expect((await answer).done).toBe(true);
+    expect(history(job).join('\n')).not.toMatch(/An earlier attempt sent this request/);
+    expect(machines('fresh-1')).toHaveLength(1);
+  });
+
+  it('ends with what the cloud said when it cannot read the machine for another reason than its absence', async () => {
+    const job = await h.enqueue(`create unread-1 ${TYPE}`);
+    const { answer } = await h.begin(job);
+    await h.shows(job, /state: creating/);
+    h.sim.control.addFault({ operation: 'getInstance', status: 403 });
+    const { done, permanent, text } = await answer;
+    h.sim.control.clearFaults();
+    expect({ done, permanent }).toEqual({ done: false, permanent: true });
+    expect(text).not.toMatch(/disappeared/);
+    expect(machines('unread-1')).toHaveLength(1);
   });
 
   it('adopts the one untagged machine of its name that a dead worker made after recording the send', async () => {
@@ -266,9 +301,7 @@ describe('start and stop', () => {
       const job = await h.enqueue(`${action} ${name}`);
       const { answer } = await h.begin(job);
       await h.shows(job, new RegExp(`Waiting for ${name} to be ${to} \\(state: ${during}\\)`));
-      expect(h.slack.message('C0HANDLERS', job.ts)?.history.map((v) => String(v.text))).toContainEqual(
-        expect.stringContaining(`Asking the cloud to ${action} ${name}…`),
-      );
+      expect(history(job)).toContainEqual(expect.stringContaining(`Asking the cloud to ${action} ${name}…`));
       await h.settle();
       const { done, text } = await answer;
       expect(done).toBe(true);
@@ -284,6 +317,17 @@ describe('start and stop', () => {
       });
     },
   );
+
+  it('a retried start whose first attempt got through waits for the machine instead of refusing it', async () => {
+    const id = await machineIn('restarted-1', 'stopped');
+    await h.cloud.startInstance({ id });
+    const job = await h.enqueue('start restarted-1');
+    const { answer } = await h.begin(job);
+    await h.shows(job, /Waiting for restarted-1 to be running \(state: starting\)/);
+    await h.settle();
+    expect((await answer).text).toMatch(/^restarted-1 is running at /);
+    expect(h.shown(job)).not.toMatch(/Asking the cloud/);
+  });
 
   it('a retried stop whose first attempt got through waits for the machine instead of stopping it again', async () => {
     await machineIn('retried-1', 'stopping');

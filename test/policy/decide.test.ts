@@ -6,6 +6,7 @@ import {
   operationClassOf,
 } from '../../src/commands/registry.js';
 import {
+  approvableBy,
   approvalChannelFor,
   authorize,
   describeApprovers,
@@ -296,6 +297,36 @@ approvals:
     );
     expect(mayApprove({ ...base, channelId: 'COPERS001' })).toEqual({ allowed: true, as: 'peer' });
     expect(mayApprove({ ...base, channelId: 'CELSEWHERE' }).allowed).toBe(false);
+  });
+
+  it('names every admin, and at most five in a refusal', () => {
+    const admins = ['UADM00001', 'UADM00002', 'UADM00003', 'UADM00004', 'UADM00005', 'UADM00006'];
+    const p = parsePolicy(`default_role: viewer\nroles:\n  admin: { users: [${admins.join(', ')}] }\n`);
+    expect(describeApprovers(p, 'rm')).toBe(`an admin (${admins.map((a) => `<@${a}>`).join(', ')})`);
+    const refused = authorize({ policy: p, userId: 'UVIEW0001', userGroups: [], kind: 'rm' });
+    if (refused.allowed) throw new Error('a viewer may not delete');
+    expect(refused.message).toContain(
+      `ask an admin (${admins
+        .slice(0, 5)
+        .map((a) => `<@${a}>`)
+        .join(', ')})`,
+    );
+    expect(refused.message).not.toContain('UADM00006');
+  });
+
+  it('with self-approval allowed and nobody listed, says anyone with the role may approve', () => {
+    const p = parsePolicy('approvals:\n  allow_self_approval: true\n');
+    expect(describeApprovers(p, 'rm')).toBe('anyone with the operator role');
+  });
+
+  it('lists for an approver only the pending requests they may decide', () => {
+    const p = parsePolicy('roles:\n  admin: { users: [UADMIN01] }\n');
+    const pending = [
+      { id: 'mine', requester: 'UADMIN01', kind: 'rm', approvalChannel: 'CAPPROVE1' },
+      { id: 'theirs', requester: 'UASKER001', kind: 'rm', approvalChannel: 'CAPPROVE1' },
+    ] as const;
+    expect(approvableBy(p, 'UADMIN01', [], pending).map((r) => r.id)).toEqual(['theirs']);
+    expect(approvableBy(p, 'UNOBODY01', [], pending)).toEqual([]);
   });
 
   it('falls back to admins when no approvers are listed', () => {
