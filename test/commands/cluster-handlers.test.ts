@@ -215,8 +215,10 @@ describe('slurm clusters and pools, shape B', () => {
 });
 
 describe('slurm users, shape A', () => {
-  beforeEach(() => {
+  beforeEach(async () => {
     h = shapeA();
+    // The requester starts each test owning no key.
+    for (const k of await h.store.keysOf(OWNER)) await h.store.removeKeyOwner(k.name);
   });
 
   const users = () => slurmClusters('slurm-1')[0]!.users;
@@ -231,10 +233,6 @@ describe('slurm users, shape A', () => {
       addedAt: Date.now(),
     });
   }
-
-  beforeEach(async () => {
-    for (const k of await h.store.keysOf(OWNER)) await h.store.removeKeyOwner(k.name);
-  });
 
   it('adds the requester with the keys they own', async () => {
     const key = ed25519PublicKey();
