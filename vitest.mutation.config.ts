@@ -14,6 +14,10 @@ export default defineConfig({
       'test/slack/trigger-replays.test.ts',
       'test/e2e/instances.test.ts',
       'test/e2e/slow-cloud.test.ts',
+      // The handlers called directly against a cloud slower than any lock (retries, takeovers, refusals).
+      'test/commands/instance-handlers.test.ts',
+      'test/commands/cluster-handlers.test.ts',
+      'test/commands/account-handlers.test.ts',
     ],
     globalSetup: ['test/global-setup.ts'],
     // One shape of the end-to-end files: the handlers' code is the same in each, a stack per shape is not.

@@ -6,18 +6,21 @@ import {
   operationClassOf,
 } from '../../src/commands/registry.js';
 import {
+  approvableBy,
   approvalChannelFor,
   authorize,
   describeApprovers,
   groupsInPolicy,
   leaseFor,
   mayApprove,
+  mention,
   needsApproval,
   roleOf,
 } from '../../src/policy/decide.js';
 import { parsePolicy } from '../../src/policy/load-policy.js';
 import { DEFAULT_POLICY } from '../../src/policy/policy.js';
 import type { PolicyRole } from '../../src/policy/policy-schema.js';
+import type { KnownCost } from '../../src/pricing/cost.js';
 
 // Who may run what, written out by hand so a change to the defaults shows up here.
 const ALLOWED: Record<PolicyRole, readonly OperationClass[]> = {
@@ -180,6 +183,21 @@ describe('needsApproval', () => {
     expect(needsApproval({ policy: DEFAULT_POLICY, kind: 'create', costPerHour: 2.89 }).required).toBe(false);
   });
 
+  it('reads a known estimate as its price per hour', () => {
+    expect(needsApproval({ policy: DEFAULT_POLICY, kind: 'create', costPerHour: knownCost(23.12) })).toEqual({
+      required: true,
+      reasons: ['It costs about $23.12/h, above the $10.00/h that needs no approval.'],
+    });
+    expect(needsApproval({ policy: DEFAULT_POLICY, kind: 'create', costPerHour: knownCost(2.89) })).toEqual({
+      required: false,
+      reasons: [],
+    });
+    const allow = parsePolicy('approvals:\n  unknown_price: allow\n');
+    expect(needsApproval({ policy: allow, kind: 'create', costPerHour: knownCost(23.12) }).required).toBe(
+      true,
+    );
+  });
+
   it('asks when the price is unknown, and says why', () => {
     const need = needsApproval({
       policy: DEFAULT_POLICY,
@@ -252,6 +270,65 @@ approvals:
     });
   });
 
+  it('lets a member of any one of several listed groups decide', () => {
+    const p = parsePolicy('approvals:\n  approvers: { groups: [SLEADS001, SLEADS002] }\n');
+    const base = { policy: p, requesterId: 'UASKER001', kind: 'create' } as const;
+    expect(
+      mayApprove({ ...base, approverId: 'UMEMBER02', approverGroups: ['SOTHER001', 'SLEADS002'] }),
+    ).toEqual({ allowed: true, as: 'approver' });
+    expect(mayApprove({ ...base, approverId: 'UMEMBER03', approverGroups: ['SOTHER001'] }).allowed).toBe(
+      false,
+    );
+  });
+
+  it('counts an admin role granted to the channel the approver clicks in', () => {
+    const base = anyoneApproving(parsePolicy('roles:\n  admin: { channels: [CAPPROVE1] }\n'));
+    expect(mayApprove({ ...base, channelId: 'CAPPROVE1' })).toEqual({ allowed: true, as: 'admin' });
+    expect(mayApprove({ ...base, channelId: 'CELSEWHERE' })).toEqual({
+      allowed: false,
+      message: 'Only approvers may decide this request: an admin (<#CAPPROVE1>).',
+    });
+    expect(mayApprove(base).allowed).toBe(false);
+  });
+
+  it('with no approvers and no admins, counts an operator role granted to the approver’s channel', () => {
+    const base = anyoneApproving(
+      parsePolicy('default_role: viewer\nroles:\n  operator: { channels: [COPERS001] }\n'),
+    );
+    expect(mayApprove({ ...base, channelId: 'COPERS001' })).toEqual({ allowed: true, as: 'peer' });
+    expect(mayApprove({ ...base, channelId: 'CELSEWHERE' }).allowed).toBe(false);
+  });
+
+  it('names every admin, and at most five in a refusal', () => {
+    const admins = ['UADM00001', 'UADM00002', 'UADM00003', 'UADM00004', 'UADM00005', 'UADM00006'];
+    const p = parsePolicy(`default_role: viewer\nroles:\n  admin: { users: [${admins.join(', ')}] }\n`);
+    expect(describeApprovers(p, 'rm')).toBe(`an admin (${admins.map((a) => `<@${a}>`).join(', ')})`);
+    const refused = authorize({ policy: p, userId: 'UVIEW0001', userGroups: [], kind: 'rm' });
+    if (refused.allowed) throw new Error('a viewer may not delete');
+    expect(refused.message).toContain(
+      `ask an admin (${admins
+        .slice(0, 5)
+        .map((a) => `<@${a}>`)
+        .join(', ')})`,
+    );
+    expect(refused.message).not.toContain('UADM00006');
+  });
+
+  it('with self-approval allowed and nobody listed, says anyone with the role may approve', () => {
+    const p = parsePolicy('approvals:\n  allow_self_approval: true\n');
+    expect(describeApprovers(p, 'rm')).toBe('anyone with the operator role');
+  });
+
+  it('lists for an approver only the pending requests they may decide', () => {
+    const p = parsePolicy('roles:\n  admin: { users: [UADMIN01] }\n');
+    const pending = [
+      { id: 'mine', requester: 'UADMIN01', kind: 'rm', approvalChannel: 'CAPPROVE1' },
+      { id: 'theirs', requester: 'UASKER001', kind: 'rm', approvalChannel: 'CAPPROVE1' },
+    ] as const;
+    expect(approvableBy(p, 'UADMIN01', [], pending).map((r) => r.id)).toEqual(['theirs']);
+    expect(approvableBy(p, 'UNOBODY01', [], pending)).toEqual([]);
+  });
+
   it('falls back to admins when no approvers are listed', () => {
     const p = parsePolicy('roles:\n  admin: { groups: [SADMINS01] }\n');
     const base = { policy: p, requesterId: 'UASKER001', kind: 'rm' } as const;
@@ -306,8 +383,25 @@ describe('approval channel, lease and groups', () => {
       maxTotalSeconds: 7 * 86_400,
     });
     expect(leaseFor({ policy: p, costPerHour: 2.89 })).toBeUndefined();
+    // Exactly at the bound is not above it.
+    expect(leaseFor({ policy: p, costPerHour: 20 })).toBeUndefined();
+    expect(leaseFor({ policy: p, costPerHour: 20.01 })).toBeDefined();
+    expect(leaseFor({ policy: p, costPerHour: knownCost(23.12) })).toBeDefined();
+    expect(leaseFor({ policy: p, costPerHour: knownCost(20) })).toBeUndefined();
     expect(leaseFor({ policy: p, costPerHour: { known: false, reason: 'x' } })).toBeDefined();
     expect(leaseFor({ policy: DEFAULT_POLICY, costPerHour: 500 })).toBeUndefined();
+  });
+
+  it('writes user, group, public and private channel ids as Slack mentions', () => {
+    expect(mention('UADMIN01')).toBe('<@UADMIN01>');
+    expect(mention('SADMINS01')).toBe('<!subteam^SADMINS01>');
+    expect(mention('CADMINS01')).toBe('<#CADMINS01>');
+    expect(mention('GPRIVATE1')).toBe('<#GPRIVATE1>');
+    const p = parsePolicy('roles:\n  admin: { channels: [GPRIVATE1] }\n');
+    expect(roleOf({ policy: p, userId: 'UANYONE01', userGroups: [], channelId: 'GPRIVATE1' })).toEqual({
+      role: 'admin',
+      via: 'granted to <#GPRIVATE1>',
+    });
   });
 
   it('lists the user groups whose membership matters', () => {
@@ -315,3 +409,32 @@ describe('approval channel, lease and groups', () => {
     expect(groupsInPolicy(DEFAULT_POLICY)).toEqual([]);
   });
 });
+
+/** A priced estimate, as cost.ts gives one, of `perHour` US dollars. */
+function knownCost(perHour: number): KnownCost {
+  return {
+    known: true,
+    perHour,
+    perDay: perHour * 24,
+    perHourUsd: perHour.toFixed(2),
+    perDayUsd: (perHour * 24).toFixed(2),
+    state: 'running',
+    instanceType: 'h100-hgx-80gb.1x',
+    machines: 1,
+    gpuType: 'H100_SXM5_80GB',
+    gpusPerMachine: 1,
+    basis: `1 × H100_SXM5_80GB at $${perHour} per GPU-hour`,
+    countOffered: true,
+  };
+}
+
+/** Someone granted nothing directly deciding another person's `rm`. */
+function anyoneApproving(p: ReturnType<typeof parsePolicy>) {
+  return {
+    policy: p,
+    requesterId: 'UASKER001',
+    kind: 'rm',
+    approverId: 'UANYONE01',
+    approverGroups: [],
+  } as const;
+}
