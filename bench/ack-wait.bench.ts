@@ -4,9 +4,9 @@ import { startSim } from '../src/sim/start-sim.js';
 import { startPrivateRedis } from '../src/sys/private-redis.js';
 import { type GpuopsProcess, spawnGpuops } from '../test/support/gpuops-process.js';
 import type { BenchResult } from './run.js';
-import { BOT_TOKEN, SECRET } from './support/e2e-driver.js';
+import { BOT_TOKEN } from './support/e2e-driver.js';
 import { gpuopsEnvFor } from './support/e2e-world.js';
-import { runLoad } from './support/run-load.js';
+import { lsLoad, runLoad } from './support/run-load.js';
 import { latencySummary, round } from './support/stats.js';
 import { stopGently } from './support/stop-gently.js';
 
@@ -41,16 +41,7 @@ export async function run(): Promise<BenchResult> {
     ]);
     const tag = randomBytes(3).toString('hex');
     const load = (port: unknown, userPrefix: string) =>
-      runLoad({
-        origin: `http://127.0.0.1:${port}`,
-        path: '/slack/events',
-        secret: SECRET,
-        text: 'ls',
-        count,
-        concurrency,
-        warmup,
-        userPrefix,
-      });
+      runLoad(lsLoad(port, userPrefix, { count, concurrency, warmup }));
     const rows: Array<Record<string, string | number>> = [];
     const p50 = { plain: [] as number[], waiting: [] as number[] };
     const p99 = { plain: [] as number[], waiting: [] as number[] };

@@ -11,7 +11,7 @@ import { benchPeople } from './support/bench-people.js';
 import { BOT_TOKEN, SECRET } from './support/e2e-driver.js';
 import { gpuopsEnvFor } from './support/e2e-world.js';
 import type { LoadReport } from './support/load-generator.js';
-import { runLoad } from './support/run-load.js';
+import { lsLoad, runLoad } from './support/run-load.js';
 import { cpuSplitMs, latencySummary, round } from './support/stats.js';
 import { stopGently } from './support/stop-gently.js';
 import { atMost } from './support/targets.js';
@@ -64,17 +64,8 @@ export async function run(
       add.waitForLog((r) => r.msg === 'ready', 30_000),
       gpuops.waitForLog((r) => r.msg === 'gpuops ready', 30_000),
     ]);
-    const plan = (port: unknown, userPrefix: string) => ({
-      origin: `http://127.0.0.1:${port}`,
-      path: '/slack/events',
-      secret: SECRET,
-      text: 'ls',
-      count,
-      concurrency,
-      warmup,
-      userPrefix,
-      people: PEOPLE,
-    });
+    const plan = (port: unknown, userPrefix: string) =>
+      lsLoad(port, userPrefix, { count, concurrency, warmup, people: PEOPLE });
     const run = randomBytes(3).toString('hex');
     const rounds = options.rounds ?? Number(process.env.BENCH_ACK_ROUNDS ?? 3);
     // Interleaved rounds (bare, add, gpuops, bare, add, gpuops, …): a machine that slows down for a while

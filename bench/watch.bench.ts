@@ -10,7 +10,7 @@ import { createSnapshotStore } from '../src/store/watch-snapshots.js';
 import { createWatchSubscriptions } from '../src/store/watch-subscriptions.js';
 import { startPrivateRedis } from '../src/sys/private-redis.js';
 import { addInstances, collectResources, resourceSet } from '../src/watch/collect-resources.js';
-import { diffSnapshots } from '../src/watch/diff-snapshot.js';
+import { changedKeys, diffSnapshots } from '../src/watch/diff-snapshot.js';
 import { entriesFor, pollProject } from '../src/watch/poll-project.js';
 import { ledgerChange, priceBookFor } from '../src/watch/spend.js';
 import type { WatchDeps } from '../src/watch/watch-deps.js';
@@ -295,10 +295,7 @@ async function stepBreakdown(
     await time('commit snapshot, messages and ledger (JSON, Redis)', () =>
       snapshots.commit(projectId, stored.version, next, [CHANNEL], entries, {
         ledger,
-        changed: {
-          set: found.filter((c) => c.type !== 'gone').map((c) => c.resource.key),
-          gone: found.filter((c) => c.type === 'gone').map((c) => c.resource.key),
-        },
+        changed: changedKeys(found),
       }),
     );
   }

@@ -1,4 +1,5 @@
 import { spawnScript } from '../../test/support/gpuops-process.js';
+import { SECRET } from './e2e-driver.js';
 import type { LoadPlan, LoadReport } from './load-generator.js';
 
 /** Runs the load generator in a child process and resolves with its report. */
@@ -9,4 +10,20 @@ export async function runLoad(plan: LoadPlan, timeoutMs = 300_000): Promise<Load
   } finally {
     await runner.kill();
   }
+}
+
+/** The acknowledgement benchmarks' load: signed `/gpu ls` to an app's events URL on this machine. */
+export function lsLoad(
+  port: unknown,
+  userPrefix: string,
+  shape: Pick<LoadPlan, 'count' | 'concurrency' | 'warmup'> & { people?: number },
+): LoadPlan {
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    path: '/slack/events',
+    secret: SECRET,
+    text: 'ls',
+    userPrefix,
+    ...shape,
+  };
 }

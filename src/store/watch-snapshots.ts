@@ -102,10 +102,7 @@ export interface Backoff {
 export interface CommitExtras {
   /** Spend to add to the ledger with the snapshot. */
   readonly ledger?: LedgerChange;
-  /**
-   * The resources of `next` that are not the read snapshot's objects, and those gone (the poller's
-   * diff knows them): the store then need not compare the fleet again.
-   */
+  /** The resources the poller's diff found new or changed, and those gone (changedKeys). */
   readonly changed?: { readonly set: readonly string[]; readonly gone: readonly string[] };
 }
 
@@ -114,8 +111,8 @@ export interface SnapshotStore extends Ledger {
   /**
    * Writes `next` as version `expected + 1`, appends `entries` to every target's outbox, applies
    * `ledger` and ends the project's back-off, only if the stored version is still `expected` and the project is still watched.
-   * Resources of `next` that are the very objects of the snapshot read at `expected` are not written
-   * again (the poller hands unchanged resources on by identity).
+   * With `extras.changed` (the poller's diff against the snapshot read at `expected`), only those
+   * resources are written; without it, every one.
    */
   commit(
     projectId: string,
@@ -215,34 +212,17 @@ function parseLegacy(data: string): ProjectSnapshot | undefined {
   }
 }
 
-/** What to write: every resource, or those not handed on by identity and those gone. */
+/** What to write: the changes the poller's diff found, or every resource when the store cannot rely on them. */
 function resourceWrites(
   previous: KnownSnapshot | undefined,
   next: ProjectSnapshot,
   changed: CommitExtras['changed'],
 ): (string | number)[] {
-  const before = previous && !previous.legacy ? previous.snapshot.resources : undefined;
-  if (before && changed) {
-    const out: (string | number)[] = ['delta', changed.set.length];
-    for (const key of changed.set) out.push(key, JSON.stringify(next.resources[key]));
-    out.push(changed.gone.length);
-    for (const key of changed.gone) out.push(key);
-    return out;
-  }
-  const set: string[] = [];
-  let kept = 0;
-  for (const resource of resourceList(next.resources)) {
-    const old = before?.[resource.key];
-    if (old !== undefined) kept++;
-    if (old !== resource) set.push(resource.key, JSON.stringify(resource));
-  }
-  const gone: string[] = [];
-  // Only when some resource of the previous snapshot is not listed any more.
-  if (before && resourceList(before).length > kept) {
-    for (const r of resourceList(before)) if (!(r.key in next.resources)) gone.push(r.key);
-  }
-  const out: (string | number)[] = [before ? 'delta' : 'all', set.length / 2];
-  for (const v of set) out.push(v);
+  const delta = previous && !previous.legacy && changed;
+  const set = delta ? changed.set : resourceList(next.resources).map((r) => r.key);
+  const gone = delta ? changed.gone : [];
+  const out: (string | number)[] = [delta ? 'delta' : 'all', set.length];
+  for (const key of set) out.push(key, JSON.stringify(next.resources[key]));
   out.push(gone.length);
   for (const key of gone) out.push(key);
   return out;

@@ -146,3 +146,11 @@ export function diffSnapshots(
   }
   return changes.sort((a, b) => compareResources(a.resource, b.resource));
 }
+
+/** The keys a snapshot store writes for these changes: new or changed resources, and gone ones. */
+export function changedKeys(changes: readonly ResourceChange[]): { set: string[]; gone: string[] } {
+  return {
+    set: changes.filter((c) => c.type !== 'gone').map((c) => c.resource.key),
+    gone: changes.filter((c) => c.type === 'gone').map((c) => c.resource.key),
+  };
+}

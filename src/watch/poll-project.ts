@@ -9,7 +9,7 @@ import {
 } from '../store/watch-snapshots.js';
 import { createWatchSubscriptions } from '../store/watch-subscriptions.js';
 import { collectResources } from './collect-resources.js';
-import { diffSnapshots, type ResourceChange } from './diff-snapshot.js';
+import { changedKeys, diffSnapshots, type ResourceChange } from './diff-snapshot.js';
 import { startDrains } from './drain-outbox.js';
 import { refreshHomes } from './home-refresh.js';
 import { ledgerChange, priceBookFor } from './spend.js';
@@ -98,13 +98,9 @@ export async function pollProject(
   } catch (err) {
     deps.log.warn({ err, projectId }, 'could not add to the spend ledger');
   }
-  const changed = {
-    set: changes.filter((c) => c.type !== 'gone').map((c) => c.resource.key),
-    gone: changes.filter((c) => c.type === 'gone').map((c) => c.resource.key),
-  };
   const result = await snapshots.commit(projectId, stored.version, next, targets, entries, {
     ...(ledger ? { ledger } : {}),
-    ...(stored.snapshot ? { changed } : {}),
+    ...(stored.snapshot ? { changed: changedKeys(changes) } : {}),
   });
   if (!result.committed) return { status: 'lost', calls: collected.calls };
   await startDrains(deps, result.kicked);

@@ -10,7 +10,7 @@ import {
   type WatchedResource,
 } from '../../src/store/watch-snapshots.js';
 import { createWatchSubscriptions } from '../../src/store/watch-subscriptions.js';
-import { diffSnapshots } from '../../src/watch/diff-snapshot.js';
+import { changedKeys, diffSnapshots } from '../../src/watch/diff-snapshot.js';
 import { ledgerChange } from '../../src/watch/spend.js';
 
 // The spend ledger as the digest and the Home tab read it, written as the watcher writes it: one look
@@ -56,7 +56,10 @@ async function look(at: number, found: WatchedResource[], project = PROJECT) {
   };
   const changes = stored.snapshot ? diffSnapshots(stored.snapshot.resources, next.resources) : [];
   const ledger = ledgerChange(stored.snapshot, changes, next, PRICES, 'UTC');
-  expect((await snaps.commit(project, stored.version, next, ['C1'], [], { ledger })).committed).toBe(true);
+  expect(
+    (await snaps.commit(project, stored.version, next, ['C1'], [], { ledger, changed: changedKeys(changes) }))
+      .committed,
+  ).toBe(true);
   return changes;
 }
 
