@@ -23,6 +23,8 @@ export interface AcceptExtra {
    * Slack call is made before the request is durably queued or waiting for approval.
    */
   readonly deferPosts?: boolean;
+  /** Slack's trigger id of a typed command and its signature window: a replay of it starts nothing. */
+  readonly trigger?: { readonly id: string; readonly seconds: number };
 }
 
 /** Redis steps of a request give up after this: the listener must answer within Slack's 3 s. */

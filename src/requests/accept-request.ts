@@ -125,13 +125,15 @@ async function assess(
   known: ProjectBinding | null | undefined,
 ): Promise<Assessment> {
   const { policy } = guardrails;
+  // A command that changes no spending (a listing, a key, a watch) needs no prices: none are read.
+  const priced = specFor(command.kind).cost !== undefined;
   const [cached, binding] = await Promise.all([
-    withDeadline(readCatalog(deps.store, ctx.projectId), REDIS_MS, 'Redis'),
+    priced ? withDeadline(readCatalog(deps.store, ctx.projectId), REDIS_MS, 'Redis') : undefined,
     known !== undefined ? known : withDeadline(deps.store.projectOf(ctx.channelId), REDIS_MS, 'Redis'),
   ]);
   const catalog: Catalog | undefined = cached?.catalog;
   // Commands priced by the machine they act on (start, stop, a scheduled start) name it.
-  const target = specFor(command.kind).cost ? targetInstance(command) : undefined;
+  const target = priced ? targetInstance(command) : undefined;
   const targetType =
     target !== undefined
       ? await withDeadline(instanceTypeOf(deps.store, ctx.projectId, target, catalog), REDIS_MS, 'Redis')

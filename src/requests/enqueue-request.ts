@@ -11,7 +11,7 @@ import { type GpuQueue, jobIdFor } from '../jobs/queue.js';
 import { MaybeQueuedError } from '../jobs/replicated.js';
 import type { Logger } from '../log/logger.js';
 import { renderJobMessage } from '../render/job-message.js';
-import type { Store } from '../store/store.js';
+import type { AcceptJobAnswer, Store } from '../store/store.js';
 import type { ChatMessage, RequestPorts } from './ports.js';
 
 export interface EnqueueDeps {
@@ -38,7 +38,12 @@ export type EnqueueResult =
        */
       readonly followUp?: () => Promise<string | undefined>;
     }
-  | { readonly status: 'duplicate'; readonly jobId: string };
+  | {
+      readonly status: 'duplicate';
+      readonly jobId: string;
+      /** Slack delivered this very request before (same trigger), rather than a person repeating it. */
+      readonly replay?: true;
+    };
 
 /**
  * How long a job deferred by `deferPosts` waits for its "Queued" message before it starts anyway (the
@@ -92,6 +97,11 @@ export interface EnqueueExtra {
    * Slack call here; the job is held until `followUp` has posted its "Queued" message.
    */
   readonly deferPosts?: boolean;
+  /**
+   * Slack's trigger id of a typed command, claimed for `seconds` (its signature window) with the
+   * request's dedupe claim and record: the same delivery sent again starts nothing.
+   */
+  readonly trigger?: { readonly id: string; readonly seconds: number };
 }
 
 /** Same person, channel and command: the key of the dedupe claim. */
@@ -109,13 +119,39 @@ export async function enqueueRequest(
 ): Promise<EnqueueResult> {
   const fingerprint = requestFingerprint(command, ctx);
   const jobId = extra.approvalId ?? `${fingerprint}-${ctx.requestedAt}`;
-  if (!extra.approvalId) {
-    const holder = await withDeadline(
-      deps.store.claimRequest(fingerprint, jobId, dedupeSeconds(command)),
+  // One step claims the trigger and the request (unless an approval already decided it happens once)
+  // and records the job: a failure after it takes the record back.
+  let accepted: AcceptJobAnswer;
+  try {
+    accepted = await withDeadline(
+      deps.store.acceptJob({
+        record: {
+          id: jobId,
+          kind: command.kind,
+          summary: describeCommand(command),
+          userId: ctx.userId,
+          channelId: ctx.channelId,
+          state: 'queued',
+          createdAt: ctx.requestedAt,
+          updatedAt: ctx.requestedAt,
+        },
+        ...(extra.trigger ? { trigger: extra.trigger } : {}),
+        ...(extra.approvalId ? {} : { claim: { fingerprint, seconds: dedupeSeconds(command) } }),
+      }),
       1_500,
       'Redis',
     );
-    if (holder !== undefined) return { status: 'duplicate', jobId: holder };
+  } catch (err) {
+    // The step may have run with its answer lost: nothing may say the request is queued.
+    await undoAccepted(deps, jobId, undefined, false);
+    throw err;
+  }
+  if (accepted.status !== 'recorded') {
+    return {
+      status: 'duplicate',
+      jobId: accepted.holder,
+      ...(accepted.status === 'replay' ? { replay: true as const } : {}),
+    };
   }
 
   let message: MessageRef | undefined = extra.message;
@@ -141,31 +177,17 @@ export async function enqueueRequest(
   let added = false;
   let holdEndsAt = 0;
   let held: Job | undefined;
-  const data: CommandJobData = commandJobDataSchema.parse({
-    v: 1,
-    command,
-    ctx,
-    ...(message ? { message } : {}),
-    ...(extra.approvalId ? { approvalId: extra.approvalId } : {}),
-    // References to secrets a form sealed in Redis; the secrets themselves never enter the job.
-    ...(extra.sealed ? { sealed: extra.sealed } : {}),
-    ...(extra.lease ? { lease: extra.lease } : {}),
-  });
   try {
-    await withDeadline(
-      deps.store.recordJob({
-        id: jobId,
-        kind: command.kind,
-        summary: describeCommand(command),
-        userId: ctx.userId,
-        channelId: ctx.channelId,
-        state: 'queued',
-        createdAt: ctx.requestedAt,
-        updatedAt: ctx.requestedAt,
-      }),
-      1_500,
-      'Redis',
-    );
+    const data: CommandJobData = commandJobDataSchema.parse({
+      v: 1,
+      command,
+      ctx,
+      ...(message ? { message } : {}),
+      ...(extra.approvalId ? { approvalId: extra.approvalId } : {}),
+      // References to secrets a form sealed in Redis; the secrets themselves never enter the job.
+      ...(extra.sealed ? { sealed: extra.sealed } : {}),
+      ...(extra.lease ? { lease: extra.lease } : {}),
+    });
     if (message) await withDeadline(deps.store.setJobMessage(jobId, message), 1_500, 'Redis');
     added = true;
     // Held back (delayed) while its "Queued" message is posted after the acknowledgement, and on a
@@ -190,7 +212,7 @@ export async function enqueueRequest(
     }
   } catch (err) {
     // A message the job did not post (the requester's, of an approved request) is not taken back.
-    const removed = await undoAccepted(deps, jobId, extra.message ? undefined : message);
+    const removed = await undoAccepted(deps, jobId, extra.message ? undefined : message, added);
     // The add was sent (its answer may be what got lost) and the job could not be taken back: it may
     // run after a failover. The person must hear that, not "nothing was started".
     if (added && !removed && !neverSent(err)) throw new MaybeQueuedError(jobId, err);
@@ -287,15 +309,18 @@ async function undoAccepted(
   deps: EnqueueDeps,
   jobId: string,
   message: MessageRef | undefined,
+  addSent: boolean,
 ): Promise<boolean> {
   const undo: Promise<unknown>[] = [
     // Added but not on a replica: it must not run after the person was told it did not happen.
     // BullMQ answers 0 when it could not remove it (a worker holds it already).
     // On a replicated Redis the removal counts only once a replica has it too, as the add did.
-    withDeadline(deps.queue.remove(jobId), 500, 'the queue').then(async (n) => {
-      if (n !== 1) throw new Error(`job ${jobId} could not be taken back (a worker may hold it)`);
-      if (deps.replicated) await withDeadline(deps.replicated(), 1_000, 'the Redis replicas');
-    }),
+    addSent
+      ? withDeadline(deps.queue.remove(jobId), 500, 'the queue').then(async (n) => {
+          if (n !== 1) throw new Error(`job ${jobId} could not be taken back (a worker may hold it)`);
+          if (deps.replicated) await withDeadline(deps.replicated(), 1_000, 'the Redis replicas');
+        })
+      : Promise.resolve(),
     withDeadline(
       deps.store.updateJob(jobId, { state: 'failed', detail: 'Not started: the queue was unreachable.' }),
       500,

@@ -17,7 +17,7 @@ import {
   requestAudit,
   requestParameters,
 } from './accept-kit.js';
-import { dedupeSeconds, requestFingerprint } from './enqueue-request.js';
+import { dedupeSeconds, type EnqueueResult, requestFingerprint } from './enqueue-request.js';
 
 // The approval step of the request pipeline: a request that waits for an approver is stored once (a
 // double submission finds the first), its card goes to the approval channel and the requester sees
@@ -62,9 +62,18 @@ export async function requestApproval(
   ctx: JobContext,
   assessment: Assessment,
   extra: AcceptExtra,
-): Promise<PendingApproval | { readonly status: 'duplicate'; readonly jobId: string }> {
+): Promise<PendingApproval | Extract<EnqueueResult, { status: 'duplicate' }>> {
   const { policy, approvals } = guardrails;
   const approvalId = approvalIdFor(ctx, command);
+  // The same delivery sent again (same Slack trigger) is told so, and makes no card.
+  if (extra.trigger) {
+    const seen = await withDeadline(
+      deps.store.claimTrigger(extra.trigger.id, approvalId, extra.trigger.seconds),
+      REDIS_MS,
+      'Redis',
+    );
+    if (seen !== undefined) return { status: 'duplicate', jobId: seen, replay: true };
+  }
   // A double submission finds the first request instead of making a second card.
   const holder = await withDeadline(
     deps.store.claimRequest(requestFingerprint(command, ctx), approvalId, dedupeSeconds(command)),

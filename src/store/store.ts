@@ -35,6 +35,43 @@ export interface SshKeyOwnership {
 }
 
 const JOB_LOG_LENGTH = 200;
+const JOB_RECORD_SECONDS = 14 * 24 * 3600;
+
+export interface AcceptJobInput {
+  readonly record: JobRecord;
+  /** Slack's trigger id of the request, held for `seconds` (the signature window). */
+  readonly trigger?: { readonly id: string; readonly seconds: number };
+  /** The request's fingerprint, held for `seconds` with the job's id (the dedupe window). */
+  readonly claim?: { readonly fingerprint: string; readonly seconds: number };
+}
+
+/**
+ * `replay`: the trigger was seen (holder: the job its first delivery made, or the value an older
+ * version stored); `duplicate`: the job already holding the fingerprint; else recorded.
+ */
+export type AcceptJobAnswer =
+  | { readonly status: 'recorded' }
+  | { readonly status: 'replay' | 'duplicate'; readonly holder: string };
+
+// KEYS: trigger, dedupe, job, the channel's job list (all in the store's slot on a Cluster).
+// ARGV: job id, trigger seconds, dedupe seconds (0: that claim is not made), record, record seconds,
+// list length. Each claim holds the job's id, so a repeat can name the job it repeats.
+const ACCEPT_JOB = `
+if ARGV[2] ~= '0' and not redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2], 'NX') then
+  return {'replay', redis.call('GET', KEYS[1])}
+end
+if ARGV[3] ~= '0' and not redis.call('SET', KEYS[2], ARGV[1], 'EX', ARGV[3], 'NX') then
+  return {'duplicate', redis.call('GET', KEYS[2])}
+end
+redis.call('SET', KEYS[3], ARGV[4], 'EX', ARGV[5])
+redis.call('LPUSH', KEYS[4], ARGV[1])
+redis.call('LTRIM', KEYS[4], 0, tonumber(ARGV[6]) - 1)
+return {'recorded'}
+`;
+
+interface AcceptJobScript {
+  gpuopsAcceptJob(...keysAndArgs: string[]): Promise<[string, string?]>;
+}
 
 export interface Store {
   readonly redis: Redis;
@@ -45,6 +82,15 @@ export interface Store {
 
   /** Claims a request fingerprint for `seconds`; returns the job id already holding it, if any. */
   claimRequest(fingerprint: string, jobId: string, seconds: number): Promise<string | undefined>;
+  /** Claims a Slack trigger id for `seconds`; returns what already holds it, if it was seen. */
+  claimTrigger(triggerId: string, holder: string, seconds: number): Promise<string | undefined>;
+
+  /**
+   * A new request in one atomic step: claims its Slack trigger (a replay of the same delivery),
+   * then its fingerprint (a repeat within `seconds`), then records the job. Nothing is written past
+   * a claim that fails.
+   */
+  acceptJob(input: AcceptJobInput): Promise<AcceptJobAnswer>;
 
   recordJob(record: JobRecord): Promise<void>;
   updateJob(id: string, change: { state: JobState; detail?: string }): Promise<void>;
@@ -82,7 +128,16 @@ export const CLUSTER_STORE_PREFIX = '{gpuops}';
 
 export function createStore(redis: Redis, prefix = 'gpuops'): Store {
   const k = (...parts: string[]) => [prefix, ...parts].join(':');
+  const scripted = redis as Redis & Partial<AcceptJobScript>;
+  if (typeof scripted.gpuopsAcceptJob !== 'function') {
+    redis.defineCommand('gpuopsAcceptJob', { numberOfKeys: 4, lua: ACCEPT_JOB });
+  }
   const parse = <T>(raw: string | null): T | undefined => (raw === null ? undefined : (JSON.parse(raw) as T));
+  const claim = async (key: string, value: string, seconds: number): Promise<string | undefined> => {
+    const set = await redis.set(key, value, 'EX', seconds, 'NX');
+    if (set === 'OK') return undefined;
+    return (await redis.get(key)) ?? undefined;
+  };
 
   return {
     redis,
@@ -95,17 +150,29 @@ export function createStore(redis: Redis, prefix = 'gpuops'): Store {
       return parse<ProjectBinding>(await redis.get(k('channel', channelId, 'project')));
     },
 
-    async claimRequest(fingerprint, jobId, seconds) {
-      const key = k('dedupe', fingerprint);
-      const set = await redis.set(key, jobId, 'EX', seconds, 'NX');
-      if (set === 'OK') return undefined;
-      return (await redis.get(key)) ?? undefined;
-    },
+    claimRequest: (fingerprint, jobId, seconds) => claim(k('dedupe', fingerprint), jobId, seconds),
+    claimTrigger: (triggerId, holder, seconds) => claim(k('trigger', triggerId), holder, seconds),
 
+    async acceptJob({ record, trigger, claim }) {
+      const [status, holder] = await (redis as Redis & AcceptJobScript).gpuopsAcceptJob(
+        k('trigger', trigger?.id ?? ''),
+        k('dedupe', claim?.fingerprint ?? ''),
+        k('job', record.id),
+        k('channel', record.channelId, 'jobs'),
+        record.id,
+        String(trigger?.seconds ?? 0),
+        String(claim?.seconds ?? 0),
+        JSON.stringify(record),
+        String(JOB_RECORD_SECONDS),
+        String(JOB_LOG_LENGTH),
+      );
+      if (status === 'replay' || status === 'duplicate') return { status, holder: holder ?? '' };
+      return { status: 'recorded' };
+    },
     async recordJob(record) {
       await redis
         .multi()
-        .set(k('job', record.id), JSON.stringify(record), 'EX', 14 * 24 * 3600)
+        .set(k('job', record.id), JSON.stringify(record), 'EX', JOB_RECORD_SECONDS)
         .lpush(k('channel', record.channelId, 'jobs'), record.id)
         .ltrim(k('channel', record.channelId, 'jobs'), 0, JOB_LOG_LENGTH - 1)
         .exec();
@@ -145,7 +212,7 @@ export function createStore(redis: Redis, prefix = 'gpuops'): Store {
     },
 
     async setJobMessage(jobId, ref) {
-      await redis.set(k('job', jobId, 'message'), JSON.stringify(ref), 'EX', 14 * 24 * 3600);
+      await redis.set(k('job', jobId, 'message'), JSON.stringify(ref), 'EX', JOB_RECORD_SECONDS);
     },
     async jobMessage(jobId) {
       return parse<MessageRef>(await redis.get(k('job', jobId, 'message')));

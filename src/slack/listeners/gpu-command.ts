@@ -15,7 +15,7 @@ import { rateLimitedAnswer } from '../../store/rate-limiter.js';
 import { isRedisFull, REDIS_FULL } from '../../store/redis-full.js';
 import { SLASH_COMMAND } from '../app-manifest.js';
 import type { SlackDeps } from '../slack-deps.js';
-import { firstDelivery, REPLAYED_COMMAND } from '../trigger-replays.js';
+import { REPLAYED_COMMAND, SIGNATURE_WINDOW_SECONDS } from '../trigger-replays.js';
 
 interface Reply {
   readonly text?: string;
@@ -129,9 +129,13 @@ async function answer(slash: SlashCommand, deps: SlackDeps): Promise<Reply> {
     deps.log.debug({ user: slash.user_id, channel: slash.channel_id, who: limited.who }, 'rate limited');
     return { text: rateLimitedAnswer(limited) };
   }
-  // A replayed request (valid signature, within five minutes) starts nothing new.
-  if (!(await firstDelivery(deps.store, slash.trigger_id))) return { text: REPLAYED_COMMAND };
-  const result = await acceptRequest(deps, command, ctx, { deferPosts: true, binding: binding ?? null });
+  // A replayed request (valid signature, within five minutes) starts nothing new: its trigger is
+  // claimed with the request itself.
+  const result = await acceptRequest(deps, command, ctx, {
+    deferPosts: true,
+    binding: binding ?? null,
+    ...(slash.trigger_id ? { trigger: { id: slash.trigger_id, seconds: SIGNATURE_WINDOW_SECONDS } } : {}),
+  });
   if (result.status === 'refused' || result.status === 'rejected') return { text: result.message };
   // Said before it runs: what the cloud will not let anyone list or delete afterwards.
   const warning = orphanWarning(command.kind, deps.routes);
@@ -142,6 +146,7 @@ async function answer(slash: SlashCommand, deps: SlackDeps): Promise<Reply> {
   });
   if (result.status === 'pending-approval') return withWarning(result.notice);
   if (result.status === 'duplicate') {
+    if (result.replay) return { text: REPLAYED_COMMAND };
     return { text: `Already on it: that same request is job ${result.jobId}.` };
   }
   switch (deliveryOf(command.kind)) {

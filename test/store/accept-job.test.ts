@@ -1,0 +1,111 @@
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { SIGNATURE_WINDOW_SECONDS } from '../../src/slack/trigger-replays.js';
+import { createStore, type JobRecord, type Store } from '../../src/store/store.js';
+
+// A new request is claimed and recorded in one atomic step (Store.acceptJob): Slack delivering the same
+// command twice (same trigger) runs it once for the whole signature window, a person repeating it
+// within the dedupe window finds the first job, and a claim that fails writes nothing.
+
+const record = (id: string, channelId = 'C0ACC'): JobRecord => ({
+  id,
+  kind: 'stop',
+  summary: '/gpu stop train-01',
+  userId: 'U0ACC',
+  channelId,
+  state: 'queued',
+  createdAt: 1,
+  updatedAt: 1,
+});
+
+describe('Store.acceptJob', () => {
+  let redis: Redis;
+  let store: Store;
+  beforeAll(() => {
+    redis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1 });
+    store = createStore(redis, `accept-${process.pid}-${Date.now()}`);
+  });
+  afterAll(async () => {
+    const keys = await redis.keys(`${store.prefix}:*`);
+    if (keys.length > 0) await redis.del(...keys);
+    redis.disconnect();
+  });
+
+  it('records the first delivery, and names its job to a replay for the whole signature window', async () => {
+    const trigger = { id: 'T1.111', seconds: SIGNATURE_WINDOW_SECONDS };
+    const first = await store.acceptJob({
+      record: record('job-1'),
+      trigger,
+      claim: { fingerprint: 'fp-1', seconds: 30 },
+    });
+    expect(first).toEqual({ status: 'recorded' });
+    expect((await store.job('job-1'))?.state).toBe('queued');
+    expect((await store.recentJobs('C0ACC', 10)).map((j) => j.id)).toEqual(['job-1']);
+    const ttl = await redis.ttl(`${store.prefix}:trigger:T1.111`);
+    expect(ttl).toBeGreaterThan(SIGNATURE_WINDOW_SECONDS - 10);
+    expect(ttl).toBeLessThanOrEqual(SIGNATURE_WINDOW_SECONDS);
+
+    // The replay carries a new fingerprint's time but the same trigger: refused before any other write.
+    const replay = await store.acceptJob({
+      record: record('job-2'),
+      trigger,
+      claim: { fingerprint: 'fp-2', seconds: 30 },
+    });
+    expect(replay).toEqual({ status: 'replay', holder: 'job-1' });
+    expect(await store.job('job-2')).toBeUndefined();
+    expect(await redis.exists(`${store.prefix}:dedupe:fp-2`), 'no dedupe claim left by a replay').toBe(0);
+    expect((await store.recentJobs('C0ACC', 10)).map((j) => j.id)).toEqual(['job-1']);
+  });
+
+  it('finds the first job for a repeat within the dedupe window, and records nothing for it', async () => {
+    const claim = { fingerprint: 'fp-3', seconds: 30 };
+    expect(
+      await store.acceptJob({
+        record: record('job-3', 'C0REP'),
+        trigger: { id: 'T1.333', seconds: 300 },
+        claim,
+      }),
+    ).toEqual({
+      status: 'recorded',
+    });
+    const repeat = await store.acceptJob({
+      record: record('job-4', 'C0REP'),
+      trigger: { id: 'T1.444', seconds: 300 },
+      claim,
+    });
+    expect(repeat).toEqual({ status: 'duplicate', holder: 'job-3' });
+    expect(await store.job('job-4')).toBeUndefined();
+    expect((await store.recentJobs('C0REP', 10)).map((j) => j.id)).toEqual(['job-3']);
+    // The repeat's trigger was new: it is held, so Slack redelivering the repeat is a replay of it.
+    expect(await redis.get(`${store.prefix}:trigger:T1.444`)).toBe('job-4');
+  });
+
+  it('records without claims (an approved request: its approval already made it happen once)', async () => {
+    expect(await store.acceptJob({ record: record('job-5', 'C0APP') })).toEqual({ status: 'recorded' });
+    expect(await store.acceptJob({ record: record('job-5', 'C0APP') })).toEqual({ status: 'recorded' });
+    expect((await store.job('job-5'))?.summary).toBe('/gpu stop train-01');
+    expect(await redis.keys(`${store.prefix}:trigger:`)).toEqual([]);
+  });
+
+  it('keeps a channel to its last 200 jobs', async () => {
+    for (let i = 0; i < 205; i++) await store.acceptJob({ record: record(`many-${i}`, 'C0MANY') });
+    const ids = await redis.lrange(`${store.prefix}:channel:C0MANY:jobs`, 0, -1);
+    expect(ids).toHaveLength(200);
+    expect(ids[0]).toBe('many-204');
+  });
+
+  it('claims a trigger for a request that goes to approvers, once', async () => {
+    expect(await store.claimTrigger('T1.555', 'appr-1', 300)).toBeUndefined();
+    expect(await store.claimTrigger('T1.555', 'appr-2', 300)).toBe('appr-1');
+  });
+
+  it('fails rather than running a replay when Redis cannot be asked', async () => {
+    const gone = new Redis(inject('redisUrl'), { lazyConnect: true, enableOfflineQueue: false });
+    const offline = createStore(gone, store.prefix);
+    await expect(
+      offline.acceptJob({ record: record('job-6'), trigger: { id: 'T1.666', seconds: 300 } }),
+    ).rejects.toThrow();
+    await expect(offline.claimTrigger('T1.777', 'x', 300)).rejects.toThrow();
+    gone.disconnect();
+  });
+});
