@@ -27,7 +27,21 @@ export interface StandingDeps {
 const inFlight = new Map<string, Promise<StandingAnswer>>();
 const cacheName = (userId: string) => `standing:${userId}`;
 
-async function fetchStanding(deps: StandingDeps, userId: string): Promise<StandingAnswer> {
+/**
+ * What this process last read, kept until the Redis entry it came from expires (never longer): a
+ * person's every command would otherwise read the same five-minute-old answer from Redis again.
+ */
+const remembered = new Map<string, { readonly standing: Standing; readonly until: number }>();
+/** People remembered at most; the oldest are forgotten first (they are read from Redis again). */
+const REMEMBERED_MAX = 10_000;
+
+function remember(key: string, standing: Standing, storedAt: number): void {
+  remembered.delete(key);
+  if (remembered.size >= REMEMBERED_MAX) remembered.delete(remembered.keys().next().value!);
+  remembered.set(key, { standing, until: storedAt + STANDING_CACHE_SECONDS * 1000 });
+}
+
+async function fetchStanding(deps: StandingDeps, userId: string, key: string): Promise<StandingAnswer> {
   try {
     const answer = await withDeadline(deps.client.users.info({ user: userId }), 1_500, 'Slack users.info');
     const user = answer.user;
@@ -36,6 +50,7 @@ async function fetchStanding(deps: StandingDeps, userId: string): Promise<Standi
       ...(user?.team_id ? { teamId: user.team_id } : {}),
     };
     void deps.store.putCache(cacheName(userId), standing, STANDING_CACHE_SECONDS).catch(() => {});
+    remember(key, standing, Date.now());
     return standing;
   } catch (err) {
     const code = (err as { data?: { error?: string } }).data?.error;
@@ -45,20 +60,24 @@ async function fetchStanding(deps: StandingDeps, userId: string): Promise<Standi
   }
 }
 
-async function lookUp(deps: StandingDeps, userId: string): Promise<StandingAnswer> {
+async function lookUp(deps: StandingDeps, userId: string, key: string): Promise<StandingAnswer> {
   // Redis down is not a reason to refuse: Slack is asked, and the listener then says Redis is down.
   const cached = await withDeadline(deps.store.cached<Standing>(cacheName(userId)), 1_000, 'Redis').catch(
     () => undefined,
   );
-  return cached ? cached.value : fetchStanding(deps, userId);
+  if (!cached) return fetchStanding(deps, userId, key);
+  remember(key, cached.value, cached.storedAt);
+  return cached.value;
 }
 
 export function standingOf(deps: StandingDeps, userId: string): Promise<StandingAnswer> {
-  // One look-up at a time, cache read included: a caller whose read came back late would ask again.
   const key = `${deps.store.prefix}\u0000${userId}`;
+  const known = remembered.get(key);
+  if (known && known.until > Date.now()) return Promise.resolve(known.standing);
+  // One look-up at a time, cache read included: a caller whose read came back late would ask again.
   let pending = inFlight.get(key);
   if (!pending) {
-    pending = lookUp(deps, userId).finally(() => inFlight.delete(key));
+    pending = lookUp(deps, userId, key).finally(() => inFlight.delete(key));
     inFlight.set(key, pending);
   }
   return pending;

@@ -154,6 +154,9 @@ export function createAudit(redis: Redis, options: AuditOptions): Audit {
   const clock = options.clock ?? Date.now;
   const retentionMs = options.retentionSeconds * 1000;
   const minId = () => `${Math.max(0, clock() - retentionMs)}`;
+  // The entry is scrubbed at every depth before it is stored or logged, so its line skips the
+  // logger's path redaction (about 25 µs a line, on every request).
+  const lineLog = options.log.child({}, { redact: { paths: [] } });
 
   return {
     key,
@@ -185,7 +188,7 @@ export function createAudit(redis: Redis, options: AuditOptions): Audit {
         id = await redis.xadd(key, 'MINID', '~', min, '*', FIELD, json);
       }
       const entry = { ...clean, id: id ?? '' } as AuditEntry;
-      options.log.info({ audit: entry }, 'audit');
+      lineLog.info({ audit: entry }, 'audit');
       options
         .publish?.(entry)
         .catch((err: unknown) =>

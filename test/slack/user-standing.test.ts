@@ -3,6 +3,7 @@ import type { FakeSlackApi } from '../../src/devkit/fake-slack-api.js';
 import { STANDING_CACHE_SECONDS, standingOf } from '../../src/slack/user-standing.js';
 import type { Store } from '../../src/store/store.js';
 import { type SlackWithStore, startSlackWithStore } from '../support/slack-with-store.js';
+import { until } from '../support/until.js';
 
 // Whether a person is a guest and of which workspace, as the access gate reads it: from users.info on
 // the fake Slack through the real SDK, cached in Redis, asked once however many requests come at once.
@@ -20,6 +21,7 @@ describe('standingOf', () => {
         { id: 'U0GUEST', name: 'grace', is_restricted: true },
         { id: 'U0SINGLE', name: 'sam', is_ultra_restricted: true },
         { id: 'U0BUSY', name: 'bea', team_id: 'T0OTHER' },
+        { id: 'U0PROMOTED', name: 'pat' },
       ],
     });
     ({ slack, redis, store, deps } = helpers);
@@ -49,5 +51,24 @@ describe('standingOf', () => {
     const before = slack.mark();
     await standingOf(deps, 'U0MEMBER');
     expect(slack.calls.slice(before).filter((c) => c.method === 'users.info')).toHaveLength(0);
+  });
+
+  it('holds an answer no longer than the Redis entry it came from', async () => {
+    // Another replica cached pat as a guest almost five minutes ago; Slack now says pat is a member.
+    const key = `${store.prefix}:cache:standing:U0PROMOTED`;
+    const storedAt = Date.now() - STANDING_CACHE_SECONDS * 1000 + 1_000;
+    await redis.set(key, JSON.stringify({ value: { guest: true }, storedAt }), 'PX', 1_000);
+    expect(await standingOf(deps, 'U0PROMOTED')).toMatchObject({ guest: true });
+    await until('the cached answer to expire', async () =>
+      (await redis.exists(key)) === 0 ? true : undefined,
+    );
+    await until(
+      'the answer to follow Slack',
+      async () => {
+        const now = await standingOf(deps, 'U0PROMOTED');
+        return typeof now === 'object' && 'guest' in now && !now.guest ? true : undefined;
+      },
+      2_000,
+    );
   });
 });
