@@ -4,6 +4,7 @@ import { type BotStack, startBotStack } from '../support/bot-stack.js';
 
 // A job's progress edits wait out a quiet period (production's 1 s): a job that ends sooner goes from
 // "Queued" straight to its answer in two Slack calls; a longer one shows its latest step, then the end.
+// The job's record (what `/gpu jobs` lists) follows the message.
 
 const CHANNEL = 'C0GPU';
 const TYPE = 'h100-hgx-80gb.1x';
@@ -42,6 +43,7 @@ describe('a job that ends within the quiet period', () => {
     const { message, phases } = await settledPhases(stack, 'stop quick-1');
     expect(phases).toEqual(['Queued', 'Done']);
     expect(message.text).toContain('quick-1 is stopped');
+    expect((await stack.store.recentJobs(CHANNEL, 1))[0]).toMatchObject({ kind: 'stop', state: 'done' });
     expect((await stack.cloud.listInstances()).find((i) => i.name === 'quick-1')?.state).toBe('stopped');
   });
 });
@@ -56,9 +58,25 @@ describe('a job that takes longer than the quiet period', () => {
   });
 
   it('shows where it stands while the cloud works, then its answer', async () => {
+    // What `/gpu jobs` lists follows the message: a state of its own once the quiet period is over.
+    const states = new Set<string>();
+    let watching = true;
+    const watch = (async () => {
+      while (watching) {
+        for (const job of await stack.store.recentJobs(CHANNEL, 5)) states.add(job.state);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    })();
     const { phases } = await settledPhases(stack, `create slow-1 ${TYPE}`);
+    watching = false;
+    await watch;
     expect(phases[0]).toBe('Queued');
     expect(phases.at(-1)).toBe('Done');
     expect(phases.slice(1, -1).some((p) => p === 'Working' || p === 'Waiting')).toBe(true);
+    expect(
+      [...states].some((s) => s === 'working' || s === 'waiting'),
+      [...states].join(', '),
+    ).toBe(true);
+    expect((await stack.store.recentJobs(CHANNEL, 1))[0]?.state).toBe('done');
   });
 });

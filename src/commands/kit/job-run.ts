@@ -158,15 +158,27 @@ export class JobRun<D extends HandlerDeps = HandlerDeps> {
     await this.saveProgress({ [CLOUD_WAIT_TOLD]: true });
   }
 
-  /** Shows where the job stands in the channel message (channel deliveries; private answers only show the end). */
+  /**
+   * Where the job stands: in its record (`/gpu jobs`) and in the channel message (channel deliveries;
+   * private answers only show the end). Within the quiet period both wait, so a job that ends sooner
+   * goes from "queued" straight to its answer, in the message and the record alike.
+   */
   async update(phase: JobPhase, detail?: string, result?: readonly KnownBlock[]): Promise<void> {
     await this.noticeSent;
-    await this.recordState({ state: phase, ...(detail ? { detail } : {}) });
-    if (this.answersPrivately) return;
     if (this.now() < this.quietUntil) {
       this.defer({ phase, ...(detail !== undefined ? { detail } : {}), ...(result ? { result } : {}) });
       return;
     }
+    await this.showProgress(phase, detail, result);
+  }
+
+  private async showProgress(
+    phase: JobPhase,
+    detail?: string,
+    result?: readonly KnownBlock[],
+  ): Promise<void> {
+    await this.recordState({ state: phase, ...(detail ? { detail } : {}) });
+    if (this.answersPrivately) return;
     await this.show(phase, detail, result);
   }
 
@@ -204,7 +216,7 @@ export class JobRun<D extends HandlerDeps = HandlerDeps> {
     this.pending = undefined;
     // A cancelled attempt (the worker is closing) leaves the message to the attempt that takes over.
     if (!progress || this.signal.aborted) return;
-    await this.show(progress.phase, progress.detail, progress.result);
+    await this.showProgress(progress.phase, progress.detail, progress.result);
   }
 
   private dropProgress(): void {
