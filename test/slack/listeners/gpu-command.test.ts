@@ -125,12 +125,13 @@ describe('the /gpu listener, open policy', () => {
   });
 });
 
-// Carol may only look; Ada operates, and her rm waits for Bob; each person may send two requests a minute.
+// Carol may only look; Ada, Dan and Eve operate, and their rm waits for Bob; each person may send two
+// requests a minute.
 const GUARDED = parsePolicy(
   [
     'default_role: viewer',
     'roles:',
-    '  operator: { users: [U0ADA, U0DAN] }',
+    '  operator: { users: [U0ADA, U0DAN, U0EVE] }',
     'approvals:',
     '  approvers: { users: [U0BOB] }',
     '  channel: C0APPROVE',
@@ -184,6 +185,24 @@ describe('the /gpu listener, guarded policy', () => {
     );
     expect(JSON.stringify(card.body.blocks)).toContain('/gpu rm old-box');
     expect(await stack.jobs()).toHaveLength(0);
+  });
+
+  it('answers Slack delivering a request for approval again with the replay sentence, and makes no second card', async () => {
+    await stack.machines('spare-box');
+    const triggerId = randomTriggerId();
+    const since = stack.slack.mark();
+    const asEve = { triggerId, userId: 'U0EVE' };
+    const first = replyOf((await stack.command('rm spare-box', asEve)).text);
+    expect(first.text).toContain('`/gpu rm spare-box` needs an approval');
+    const replay = replyOf((await stack.command('rm spare-box', asEve)).text);
+    expect(replay.text).toBe(REPLAYED_COMMAND);
+    await stack.slack.waitFor('chat.postMessage', (c) => c.body.channel === 'C0APPROVE', 5_000, since);
+    const cards = stack.slack.calls
+      .slice(since)
+      .filter((c) => c.method === 'chat.postMessage' && c.body.channel === 'C0APPROVE');
+    expect(cards).toHaveLength(1);
+    const pending = await stack.guardrails.approvals.listPending({ limit: 50 });
+    expect(pending.filter((r) => JSON.stringify(r.command).includes('spare-box'))).toHaveLength(1);
   });
 
   it('slows one person to the policy rate, with when to try again', async () => {
