@@ -139,6 +139,23 @@ export function createStore(redis: Redis, prefix = 'gpuops'): Store {
     return (await redis.get(key)) ?? undefined;
   };
 
+  const acceptJob = async ({ record, trigger, claim: dedupe }: AcceptJobInput): Promise<AcceptJobAnswer> => {
+    const [status, holder] = await (redis as Redis & AcceptJobScript).gpuopsAcceptJob(
+      k('trigger', trigger?.id ?? ''),
+      k('dedupe', dedupe?.fingerprint ?? ''),
+      k('job', record.id),
+      k('channel', record.channelId, 'jobs'),
+      record.id,
+      String(trigger?.seconds ?? 0),
+      String(dedupe?.seconds ?? 0),
+      JSON.stringify(record),
+      String(JOB_RECORD_SECONDS),
+      String(JOB_LOG_LENGTH),
+    );
+    if (status === 'replay' || status === 'duplicate') return { status, holder: holder ?? '' };
+    return { status: 'recorded' };
+  };
+
   return {
     redis,
     prefix,
@@ -153,29 +170,9 @@ export function createStore(redis: Redis, prefix = 'gpuops'): Store {
     claimRequest: (fingerprint, jobId, seconds) => claim(k('dedupe', fingerprint), jobId, seconds),
     claimTrigger: (triggerId, holder, seconds) => claim(k('trigger', triggerId), holder, seconds),
 
-    async acceptJob({ record, trigger, claim }) {
-      const [status, holder] = await (redis as Redis & AcceptJobScript).gpuopsAcceptJob(
-        k('trigger', trigger?.id ?? ''),
-        k('dedupe', claim?.fingerprint ?? ''),
-        k('job', record.id),
-        k('channel', record.channelId, 'jobs'),
-        record.id,
-        String(trigger?.seconds ?? 0),
-        String(claim?.seconds ?? 0),
-        JSON.stringify(record),
-        String(JOB_RECORD_SECONDS),
-        String(JOB_LOG_LENGTH),
-      );
-      if (status === 'replay' || status === 'duplicate') return { status, holder: holder ?? '' };
-      return { status: 'recorded' };
-    },
+    acceptJob,
     async recordJob(record) {
-      await redis
-        .multi()
-        .set(k('job', record.id), JSON.stringify(record), 'EX', JOB_RECORD_SECONDS)
-        .lpush(k('channel', record.channelId, 'jobs'), record.id)
-        .ltrim(k('channel', record.channelId, 'jobs'), 0, JOB_LOG_LENGTH - 1)
-        .exec();
+      await acceptJob({ record });
     },
     async updateJob(id, change) {
       const current = parse<JobRecord>(await redis.get(k('job', id)));
