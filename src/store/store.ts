@@ -23,8 +23,32 @@ export interface JobRecord {
   readonly channelId: string;
   readonly state: JobState;
   readonly detail?: string;
+  /**
+   * The final answer (done or failed) reached the requester. The final state is recorded before the
+   * answer is shown, so that no attempt acts again; this says the showing happened too.
+   */
+  readonly answered?: true;
   readonly createdAt: number;
   readonly updatedAt: number;
+}
+
+/** A job's new state; `answered` only with the final one, once it was shown. */
+export interface JobChange {
+  readonly state: JobState;
+  readonly detail?: string;
+  readonly answered?: true;
+}
+
+/** The record after a change: a state written without `answered` is not (yet) shown. */
+function changed(record: JobRecord, change: JobChange): JobRecord {
+  const { answered: _shown, ...rest } = record;
+  return {
+    ...rest,
+    state: change.state,
+    ...(change.detail !== undefined ? { detail: change.detail } : {}),
+    ...(change.answered ? { answered: true as const } : {}),
+    updatedAt: Date.now(),
+  };
 }
 
 export interface SshKeyOwnership {
@@ -93,15 +117,12 @@ export interface Store {
   acceptJob(input: AcceptJobInput): Promise<AcceptJobAnswer>;
 
   recordJob(record: JobRecord): Promise<void>;
-  updateJob(id: string, change: { state: JobState; detail?: string }): Promise<void>;
+  updateJob(id: string, change: JobChange): Promise<void>;
   /**
    * updateJob for the one writer of a running job, which holds its record: one write instead of a read
    * and a write. Returns the new record; nothing is written (undefined) if the record expired.
    */
-  updateHeldJob(
-    record: JobRecord,
-    change: { state: JobState; detail?: string },
-  ): Promise<JobRecord | undefined>;
+  updateHeldJob(record: JobRecord, change: JobChange): Promise<JobRecord | undefined>;
   job(id: string): Promise<JobRecord | undefined>;
   recentJobs(channelId: string, limit: number): Promise<JobRecord[]>;
 
@@ -177,21 +198,10 @@ export function createStore(redis: Redis, prefix = 'gpuops'): Store {
     async updateJob(id, change) {
       const current = parse<JobRecord>(await redis.get(k('job', id)));
       if (!current) return;
-      const next: JobRecord = {
-        ...current,
-        state: change.state,
-        ...(change.detail !== undefined ? { detail: change.detail } : {}),
-        updatedAt: Date.now(),
-      };
-      await redis.set(k('job', id), JSON.stringify(next), 'KEEPTTL');
+      await redis.set(k('job', id), JSON.stringify(changed(current, change)), 'KEEPTTL');
     },
     async updateHeldJob(record, change) {
-      const next: JobRecord = {
-        ...record,
-        state: change.state,
-        ...(change.detail !== undefined ? { detail: change.detail } : {}),
-        updatedAt: Date.now(),
-      };
+      const next = changed(record, change);
       const written = await redis.set(k('job', record.id), JSON.stringify(next), 'KEEPTTL', 'XX');
       return written === 'OK' ? next : undefined;
     },

@@ -35,18 +35,29 @@ export async function processJob(job: Job<JobData>, deps: WorkerDeps, signal: Ab
     deps.log.error({ jobId: job.id, name: job.name, err }, 'job data rejected');
     throw new UnrecoverableError(classifyFailure(err).message);
   }
+  // Before acting: the record, and where the request's message is (a held job's "Queued" message is
+  // stored apart), so that showing the answer needs no Redis read that an outage could lose.
+  const [record, message] = await Promise.all([
+    deps.store.job(job.id!),
+    data.message ? undefined : deps.store.jobMessage(job.id!),
+  ]);
   // A job whose final answer is recorded never acts again, whatever its lock did: a worker that lost
   // the lock in a Redis outage longer than it, or a finished job retried, must not repeat a start,
   // stop or delete the person was already told about (the record outlives BullMQ's: docs/operations.md).
-  const answered = await deps.store.job(job.id!);
-  if (answered?.state === 'done' || answered?.state === 'failed') {
+  if (record?.state === 'done' || record?.state === 'failed') {
+    // Recorded, but the attempt died before showing it (Redis went away under it): show it now.
+    if (!record.answered) {
+      await new JobRun(job, data, deps, signal, record, message).finish(record.state, {
+        detail: record.detail ?? '',
+      });
+    }
     deps.log.warn(
-      { jobId: job.id, name: job.name, state: answered.state },
+      { jobId: job.id, name: job.name, state: record.state, shownNow: !record.answered },
       'job already answered; not run again',
     );
-    return answered.detail ?? answered.state;
+    return record.detail ?? record.state;
   }
-  const run = new JobRun(job, data, deps, signal, answered);
+  const run = new JobRun(job, data, deps, signal, record, message);
   const handler = handlerFor(data.command.kind);
   const attempts = job.opts.attempts ?? 1;
   const startedAt = Date.now();

@@ -3,7 +3,7 @@ import type { Job } from 'bullmq';
 import type { JobData } from '../../jobs/job-data.js';
 import type { MessageRef } from '../../jobs/message-ref.js';
 import { type JobPhase, renderJobMessage } from '../../render/job-message.js';
-import type { JobRecord } from '../../store/store.js';
+import type { JobChange, JobRecord } from '../../store/store.js';
 import type { CommandJobData } from '../job-payload.js';
 import { deliveryOf, describeCommand } from '../registry.js';
 import type { Delivery } from '../spec.js';
@@ -54,11 +54,13 @@ export class JobRun<D extends HandlerDeps = HandlerDeps> {
     readonly signal: AbortSignal,
     /** The job's record as the worker read it before the attempt: its states are written without a read. */
     private record?: JobRecord,
+    /** The request's message when the job data does not carry it (read before the attempt acts). */
+    message?: MessageRef,
   ) {
     this.delivery = deliveryOf(data.command.kind);
     this.request = describeCommand(data.command);
     this.timing = { ...DEFAULT_TIMING, ...deps.timing };
-    this.message = data.message;
+    this.message = data.message ?? message;
     // A retry's progress (which attempt, what failed) is news at once.
     this.quietUntil = job.attemptsMade === 0 ? this.now() + this.timing.progressQuietMs : 0;
   }
@@ -182,7 +184,7 @@ export class JobRun<D extends HandlerDeps = HandlerDeps> {
     await this.show(phase, detail, result);
   }
 
-  private async recordState(change: { state: JobPhase; detail?: string }): Promise<void> {
+  private async recordState(change: JobChange & { state: JobPhase }): Promise<void> {
     if (!this.record) {
       await this.deps.store.updateJob(this.job.id!, change);
       return;
@@ -232,13 +234,20 @@ export class JobRun<D extends HandlerDeps = HandlerDeps> {
   async finish(phase: 'done' | 'failed', outcome: Outcome): Promise<void> {
     this.dropProgress();
     await this.noticeSent;
+    // Recorded before it is shown, so that no later attempt acts again; marked answered after, so that
+    // an attempt finding it unmarked (Redis died in between) shows it instead (processJob).
     await this.recordState({ state: phase, detail: outcome.detail });
-    if (this.quiet) return;
-    if (this.answersPrivately) {
+    if (this.quiet) {
+      // Nothing to show: the workflow step's outputs are its answer.
+    } else if (this.answersPrivately) {
       await this.answerPrivately(phase, outcome);
-      return;
+    } else {
+      await this.show(phase, outcome.detail, outcome.result);
     }
-    await this.show(phase, outcome.detail, outcome.result);
+    await this.recordState({ state: phase, detail: outcome.detail, answered: true }).catch((err: unknown) =>
+      // Shown all the same; only an attempt run again after this one would show it a second time.
+      this.deps.log.warn({ jobId: this.job.id, err }, 'could not record that the answer was shown'),
+    );
   }
 
   private rendered(phase: JobPhase, detail?: string, result?: readonly KnownBlock[]) {
