@@ -15,7 +15,7 @@ import type { Guardrails } from '../policy/guardrails.js';
 import type { PolicyRole } from '../policy/policy-schema.js';
 import { type CostEstimate, formatCost, type PriceBook } from '../pricing/cost.js';
 import { type Catalog, readCatalog } from '../store/catalog-cache.js';
-import { instanceTypeOf } from '../store/instance-types-seen.js';
+import { type CatalogAndType, catalogAndTypeOf, instanceTypeOf } from '../store/instance-types-seen.js';
 import { stopSchedulesOn } from '../store/schedules.js';
 import type { ProjectBinding } from '../store/store.js';
 import {
@@ -126,18 +126,24 @@ async function assess(
 ): Promise<Assessment> {
   const { policy } = guardrails;
   // A command that changes no spending (a listing, a key, a watch) needs no prices: none are read.
+  // Commands priced by the machine they act on (start, stop, a scheduled start) name it: its type is
+  // read with the price list.
   const priced = specFor(command.kind).cost !== undefined;
-  const [cached, binding] = await Promise.all([
-    priced ? withDeadline(readCatalog(deps.store, ctx.projectId), REDIS_MS, 'Redis') : undefined,
+  const target = priced ? targetInstance(command) : undefined;
+  const [read, binding] = await Promise.all([
+    !priced
+      ? ({} as CatalogAndType)
+      : withDeadline<CatalogAndType>(
+          target !== undefined
+            ? catalogAndTypeOf(deps.store, ctx.projectId, target)
+            : readCatalog(deps.store, ctx.projectId).then((cached) => (cached ? { cached } : {})),
+          REDIS_MS,
+          'Redis',
+        ),
     known !== undefined ? known : withDeadline(deps.store.projectOf(ctx.channelId), REDIS_MS, 'Redis'),
   ]);
-  const catalog: Catalog | undefined = cached?.catalog;
-  // Commands priced by the machine they act on (start, stop, a scheduled start) name it.
-  const target = priced ? targetInstance(command) : undefined;
-  const targetType =
-    target !== undefined
-      ? await withDeadline(instanceTypeOf(deps.store, ctx.projectId, target, catalog), REDIS_MS, 'Redis')
-      : undefined;
+  const catalog: Catalog | undefined = read.cached?.catalog;
+  const targetType = read.type;
   // A scheduled start costs the hours until its target's scheduled stops: they are read here.
   const stopSchedules =
     specFor(command.kind).actsAs === 'start'

@@ -72,14 +72,22 @@ export function platformConfigurations(catalog: Catalog): Configuration[] {
   }));
 }
 
-const cacheName = (projectId: string | undefined) => `catalog:${projectId ?? 'none'}`;
+/** The catalogue's cache entry of a project (Store.cached). */
+export const catalogCacheName = (projectId: string | undefined) => `catalog:${projectId ?? 'none'}`;
+const cacheName = catalogCacheName;
 
 /** The project's catalogue and when it was stored, or undefined when missing or unreadable. */
 export async function readCatalog(
   store: Store,
   projectId: string | undefined,
 ): Promise<{ catalog: Catalog; storedAt: number } | undefined> {
-  const entry = await store.cached<unknown>(cacheName(projectId));
+  return catalogOf(await store.cached<unknown>(cacheName(projectId)));
+}
+
+/** The catalogue in a cache entry read by the caller, if it is one. */
+export function catalogOf(
+  entry: { value: unknown; storedAt: number } | undefined,
+): { catalog: Catalog; storedAt: number } | undefined {
   if (!entry) return undefined;
   const parsed = catalogSchema.safeParse(entry.value);
   return parsed.success ? { catalog: parsed.data, storedAt: entry.storedAt } : undefined;

@@ -1,4 +1,4 @@
-import type { Catalog } from './catalog-cache.js';
+import { type Catalog, catalogCacheName, catalogOf } from './catalog-cache.js';
 import type { Store } from './store.js';
 
 // The type of an instance, known without calling the cloud: the cached catalogue lists the project's
@@ -29,4 +29,25 @@ export async function instanceTypeOf(
   if (listed) return listed.type;
   const remembered = await store.cached<unknown>(cacheName(projectId, ref));
   return typeof remembered?.value === 'string' ? remembered.value : undefined;
+}
+
+export interface CatalogAndType {
+  readonly cached?: { catalog: Catalog; storedAt: number };
+  readonly type?: string;
+}
+
+/** The cached catalogue and the type of the instance `ref`, in one read (a request's price). */
+export async function catalogAndTypeOf(
+  store: Store,
+  projectId: string | undefined,
+  ref: string,
+): Promise<CatalogAndType> {
+  const [entry, remembered] = await store.cachedMany([
+    catalogCacheName(projectId),
+    cacheName(projectId, ref),
+  ]);
+  const cached = catalogOf(entry);
+  const listed = cached?.catalog.instances?.find((i) => i.name === ref || i.id === ref);
+  const type = listed?.type ?? (typeof remembered?.value === 'string' ? remembered.value : undefined);
+  return { ...(cached ? { cached } : {}), ...(type ? { type } : {}) };
 }

@@ -124,6 +124,8 @@ export interface Store {
    */
   updateHeldJob(record: JobRecord, change: JobChange): Promise<JobRecord | undefined>;
   job(id: string): Promise<JobRecord | undefined>;
+  /** The record and the message reference of a job, in one read. */
+  jobAndMessage(id: string): Promise<{ record?: JobRecord; message?: MessageRef }>;
   recentJobs(channelId: string, limit: number): Promise<JobRecord[]>;
 
   /** The message a job edits in place. */
@@ -138,6 +140,8 @@ export interface Store {
   /** Cached catalogue data (configurations, capacity, instance types) for modals that must open at once. */
   putCache(name: string, value: unknown, ttlSeconds: number): Promise<void>;
   cached<T>(name: string): Promise<{ value: T; storedAt: number } | undefined>;
+  /** Several cached entries in one read, in the order named. */
+  cachedMany(names: readonly string[]): Promise<({ value: unknown; storedAt: number } | undefined)[]>;
 }
 
 /**
@@ -208,6 +212,14 @@ export function createStore(redis: Redis, prefix = 'gpuops'): Store {
     async job(id) {
       return parse<JobRecord>(await redis.get(k('job', id)));
     },
+    async jobAndMessage(id) {
+      const [record, message] = await redis.mget(k('job', id), k('job', id, 'message'));
+      const found = { record: parse<JobRecord>(record ?? null), message: parse<MessageRef>(message ?? null) };
+      return {
+        ...(found.record ? { record: found.record } : {}),
+        ...(found.message ? { message: found.message } : {}),
+      };
+    },
     async recentJobs(channelId, limit) {
       const ids = await redis.lrange(k('channel', channelId, 'jobs'), 0, Math.max(0, limit - 1));
       if (ids.length === 0) return [];
@@ -256,6 +268,11 @@ export function createStore(redis: Redis, prefix = 'gpuops'): Store {
     },
     async cached<T>(name: string) {
       return parse<{ value: T; storedAt: number }>(await redis.get(k('cache', name)));
+    },
+    async cachedMany(names) {
+      if (names.length === 0) return [];
+      const raws = await redis.mget(names.map((name) => k('cache', name)));
+      return raws.map((raw) => parse<{ value: unknown; storedAt: number }>(raw));
     },
   };
 }

@@ -37,10 +37,7 @@ export async function processJob(job: Job<JobData>, deps: WorkerDeps, signal: Ab
   }
   // Before acting: the record, and where the request's message is (a held job's "Queued" message is
   // stored apart), so that showing the answer needs no Redis read that an outage could lose.
-  const [record, message] = await Promise.all([
-    deps.store.job(job.id!),
-    data.message ? undefined : deps.store.jobMessage(job.id!),
-  ]);
+  const { record, message } = await deps.store.jobAndMessage(job.id!);
   // A job whose final answer is recorded never acts again, whatever its lock did: a worker that lost
   // the lock in a Redis outage longer than it, or a finished job retried, must not repeat a start,
   // stop or delete the person was already told about (the record outlives BullMQ's: docs/operations.md).
