@@ -218,7 +218,15 @@ export class JobRun<D extends HandlerDeps = HandlerDeps> {
     this.pending = undefined;
     // A cancelled attempt (the worker is closing) leaves the message to the attempt that takes over.
     if (!progress || this.signal.aborted) return;
-    await this.showProgress(progress.phase, progress.detail, progress.result);
+    // Runs from a timer, awaited by no one until the next update: a progress state that cannot be
+    // recorded (Redis away) is logged, never a rejection left unhandled. The final state is recorded
+    // by finish(), which does throw.
+    await this.showProgress(progress.phase, progress.detail, progress.result).catch((err: unknown) =>
+      this.deps.log.warn(
+        { jobId: this.job.id, phase: progress.phase, err },
+        'could not record a job’s progress',
+      ),
+    );
   }
 
   private dropProgress(): void {
