@@ -23,10 +23,9 @@ export default {
     'src/store/approvals.ts',
     'src/store/approval-scripts.ts',
     'src/store/approval-record.ts',
-    'src/slack/trigger-replays.ts',
-    // The dedupe claim and the request's fingerprint.
-    'src/store/store.ts:83-88',
-    'src/requests/enqueue-request.ts:67-125',
+    // The trigger (replay) and dedupe claims with the job record, and the request's fingerprint.
+    'src/store/store.ts:161-182',
+    'src/requests/enqueue-request.ts:73-155',
     // resolve, wait, start/stop and create.
     'src/commands/instances/handlers.ts:18-103',
     'src/commands/instances/handlers.ts:135-186',

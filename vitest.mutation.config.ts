@@ -11,7 +11,7 @@ export default defineConfig({
       'test/pricing/instance-types.test.ts',
       'test/store/approvals.test.ts',
       'test/e2e/replays.test.ts',
-      'test/slack/trigger-replays.test.ts',
+      'test/store/accept-job.test.ts',
       'test/e2e/instances.test.ts',
       'test/e2e/slow-cloud.test.ts',
       // The handlers called directly against a cloud slower than any lock (retries, takeovers, refusals).
