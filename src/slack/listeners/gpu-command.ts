@@ -1,4 +1,4 @@
-import type { App, SlashCommand } from '@slack/bolt';
+import type { App, SlackCommandMiddlewareArgs, SlashCommand } from '@slack/bolt';
 import type { KnownBlock } from '@slack/types';
 import { answerDirect } from '../../commands/answers.js';
 import { orphanWarning, unavailableIn } from '../../commands/availability.js';
@@ -49,32 +49,43 @@ class AnswerTooSlow extends Error {}
  * miss Slack's 3 s acknowledgement. Never a call to the cloud here.
  */
 export function registerGpuCommand(app: App, deps: SlackDeps): void {
-  app.command(SLASH_COMMAND, async ({ command, ack, respond }) => {
-    let timer: NodeJS.Timeout | undefined;
-    const tooSlow = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new AnswerTooSlow('no answer within 2.5 s')), ANSWER_WITHIN_MS);
-    });
-    const { followUp, ...reply } = await Promise.race([answer(command, deps), tooSlow])
-      .catch((err: unknown): Reply => {
-        deps.log.error({ err }, 'could not accept /gpu');
-        const maybe = err instanceof MaybeQueuedError || err instanceof AnswerTooSlow;
-        const text = maybe ? MAYBE_QUEUED : isRedisFull(err) ? REDIS_FULL : REDIS_DOWN;
-        return { response_type: 'ephemeral', text };
-      })
-      .finally(() => clearTimeout(timer));
-    await ack(reply.text || reply.blocks ? { response_type: 'ephemeral', ...reply } : undefined);
-    if (!followUp) return;
-    const note = await followUp().catch((err: unknown) => {
-      deps.log.warn({ err }, 'could not finish posting a request');
-      return undefined;
-    });
-    // Through the response_url: it reaches the requester wherever they typed, bot member or not.
-    if (note) {
-      await respond({ response_type: 'ephemeral', replace_original: false, text: note }).catch(
-        (err: unknown) => deps.log.warn({ err }, 'could not tell the requester what happened'),
-      );
-    }
+  // A global middleware, not app.command: Bolt runs the matchers of every listener on every request,
+  // and `/gpu` is the request every person sends. Answered here, it skips the other 20 listeners (in
+  // a bare Bolt app 20 listeners cost 0.12 ms of CPU a request, more than half the app's own).
+  app.use(async (args) => {
+    if ((args.body as { command?: unknown }).command !== SLASH_COMMAND) return args.next();
+    await answerCommand(args as unknown as SlackCommandMiddlewareArgs, deps);
   });
+}
+
+async function answerCommand(
+  { command, ack, respond }: SlackCommandMiddlewareArgs,
+  deps: SlackDeps,
+): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const tooSlow = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new AnswerTooSlow('no answer within 2.5 s')), ANSWER_WITHIN_MS);
+  });
+  const { followUp, ...reply } = await Promise.race([answer(command, deps), tooSlow])
+    .catch((err: unknown): Reply => {
+      deps.log.error({ err }, 'could not accept /gpu');
+      const maybe = err instanceof MaybeQueuedError || err instanceof AnswerTooSlow;
+      const text = maybe ? MAYBE_QUEUED : isRedisFull(err) ? REDIS_FULL : REDIS_DOWN;
+      return { response_type: 'ephemeral', text };
+    })
+    .finally(() => clearTimeout(timer));
+  await ack(reply.text || reply.blocks ? { response_type: 'ephemeral', ...reply } : undefined);
+  if (!followUp) return;
+  const note = await followUp().catch((err: unknown) => {
+    deps.log.warn({ err }, 'could not finish posting a request');
+    return undefined;
+  });
+  // Through the response_url: it reaches the requester wherever they typed, bot member or not.
+  if (note) {
+    await respond({ response_type: 'ephemeral', replace_original: false, text: note }).catch((err: unknown) =>
+      deps.log.warn({ err }, 'could not tell the requester what happened'),
+    );
+  }
 }
 
 async function answer(slash: SlashCommand, deps: SlackDeps): Promise<Reply> {
