@@ -74,14 +74,13 @@ export function platformConfigurations(catalog: Catalog): Configuration[] {
 
 /** The catalogue's cache entry of a project (Store.cached). */
 export const catalogCacheName = (projectId: string | undefined) => `catalog:${projectId ?? 'none'}`;
-const cacheName = catalogCacheName;
 
 /** The project's catalogue and when it was stored, or undefined when missing or unreadable. */
 export async function readCatalog(
   store: Store,
   projectId: string | undefined,
 ): Promise<{ catalog: Catalog; storedAt: number } | undefined> {
-  return catalogOf(await store.cached<unknown>(cacheName(projectId)));
+  return catalogOf(await store.cached<unknown>(catalogCacheName(projectId)));
 }
 
 /** The catalogue in a cache entry read by the caller, if it is one. */
@@ -98,7 +97,7 @@ export async function writeCatalog(
   projectId: string | undefined,
   catalog: Catalog,
 ): Promise<void> {
-  await store.putCache(cacheName(projectId), catalogSchema.parse(catalog), CATALOG_TTL_SECONDS);
+  await store.putCache(catalogCacheName(projectId), catalogSchema.parse(catalog), CATALOG_TTL_SECONDS);
 }
 
 /**

@@ -25,10 +25,15 @@ export async function instanceTypeOf(
   ref: string,
   catalog: Catalog | undefined,
 ): Promise<string | undefined> {
-  const listed = catalog?.instances?.find((i) => i.name === ref || i.id === ref);
-  if (listed) return listed.type;
-  const remembered = await store.cached<unknown>(cacheName(projectId, ref));
-  return typeof remembered?.value === 'string' ? remembered.value : undefined;
+  return listedType(catalog, ref) ?? rememberedType(await store.cached<unknown>(cacheName(projectId, ref)));
+}
+
+function listedType(catalog: Catalog | undefined, ref: string): string | undefined {
+  return catalog?.instances?.find((i) => i.name === ref || i.id === ref)?.type;
+}
+
+function rememberedType(entry: { value: unknown } | undefined): string | undefined {
+  return typeof entry?.value === 'string' ? entry.value : undefined;
 }
 
 export interface CatalogAndType {
@@ -47,7 +52,6 @@ export async function catalogAndTypeOf(
     cacheName(projectId, ref),
   ]);
   const cached = catalogOf(entry);
-  const listed = cached?.catalog.instances?.find((i) => i.name === ref || i.id === ref);
-  const type = listed?.type ?? (typeof remembered?.value === 'string' ? remembered.value : undefined);
+  const type = listedType(cached?.catalog, ref) ?? rememberedType(remembered);
   return { ...(cached ? { cached } : {}), ...(type ? { type } : {}) };
 }
