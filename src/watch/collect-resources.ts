@@ -15,8 +15,14 @@ import { type WatchedResource, withList } from '../store/watch-snapshots.js';
 // per family where the route is flat (shape C) or 1 per cluster where pools are listed under their
 // cluster (shapes A and B).
 
-export interface Collected {
-  readonly resources: Record<string, WatchedResource>;
+/** What one look listed, before it is compared with the last look's resources. */
+export interface Listings {
+  readonly instances: readonly Instance[];
+  readonly k8s: readonly KubernetesCluster[];
+  readonly k8sPools: readonly KubernetesNodePool[];
+  readonly slurm: readonly SlurmCluster[];
+  /** Each Slurm pool with the name of its cluster, where the listing says it. */
+  readonly slurmPools: ReadonlyArray<{ readonly pool: SlurmNodePool; readonly cluster?: string }>;
   /** How many API calls this look took (docs/watch.md, "API cost"). */
   readonly calls: number;
 }
@@ -138,13 +144,18 @@ export function resourceSet(): ResourceSet {
   };
 }
 
-/** The listed instances as the watcher compares them, unchanged ones as the previous look's objects. */
-export function addInstances(
-  set: ResourceSet,
-  instances: readonly Instance[],
+/** The listed resources as the watcher compares them, unchanged instances as the previous look's objects. */
+export function resourcesOf(
+  listed: Omit<Listings, 'calls'>,
   previous?: Readonly<Record<string, WatchedResource>>,
-): void {
-  for (const i of instances) set.add(instanceResource(i, previous));
+): Record<string, WatchedResource> {
+  const set = resourceSet();
+  for (const i of listed.instances) set.add(instanceResource(i, previous));
+  for (const c of listed.k8s) set.add(k8sClusterResource(c));
+  for (const c of listed.slurm) set.add(slurmClusterResource(c));
+  for (const p of listed.k8sPools) set.add(k8sPoolResource(p));
+  for (const { pool, cluster } of listed.slurmPools) set.add(slurmPoolResource(pool, cluster));
+  return set.done();
 }
 
 /** Whether the shape lists pools per cluster (a `{clusterId}` in the route) or all at once. */
@@ -153,23 +164,21 @@ function nestedPools(cloud: InfraClient, op: 'listK8sNodePools' | 'listSlurmNode
 }
 
 /**
- * Lists everything watched in a project. Any failed call fails the look: a half listing would read as
- * deletions. `previous`, the last look's resources, lends its objects to instances that did not change.
+ * Lists everything watched in a project, every call done before any resource is built (so a look's
+ * API time and its comparison are apart: docs/performance.md). Any failed call fails the look: a half
+ * listing would read as deletions.
  */
-export async function collectResources(
+export async function listProject(
   cloud: InfraClient,
   projectId: string,
   signal?: AbortSignal,
-  previous?: Readonly<Record<string, WatchedResource>>,
-): Promise<Collected> {
+): Promise<Listings> {
   const call = { projectId, ...(signal ? { signal } : {}) };
   let calls = 0;
   const counted = <T>(p: Promise<T>) => {
     calls++;
     return p;
   };
-  const set = resourceSet();
-  const add = set.add;
 
   const instancesP = cloud.supports('listInstances')
     ? counted(cloud.listInstances(call))
@@ -179,29 +188,26 @@ export async function collectResources(
     ? counted(cloud.listSlurmClusters(call))
     : Promise.resolve([]);
   const [instances, k8s, slurm] = await Promise.all([instancesP, k8sP, slurmP]);
-  addInstances(set, instances, previous);
-  for (const c of k8s) add(k8sClusterResource(c));
-  for (const c of slurm) add(slurmClusterResource(c));
 
+  let k8sPools: KubernetesNodePool[] = [];
   if (cloud.supports('listK8sNodePools') && k8s.length > 0) {
-    const pools = nestedPools(cloud, 'listK8sNodePools')
+    k8sPools = nestedPools(cloud, 'listK8sNodePools')
       ? (await Promise.all(k8s.map((c) => counted(cloud.listK8sNodePools({ clusterId: c.id }, call))))).flat()
       : await counted(cloud.listK8sNodePools({}, call));
-    for (const p of pools) add(k8sPoolResource(p));
   }
+  let slurmPools: Listings['slurmPools'] = [];
   if (cloud.supports('listSlurmNodePools') && slurm.length > 0) {
     if (nestedPools(cloud, 'listSlurmNodePools')) {
       const lists = await Promise.all(
         slurm.map((c) => counted(cloud.listSlurmNodePools({ clusterId: c.id }, call))),
       );
-      lists.forEach((pools, i) => {
-        for (const p of pools) add(slurmPoolResource(p, slurm[i]!.name));
-      });
+      slurmPools = lists.flatMap((pools, i) => pools.map((pool) => ({ pool, cluster: slurm[i]!.name })));
     } else {
       // Shape C's flat listing does not say which cluster a pool is in.
       const pools = await counted(cloud.listSlurmNodePools({}, call));
-      for (const p of pools) add(slurmPoolResource(p, slurm.length === 1 ? slurm[0]!.name : undefined));
+      const only = slurm.length === 1 ? slurm[0]!.name : undefined;
+      slurmPools = pools.map((pool) => (only !== undefined ? { pool, cluster: only } : { pool }));
     }
   }
-  return { resources: set.done(), calls };
+  return { instances, k8s, k8sPools, slurm, slurmPools, calls };
 }
