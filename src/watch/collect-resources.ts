@@ -7,7 +7,8 @@ import type {
   SlurmCluster,
   SlurmNodePool,
 } from '../cloud/index.js';
-import { type WatchedResource, withList } from '../store/watch-snapshots.js';
+import { resourceList, type WatchedResource, withList } from '../store/watch-snapshots.js';
+import { sameResource } from './diff-snapshot.js';
 
 // One look at a project for the state watcher, with list calls only: instances, Kubernetes and Slurm
 // clusters, and their node pools with their nodes, where the shape has them. The number of calls does
@@ -36,29 +37,34 @@ function sizeOf(record: Readonly<Record<string, string>>): number {
   return n;
 }
 
-/**
- * An instance as the watcher compares it. When the previous look saw it the same, that look's object
- * is handed on: a fleet of 10,000 mostly unchanged machines then costs no new objects, and the diff
- * and the snapshot store tell it unchanged by identity.
- */
-function instanceResource(
-  i: Instance,
-  previous?: Readonly<Record<string, WatchedResource>>,
-): WatchedResource {
-  const key = keyOf('instance', i.id);
-  const before = previous?.[key];
-  const ip = i.ip ?? '';
-  if (
-    before !== undefined &&
+/** Whether the last look's resource `before` is how instance `i` is listed now. */
+function sameInstance(before: WatchedResource, i: Instance, ip: string): boolean {
+  return (
     before.name === i.name &&
     before.fields.state === i.state &&
     before.fields.ip === ip &&
     before.fields.type === i.type &&
     before.nodes === undefined &&
     sizeOf(before.fields) === 3
-  ) {
-    return before;
-  }
+  );
+}
+
+/**
+ * An instance as the watcher compares it. When the previous look saw it the same, that look's object
+ * is handed on: a fleet of 10,000 mostly unchanged machines then costs no new objects, and the diff
+ * and the snapshot store tell it unchanged by identity. `at` is the last look's resource at the same
+ * place in the listing, which is usually this machine: then no key is built or looked up.
+ */
+function instanceResource(
+  i: Instance,
+  at: WatchedResource | undefined,
+  previous: Readonly<Record<string, WatchedResource>> | undefined,
+): WatchedResource {
+  const ip = i.ip ?? '';
+  if (at !== undefined && at.kind === 'instance' && at.id === i.id && sameInstance(at, i, ip)) return at;
+  const key = keyOf('instance', i.id);
+  const before = previous?.[key];
+  if (before !== undefined && sameInstance(before, i, ip)) return before;
   return {
     key,
     kind: 'instance',
@@ -124,14 +130,14 @@ function slurmPoolResource(p: SlurmNodePool, cluster: string | undefined): Watch
   };
 }
 
-export interface ResourceSet {
+interface ResourceSet {
   readonly add: (r: WatchedResource) => void;
   /** The record, with its array registered beside it (store/watch-snapshots.ts). */
   readonly done: () => Record<string, WatchedResource>;
 }
 
 /** A look's resources being gathered, filled in place; a listing that names one twice keeps the first. */
-export function resourceSet(): ResourceSet {
+function resourceSet(): ResourceSet {
   const resources: Record<string, WatchedResource> = {};
   const list: WatchedResource[] = [];
   return {
@@ -144,17 +150,48 @@ export function resourceSet(): ResourceSet {
   };
 }
 
-/** The listed resources as the watcher compares them, unchanged instances as the previous look's objects. */
+/**
+ * The listed resources as the watcher compares them, unchanged ones as the previous look's objects.
+ * When every one is the previous look's, in the previous look's order, the previous record itself is
+ * the answer: a look that finds nothing changed builds no record of the fleet (10,000 keys), and the
+ * diff tells it unchanged at once.
+ */
 export function resourcesOf(
   listed: Omit<Listings, 'calls'>,
   previous?: Readonly<Record<string, WatchedResource>>,
 ): Record<string, WatchedResource> {
-  const set = resourceSet();
-  for (const i of listed.instances) set.add(instanceResource(i, previous));
-  for (const c of listed.k8s) set.add(k8sClusterResource(c));
-  for (const c of listed.slurm) set.add(slurmClusterResource(c));
-  for (const p of listed.k8sPools) set.add(k8sPoolResource(p));
-  for (const { pool, cluster } of listed.slurmPools) set.add(slurmPoolResource(pool, cluster));
+  const before = previous ? resourceList(previous) : [];
+  // Undefined while every resource so far is the previous look's at its place.
+  let set: ResourceSet | undefined = previous ? undefined : resourceSet();
+  let n = 0;
+  const add = (r: WatchedResource) => {
+    if (set === undefined) {
+      if (r === before[n]) {
+        n++;
+        return;
+      }
+      set = resourceSet();
+      for (let j = 0; j < n; j++) set.add(before[j]!);
+    }
+    set.add(r);
+    n++;
+  };
+  /** The previous look's equal object for a resource built afresh (clusters and pools are few). */
+  const handOn = (r: WatchedResource): WatchedResource => {
+    const at = before[n];
+    const equal = at !== undefined && at.key === r.key ? at : previous?.[r.key];
+    return equal !== undefined && sameResource(equal, r) ? equal : r;
+  };
+  for (const i of listed.instances) add(instanceResource(i, before[n], previous));
+  for (const c of listed.k8s) add(handOn(k8sClusterResource(c)));
+  for (const c of listed.slurm) add(handOn(slurmClusterResource(c)));
+  for (const p of listed.k8sPools) add(handOn(k8sPoolResource(p)));
+  for (const { pool, cluster } of listed.slurmPools) add(handOn(slurmPoolResource(pool, cluster)));
+  if (set === undefined) {
+    if (n === before.length) return previous as Record<string, WatchedResource>;
+    set = resourceSet();
+    for (let j = 0; j < n; j++) set.add(before[j]!);
+  }
   return set.done();
 }
 
