@@ -5,6 +5,7 @@ import { staticToken } from '../src/cloud/token-provider.js';
 import { createLogger } from '../src/log/logger.js';
 import { DEFAULT_POLICY } from '../src/policy/policy.js';
 import { startSim } from '../src/sim/start-sim.js';
+import { writeCatalog } from '../src/store/catalog-cache.js';
 import { createStore } from '../src/store/store.js';
 import { createWatchSubscriptions } from '../src/store/watch-subscriptions.js';
 import { startPrivateRedis } from '../src/sys/private-redis.js';
@@ -188,6 +189,25 @@ export async function run(options: { sizes?: number[]; looks?: number } = {}): P
       );
       store = createStore(redis, `bench${size}`);
       deps = watchDeps(timed.cloud, store, queue);
+      // The catalogue as its refresh job writes it, which lists the project's instances: a look reads
+      // its price list.
+      await writeCatalog(store, projectId, {
+        v: 1,
+        refreshedAt: Date.now(),
+        configurations: [
+          {
+            gpuType: 'H100_SXM5_80GB',
+            gpuCounts: [1, 2, 4, 8],
+            pricePerGpuHour: '2.95',
+            stoppedPricePerHour: '0.12',
+            regions: ['eu-north1'],
+            provisioningMinutes: 5,
+          },
+        ],
+        instanceTypes: [],
+        instances: (await client.listInstances()).map((i) => ({ id: i.id, name: i.name, type: i.type })),
+        problems: [],
+      });
       await createWatchSubscriptions(store).watch({
         channelId: CHANNEL,
         projectId,
