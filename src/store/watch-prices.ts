@@ -11,6 +11,9 @@ interface KnownPrices {
   readonly configurations: CatalogConfiguration[] | undefined;
 }
 
+/** Projects whose last price list a connection keeps (the least recently read goes first). */
+const KEPT_PROJECTS = 64;
+
 // By connection, then by the entry's key (which names the store's prefix and the project).
 const knownByConnection = new WeakMap<object, Map<string, KnownPrices>>();
 
@@ -28,9 +31,12 @@ export async function watchedPrices(
     return undefined;
   }
   const mine = known.get(key);
-  if (mine?.raw.equals(raw)) return mine.configurations;
-  const configurations = catalogOf(parseEntry(raw))?.catalog.configurations;
+  const configurations = mine?.raw.equals(raw)
+    ? mine.configurations
+    : catalogOf(parseEntry(raw))?.catalog.configurations;
+  known.delete(key);
   known.set(key, { raw, configurations });
+  if (known.size > KEPT_PROJECTS) known.delete(known.keys().next().value!);
   return configurations;
 }
 
