@@ -151,6 +151,9 @@ export interface Store {
  */
 export const CLUSTER_STORE_PREFIX = '{gpuops}';
 
+/** The Redis key of a cached entry (Store.putCache, Store.cached). */
+export const cacheKey = (prefix: string, name: string) => `${prefix}:cache:${name}`;
+
 export function createStore(redis: Redis, prefix = 'gpuops'): Store {
   const k = (...parts: string[]) => [prefix, ...parts].join(':');
   const scripted = redis as Redis & Partial<AcceptJobScript>;
@@ -264,14 +267,19 @@ export function createStore(redis: Redis, prefix = 'gpuops'): Store {
     },
 
     async putCache(name, value, ttlSeconds) {
-      await redis.set(k('cache', name), JSON.stringify({ value, storedAt: Date.now() }), 'EX', ttlSeconds);
+      await redis.set(
+        cacheKey(prefix, name),
+        JSON.stringify({ value, storedAt: Date.now() }),
+        'EX',
+        ttlSeconds,
+      );
     },
     async cached<T>(name: string) {
-      return parse<{ value: T; storedAt: number }>(await redis.get(k('cache', name)));
+      return parse<{ value: T; storedAt: number }>(await redis.get(cacheKey(prefix, name)));
     },
     async cachedMany(names) {
       if (names.length === 0) return [];
-      const raws = await redis.mget(names.map((name) => k('cache', name)));
+      const raws = await redis.mget(names.map((name) => cacheKey(prefix, name)));
       return raws.map((raw) => parse<{ value: unknown; storedAt: number }>(raw));
     },
   };

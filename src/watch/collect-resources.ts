@@ -7,7 +7,8 @@ import type {
   SlurmCluster,
   SlurmNodePool,
 } from '../cloud/index.js';
-import { type WatchedResource, withList } from '../store/watch-snapshots.js';
+import { resourceList, type WatchedResource, withList } from '../store/watch-snapshots.js';
+import { sameResource } from './diff-snapshot.js';
 
 // One look at a project for the state watcher, with list calls only: instances, Kubernetes and Slurm
 // clusters, and their node pools with their nodes, where the shape has them. The number of calls does
@@ -15,8 +16,14 @@ import { type WatchedResource, withList } from '../store/watch-snapshots.js';
 // per family where the route is flat (shape C) or 1 per cluster where pools are listed under their
 // cluster (shapes A and B).
 
-export interface Collected {
-  readonly resources: Record<string, WatchedResource>;
+/** What one look listed, before it is compared with the last look's resources. */
+export interface Listings {
+  readonly instances: readonly Instance[];
+  readonly k8s: readonly KubernetesCluster[];
+  readonly k8sPools: readonly KubernetesNodePool[];
+  readonly slurm: readonly SlurmCluster[];
+  /** Each Slurm pool with the name of its cluster, where the listing says it. */
+  readonly slurmPools: ReadonlyArray<{ readonly pool: SlurmNodePool; readonly cluster?: string }>;
   /** How many API calls this look took (docs/watch.md, "API cost"). */
   readonly calls: number;
 }
@@ -30,29 +37,34 @@ function sizeOf(record: Readonly<Record<string, string>>): number {
   return n;
 }
 
-/**
- * An instance as the watcher compares it. When the previous look saw it the same, that look's object
- * is handed on: a fleet of 10,000 mostly unchanged machines then costs no new objects, and the diff
- * and the snapshot store tell it unchanged by identity.
- */
-function instanceResource(
-  i: Instance,
-  previous?: Readonly<Record<string, WatchedResource>>,
-): WatchedResource {
-  const key = keyOf('instance', i.id);
-  const before = previous?.[key];
-  const ip = i.ip ?? '';
-  if (
-    before !== undefined &&
+/** Whether the last look's resource `before` is how instance `i` is listed now. */
+function sameInstance(before: WatchedResource, i: Instance, ip: string): boolean {
+  return (
     before.name === i.name &&
     before.fields.state === i.state &&
     before.fields.ip === ip &&
     before.fields.type === i.type &&
     before.nodes === undefined &&
     sizeOf(before.fields) === 3
-  ) {
-    return before;
-  }
+  );
+}
+
+/**
+ * An instance as the watcher compares it. When the previous look saw it the same, that look's object
+ * is handed on: a fleet of 10,000 mostly unchanged machines then costs no new objects, and the diff
+ * and the snapshot store tell it unchanged by identity. `at` is the last look's resource at the same
+ * place in the listing, which is usually this machine: then no key is built or looked up.
+ */
+function instanceResource(
+  i: Instance,
+  at: WatchedResource | undefined,
+  previous: Readonly<Record<string, WatchedResource>> | undefined,
+): WatchedResource {
+  const ip = i.ip ?? '';
+  if (at !== undefined && at.kind === 'instance' && at.id === i.id && sameInstance(at, i, ip)) return at;
+  const key = keyOf('instance', i.id);
+  const before = previous?.[key];
+  if (before !== undefined && sameInstance(before, i, ip)) return before;
   return {
     key,
     kind: 'instance',
@@ -118,14 +130,14 @@ function slurmPoolResource(p: SlurmNodePool, cluster: string | undefined): Watch
   };
 }
 
-export interface ResourceSet {
+interface ResourceSet {
   readonly add: (r: WatchedResource) => void;
   /** The record, with its array registered beside it (store/watch-snapshots.ts). */
   readonly done: () => Record<string, WatchedResource>;
 }
 
 /** A look's resources being gathered, filled in place; a listing that names one twice keeps the first. */
-export function resourceSet(): ResourceSet {
+function resourceSet(): ResourceSet {
   const resources: Record<string, WatchedResource> = {};
   const list: WatchedResource[] = [];
   return {
@@ -138,13 +150,49 @@ export function resourceSet(): ResourceSet {
   };
 }
 
-/** The listed instances as the watcher compares them, unchanged ones as the previous look's objects. */
-export function addInstances(
-  set: ResourceSet,
-  instances: readonly Instance[],
+/**
+ * The listed resources as the watcher compares them, unchanged ones as the previous look's objects.
+ * When every one is the previous look's, in the previous look's order, the previous record itself is
+ * the answer: a look that finds nothing changed builds no record of the fleet (10,000 keys), and the
+ * diff tells it unchanged at once.
+ */
+export function resourcesOf(
+  listed: Omit<Listings, 'calls'>,
   previous?: Readonly<Record<string, WatchedResource>>,
-): void {
-  for (const i of instances) set.add(instanceResource(i, previous));
+): Record<string, WatchedResource> {
+  const before = previous ? resourceList(previous) : [];
+  // Undefined while every resource so far is the previous look's at its place.
+  let set: ResourceSet | undefined = previous ? undefined : resourceSet();
+  let n = 0;
+  const add = (r: WatchedResource) => {
+    if (set === undefined) {
+      if (r === before[n]) {
+        n++;
+        return;
+      }
+      set = resourceSet();
+      for (let j = 0; j < n; j++) set.add(before[j]!);
+    }
+    set.add(r);
+    n++;
+  };
+  /** The previous look's equal object for a resource built afresh (clusters and pools are few). */
+  const handOn = (r: WatchedResource): WatchedResource => {
+    const at = before[n];
+    const equal = at !== undefined && at.key === r.key ? at : previous?.[r.key];
+    return equal !== undefined && sameResource(equal, r) ? equal : r;
+  };
+  for (const i of listed.instances) add(instanceResource(i, before[n], previous));
+  for (const c of listed.k8s) add(handOn(k8sClusterResource(c)));
+  for (const c of listed.slurm) add(handOn(slurmClusterResource(c)));
+  for (const p of listed.k8sPools) add(handOn(k8sPoolResource(p)));
+  for (const { pool, cluster } of listed.slurmPools) add(handOn(slurmPoolResource(pool, cluster)));
+  if (set === undefined) {
+    if (n === before.length) return previous as Record<string, WatchedResource>;
+    set = resourceSet();
+    for (let j = 0; j < n; j++) set.add(before[j]!);
+  }
+  return set.done();
 }
 
 /** Whether the shape lists pools per cluster (a `{clusterId}` in the route) or all at once. */
@@ -153,23 +201,21 @@ function nestedPools(cloud: InfraClient, op: 'listK8sNodePools' | 'listSlurmNode
 }
 
 /**
- * Lists everything watched in a project. Any failed call fails the look: a half listing would read as
- * deletions. `previous`, the last look's resources, lends its objects to instances that did not change.
+ * Lists everything watched in a project, every call done before any resource is built (so a look's
+ * API time and its comparison are apart: docs/performance.md). Any failed call fails the look: a half
+ * listing would read as deletions.
  */
-export async function collectResources(
+export async function listProject(
   cloud: InfraClient,
   projectId: string,
   signal?: AbortSignal,
-  previous?: Readonly<Record<string, WatchedResource>>,
-): Promise<Collected> {
+): Promise<Listings> {
   const call = { projectId, ...(signal ? { signal } : {}) };
   let calls = 0;
   const counted = <T>(p: Promise<T>) => {
     calls++;
     return p;
   };
-  const set = resourceSet();
-  const add = set.add;
 
   const instancesP = cloud.supports('listInstances')
     ? counted(cloud.listInstances(call))
@@ -179,29 +225,26 @@ export async function collectResources(
     ? counted(cloud.listSlurmClusters(call))
     : Promise.resolve([]);
   const [instances, k8s, slurm] = await Promise.all([instancesP, k8sP, slurmP]);
-  addInstances(set, instances, previous);
-  for (const c of k8s) add(k8sClusterResource(c));
-  for (const c of slurm) add(slurmClusterResource(c));
 
+  let k8sPools: KubernetesNodePool[] = [];
   if (cloud.supports('listK8sNodePools') && k8s.length > 0) {
-    const pools = nestedPools(cloud, 'listK8sNodePools')
+    k8sPools = nestedPools(cloud, 'listK8sNodePools')
       ? (await Promise.all(k8s.map((c) => counted(cloud.listK8sNodePools({ clusterId: c.id }, call))))).flat()
       : await counted(cloud.listK8sNodePools({}, call));
-    for (const p of pools) add(k8sPoolResource(p));
   }
+  let slurmPools: Listings['slurmPools'] = [];
   if (cloud.supports('listSlurmNodePools') && slurm.length > 0) {
     if (nestedPools(cloud, 'listSlurmNodePools')) {
       const lists = await Promise.all(
         slurm.map((c) => counted(cloud.listSlurmNodePools({ clusterId: c.id }, call))),
       );
-      lists.forEach((pools, i) => {
-        for (const p of pools) add(slurmPoolResource(p, slurm[i]!.name));
-      });
+      slurmPools = lists.flatMap((pools, i) => pools.map((pool) => ({ pool, cluster: slurm[i]!.name })));
     } else {
       // Shape C's flat listing does not say which cluster a pool is in.
       const pools = await counted(cloud.listSlurmNodePools({}, call));
-      for (const p of pools) add(slurmPoolResource(p, slurm.length === 1 ? slurm[0]!.name : undefined));
+      const only = slurm.length === 1 ? slurm[0]!.name : undefined;
+      slurmPools = pools.map((pool) => (only !== undefined ? { pool, cluster: only } : { pool }));
     }
   }
-  return { resources: set.done(), calls };
+  return { instances, k8s, k8sPools, slurm, slurmPools, calls };
 }

@@ -99,7 +99,7 @@ function sameRecord(
 }
 
 /** Same name, same fields, same nodes: nothing to report (the exact comparison below agrees). */
-function unchanged(previous: WatchedResource, next: WatchedResource): boolean {
+export function sameResource(previous: WatchedResource, next: WatchedResource): boolean {
   return (
     previous.name === next.name &&
     sameRecord(previous.fields, next.fields) &&
@@ -115,6 +115,8 @@ export function diffSnapshots(
   previous: Readonly<Record<string, WatchedResource>>,
   next: Record<string, WatchedResource>,
 ): ResourceChange[] {
+  // A look that found every resource as it was hands on the last look's record itself.
+  if (next === previous) return [];
   const changes: ResourceChange[] = [];
   let kept = 0;
   const list = resourceList(next);
@@ -128,7 +130,7 @@ export function diffSnapshots(
     // Most resources did not change: say so without building the field and node lists.
     kept++;
     if (before === resource) continue;
-    if (unchanged(before, resource)) {
+    if (sameResource(before, resource)) {
       next[resource.key] = before;
       list[i] = before;
       continue;

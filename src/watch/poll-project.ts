@@ -8,7 +8,7 @@ import {
   resourceList,
 } from '../store/watch-snapshots.js';
 import { createWatchSubscriptions } from '../store/watch-subscriptions.js';
-import { collectResources } from './collect-resources.js';
+import { type Listings, listProject, resourcesOf } from './collect-resources.js';
 import { changedKeys, diffSnapshots, type ResourceChange } from './diff-snapshot.js';
 import { startDrains } from './drain-outbox.js';
 import { refreshHomes } from './home-refresh.js';
@@ -24,9 +24,30 @@ import { nowOf, type WatchDeps } from './watch-deps.js';
 /** Longest back-off between two looks at a project whose cloud keeps failing. */
 export const MAX_BACKOFF_MS = 30 * 60_000;
 
+/**
+ * Where a look's time went, in milliseconds of wall-clock time, step by step (the benchmark reads
+ * them: docs/performance.md). `list` is the API calls; `compare` turns the listing into resources and
+ * diffs them with the last look's, the part that walks the whole fleet.
+ */
+export interface LookSteps {
+  readonly read: number;
+  readonly list: number;
+  readonly compare: number;
+  readonly render: number;
+  readonly spend: number;
+  readonly commit: number;
+  /** Starting the drains and the Home tabs' refresh. */
+  readonly after: number;
+}
+
 export type PollOutcome =
   | { readonly status: 'baseline'; readonly resources: number; readonly calls: number }
-  | { readonly status: 'committed'; readonly changes: number; readonly calls: number }
+  | {
+      readonly status: 'committed';
+      readonly changes: number;
+      readonly calls: number;
+      readonly steps: LookSteps;
+    }
   /** Another replica committed first: this look's changes are theirs to post. */
   | { readonly status: 'lost'; readonly calls: number }
   | { readonly status: 'backoff'; readonly untilMs: number; readonly reason: string }
@@ -56,6 +77,17 @@ export function backoffMs(failures: number, pollEveryMs: number, retryAfterMs?: 
   return Math.min(MAX_BACKOFF_MS, Math.max(doubling, retryAfterMs ?? 0));
 }
 
+/** Milliseconds since the last lap (or the clock's start). */
+function stepClock(): () => number {
+  let mark = performance.now();
+  return () => {
+    const now = performance.now();
+    const ms = now - mark;
+    mark = now;
+    return ms;
+  };
+}
+
 function isCloudTrouble(err: unknown): boolean {
   return err instanceof CloudApiError || err instanceof CloudNetworkError || err instanceof CloudTimeoutError;
 }
@@ -65,16 +97,23 @@ export async function pollProject(
   projectId: string,
   signal: AbortSignal,
 ): Promise<PollOutcome> {
+  const lap = stepClock();
   const snapshots = createSnapshotStore(deps.store);
   const subscriptions = createWatchSubscriptions(deps.store);
-  const targets = await subscriptions.channelsOf(projectId);
+  // Side by side: a look's round trips that do not depend on each other cost one wait, not three.
+  const [targets, stored] = await Promise.all([
+    subscriptions.channelsOf(projectId),
+    snapshots.read(projectId),
+  ]);
   if (targets.length === 0) return { status: 'skipped', reason: 'no channel watches this project' };
-  const stored = await snapshots.read(projectId);
+  // Read while the cloud lists (priceBookFor never rejects: no price is "unknown").
+  const pricesP = priceBookFor(deps.store, projectId, deps.policy);
   const started = nowOf(deps);
+  const read = lap();
 
-  let collected: Awaited<ReturnType<typeof collectResources>>;
+  let listed: Listings | undefined;
   try {
-    collected = await collectResources(deps.cloud, projectId, signal, stored.snapshot?.resources);
+    listed = await listProject(deps.cloud, projectId, signal);
   } catch (err) {
     if (signal.aborted || !isCloudTrouble(err)) throw err;
     const previous = await snapshots.backoff(projectId);
@@ -86,30 +125,43 @@ export async function pollProject(
     deps.log.warn({ projectId, failures, until, err }, 'watcher backs off a project');
     return { status: 'backoff', untilMs: until, reason };
   }
+  const list = lap();
   const now = nowOf(deps);
-  const next: ProjectSnapshot = { v: 1, polledAt: now, resources: collected.resources };
+  const next: ProjectSnapshot = {
+    v: 1,
+    polledAt: now,
+    resources: resourcesOf(listed, stored.snapshot?.resources),
+  };
+  // Let the listing go (2.3 MB of JSON at 10,000): a minor collection in the rest of the look would
+  // otherwise copy all of it, about 10 ms.
+  const { calls } = listed;
+  listed = undefined;
   const changes = stored.snapshot ? diffSnapshots(stored.snapshot.resources, next.resources) : [];
+  const compare = lap();
   const entries = changes.flatMap((c) => entriesFor(c, now));
+  const render = lap();
   // The spend goes in with the snapshot (one script), so it is counted once, by the replica that commits.
   let ledger: LedgerChange | undefined;
   try {
-    const prices = await priceBookFor(deps.store, projectId, deps.policy);
-    ledger = ledgerChange(stored.snapshot, changes, next, prices, deps.policy.digest.tz);
+    ledger = ledgerChange(stored.snapshot, changes, next, await pricesP, deps.policy.digest.tz);
   } catch (err) {
     deps.log.warn({ err, projectId }, 'could not add to the spend ledger');
   }
+  const spend = lap();
   const result = await snapshots.commit(projectId, stored.version, next, targets, entries, {
     ...(ledger ? { ledger } : {}),
     ...(stored.snapshot ? { changed: changedKeys(changes) } : {}),
   });
-  if (!result.committed) return { status: 'lost', calls: collected.calls };
+  const commit = lap();
+  if (!result.committed) return { status: 'lost', calls };
   await startDrains(deps, result.kicked);
   // Only the replica that committed tells the owners, so each change refreshes a Home once.
   await refreshHomes(deps, changes, next, !stored.snapshot).catch((err: unknown) =>
     deps.log.warn({ err, projectId }, 'could not refresh Home tabs'),
   );
   if (!stored.snapshot) {
-    return { status: 'baseline', resources: resourceList(next.resources).length, calls: collected.calls };
+    return { status: 'baseline', resources: resourceList(next.resources).length, calls };
   }
-  return { status: 'committed', changes: changes.length, calls: collected.calls };
+  const steps = { read, list, compare, render, spend, commit, after: lap() };
+  return { status: 'committed', changes: changes.length, calls, steps };
 }

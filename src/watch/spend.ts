@@ -1,8 +1,8 @@
 import type { Policy } from '../policy/policy.js';
 import { type CostEstimate, estimateMachines, gpusOfType, type PriceBook } from '../pricing/cost.js';
-import { readCatalog } from '../store/catalog-cache.js';
 import { periodsOf } from '../store/ledger-periods.js';
 import type { Store } from '../store/store.js';
+import { watchedPrices } from '../store/watch-prices.js';
 import {
   type LedgerChange,
   type Opening,
@@ -27,8 +27,8 @@ export async function priceBookFor(
   projectId: string | undefined,
   policy: Policy,
 ): Promise<PriceBook> {
-  const cached = await readCatalog(store, projectId).catch(() => undefined);
-  return { configurations: cached?.catalog.configurations, pricing: policy.pricing };
+  const configurations = await watchedPrices(store, projectId).catch(() => undefined);
+  return { configurations, pricing: policy.pricing };
 }
 
 export function runningCost(type: string, prices: PriceBook): CostEstimate {
