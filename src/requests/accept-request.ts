@@ -9,6 +9,7 @@ import {
 } from '../commands/registry.js';
 import type { JobContext } from '../jobs/job-data.js';
 import { jobIdFor } from '../jobs/queue.js';
+import { MaybeQueuedError } from '../jobs/replicated.js';
 import { addSystemJob } from '../jobs/system-jobs.js';
 import { authorize, groupsInPolicy, leaseFor, needsApproval } from '../policy/decide.js';
 import type { Guardrails } from '../policy/guardrails.js';
@@ -27,7 +28,7 @@ import {
   requestParameters,
 } from './accept-kit.js';
 import { type TargetProblem, targetInstance, targetProblem } from './check-target.js';
-import { type EnqueueResult, enqueueRequest } from './enqueue-request.js';
+import { type EnqueueResult, enqueueRequest, NOT_STARTED, requestJobId } from './enqueue-request.js';
 import { type Assessment, type PendingApproval, requestApproval } from './request-approval.js';
 
 export type { AcceptDeps, AcceptExtra, PendingApproval };
@@ -309,20 +310,39 @@ export async function acceptRequest(
     }
     return requestApproval(deps, guardrails, command, ctx, assessment, extra);
   }
-  const result = await enqueueRequest(deps, command, ctx, {
-    ...extra,
-    ...(assessment.lease ? { lease: assessment.lease } : {}),
+  // The request's entry goes on the audit trail in the step that records the job (no round trip of
+  // its own); a repeat or a replay, which records nothing, adds none.
+  const jobId = requestJobId(command, ctx);
+  const audit = guardrails.audit.prepare({
+    ...requestAudit(command, ctx),
+    parameters: {
+      ...requestParameters(command, ctx),
+      ...(assessment.cost ? { cost: formatCost(assessment.cost.estimate) } : {}),
+    },
+    outcome: 'queued',
+    jobId,
   });
-  if (result.status === 'queued') {
-    await record(deps, guardrails, {
-      ...requestAudit(command, ctx),
-      parameters: {
-        ...requestParameters(command, ctx),
-        ...(assessment.cost ? { cost: formatCost(assessment.cost.estimate) } : {}),
-      },
-      outcome: 'queued',
-      jobId: result.jobId,
+  let result: EnqueueResult;
+  try {
+    result = await enqueueRequest(deps, command, ctx, {
+      ...extra,
+      ...(assessment.lease ? { lease: assessment.lease } : {}),
+      audit,
     });
+  } catch (err) {
+    // The entry may be stored already: the trail says the job never started, as its record does
+    // (unless it may still run: then its own start and outcome follow).
+    if (!(err instanceof MaybeQueuedError)) {
+      await record(deps, guardrails, {
+        ...requestAudit(command, ctx),
+        event: 'outcome',
+        outcome: 'failed',
+        jobId,
+        parameters: { detail: NOT_STARTED },
+      });
+    }
+    throw err;
   }
+  if (result.status === 'queued') audit.written(result.auditId ?? '');
   return result;
 }

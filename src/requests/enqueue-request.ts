@@ -11,6 +11,7 @@ import { type GpuQueue, jobIdFor } from '../jobs/queue.js';
 import { MaybeQueuedError } from '../jobs/replicated.js';
 import type { Logger } from '../log/logger.js';
 import { renderJobMessage } from '../render/job-message.js';
+import type { PreparedEntry } from '../store/audit.js';
 import type { AcceptJobAnswer, Store } from '../store/store.js';
 import type { ChatMessage, RequestPorts } from './ports.js';
 
@@ -30,6 +31,8 @@ export type EnqueueResult =
   | {
       readonly status: 'queued';
       readonly jobId: string;
+      /** The id of the request's audit entry, when `audit` was given and stored with the job record. */
+      readonly auditId?: string;
       readonly message?: MessageRef;
       /**
        * With `deferPosts`: the Slack posts left for after the acknowledgement. Resolves with what to
@@ -102,6 +105,8 @@ export interface EnqueueExtra {
    * request's dedupe claim and record: the same delivery sent again starts nothing.
    */
   readonly trigger?: { readonly id: string; readonly seconds: number };
+  /** The request's audit entry, stored with the job record (Store.acceptJob): a repeat stores none. */
+  readonly audit?: PreparedEntry;
 }
 
 /** Same person, channel and command: the key of the dedupe claim. */
@@ -109,6 +114,11 @@ export function requestFingerprint(command: GpuCommand, ctx: JobContext): string
   // Two runs of a workflow are two requests; Slack redelivering one run's event is the same one.
   const step = ctx.step ? [ctx.step.executionId] : [];
   return jobIdFor(ctx.teamId, ctx.channelId, ctx.userId, JSON.stringify(command), ...step);
+}
+
+/** The id of the job a request becomes (an approved one takes its approval's id instead). */
+export function requestJobId(command: GpuCommand, ctx: JobContext): string {
+  return `${requestFingerprint(command, ctx)}-${ctx.requestedAt}`;
 }
 
 export async function enqueueRequest(
@@ -119,6 +129,7 @@ export async function enqueueRequest(
 ): Promise<EnqueueResult> {
   const fingerprint = requestFingerprint(command, ctx);
   const jobId = extra.approvalId ?? `${fingerprint}-${ctx.requestedAt}`;
+  const audit = extra.audit;
   // One step claims the trigger and the request (unless an approval already decided it happens once)
   // and records the job: a failure after it takes the record back.
   let accepted: AcceptJobAnswer;
@@ -137,6 +148,7 @@ export async function enqueueRequest(
         },
         ...(extra.trigger ? { trigger: extra.trigger } : {}),
         ...(extra.approvalId ? {} : { claim: { fingerprint, seconds: dedupeSeconds(command) } }),
+        ...(audit ? { audit } : {}),
       }),
       1_500,
       'Redis',
@@ -218,10 +230,12 @@ export async function enqueueRequest(
     if (added && !removed && !neverSent(err)) throw new MaybeQueuedError(jobId, err);
     throw err;
   }
-  if (!hold) return { status: 'queued', jobId, ...(message ? { message } : {}) };
+  const auditId = accepted.auditId ? { auditId: accepted.auditId } : {};
+  if (!hold) return { status: 'queued', jobId, ...auditId, ...(message ? { message } : {}) };
   return {
     status: 'queued',
     jobId,
+    ...auditId,
     followUp: () => announceHeld(deps, held!, ctx.channelId, { text, blocks }, holdEndsAt),
   };
 }
@@ -296,6 +310,9 @@ const ANNOUNCE_RETRY_MS = 250;
 /** How long a job waits, at most, to be released once it is known to be on a replica. */
 const REPLICATION_HOLD_MS = 10_000;
 
+/** What a request's record (and audit trail) says when the queue could not take its job. */
+export const NOT_STARTED = 'Not started: the queue was unreachable.';
+
 /** ioredis refused to send at all (no connection, no offline queue): nothing reached Redis. */
 function neverSent(err: unknown): boolean {
   return /Stream isn't writeable/.test(String((err as Error | undefined)?.message));
@@ -321,11 +338,7 @@ async function undoAccepted(
           if (deps.replicated) await withDeadline(deps.replicated(), 1_000, 'the Redis replicas');
         })
       : Promise.resolve(),
-    withDeadline(
-      deps.store.updateJob(jobId, { state: 'failed', detail: 'Not started: the queue was unreachable.' }),
-      500,
-      'Redis',
-    ),
+    withDeadline(deps.store.updateJob(jobId, { state: 'failed', detail: NOT_STARTED }), 500, 'Redis'),
   ];
   if (message) undo.push(deps.ports.remove(message));
   const results = await Promise.allSettled(undo);

@@ -42,9 +42,24 @@ export interface AuditEntry extends AuditInput {
   readonly parameters: Readonly<Record<string, unknown>>;
 }
 
+/**
+ * An entry scrubbed and serialised, for a caller that writes it with other writes in one step
+ * (Store.acceptJob): `XADD key MINID ~ minId <idMs>-* entry json`, then `written` with the id.
+ */
+export interface PreparedEntry {
+  readonly key: string;
+  readonly minId: string;
+  readonly idMs: number;
+  readonly json: string;
+  /** Logs and publishes the entry as append does, once the caller stored it under `id`. */
+  written(id: string): AuditEntry;
+}
+
 export interface Audit {
   readonly key: string;
   append(input: AuditInput): Promise<AuditEntry>;
+  /** The entry append would store, for a caller that stores it itself (see PreparedEntry). */
+  prepare(input: AuditInput): PreparedEntry;
   /** The newest `n` entries within the retention, newest first. */
   latest(n: number): Promise<AuditEntry[]>;
   /** Writes every entry within the retention, oldest first, one JSON object a line; returns the count. */
@@ -158,43 +173,55 @@ export function createAudit(redis: Redis, options: AuditOptions): Audit {
   // logger's path redaction (about 25 µs a line, on every request).
   const lineLog = options.log.child({}, { redact: { paths: [] } });
 
+  const prepare = (input: AuditInput): PreparedEntry => {
+    const now = clock();
+    const { parameters, ...rest } = input;
+    const text = (v: string | undefined) => (v === undefined ? undefined : scrubText(v));
+    const clean = Object.fromEntries(
+      Object.entries({
+        ...rest,
+        actor: text(rest.actor),
+        approver: text(rest.approver),
+        target: text(rest.target),
+        outcome: text(rest.outcome),
+        at: rest.at ?? now,
+        parameters: scrubParameters(parameters ?? {}),
+      }).filter(([, v]) => v !== undefined),
+    ) as Omit<AuditEntry, 'id'>;
+    return {
+      key,
+      minId: minId(),
+      // The id carries the audit's clock so retention follows it; Redis adds the sequence number.
+      idMs: now,
+      json: JSON.stringify(clean),
+      written(id) {
+        const entry = { ...clean, id } as AuditEntry;
+        lineLog.info({ audit: entry }, 'audit');
+        options
+          .publish?.(entry)
+          .catch((err: unknown) =>
+            options.log.warn({ err }, 'could not post an audit entry to the audit channel'),
+          );
+        return entry;
+      },
+    };
+  };
+
   return {
     key,
+    prepare,
 
     async append(input) {
-      const now = clock();
-      const { parameters, ...rest } = input;
-      const text = (v: string | undefined) => (v === undefined ? undefined : scrubText(v));
-      const clean = Object.fromEntries(
-        Object.entries({
-          ...rest,
-          actor: text(rest.actor),
-          approver: text(rest.approver),
-          target: text(rest.target),
-          outcome: text(rest.outcome),
-          at: rest.at ?? now,
-          parameters: scrubParameters(parameters ?? {}),
-        }).filter(([, v]) => v !== undefined),
-      ) as Omit<AuditEntry, 'id'>;
-      const json = JSON.stringify(clean);
-      const min = minId();
+      const entry = prepare(input);
       let id: string | null;
       try {
-        // The id carries the audit's clock so retention follows it; Redis adds the sequence number.
-        id = await redis.xadd(key, 'MINID', '~', min, `${now}-*`, FIELD, json);
+        id = await redis.xadd(key, 'MINID', '~', entry.minId, `${entry.idMs}-*`, FIELD, entry.json);
       } catch (err) {
         // Another replica's clock ran ahead: let Redis pick the next id.
         if (!/equal or smaller/i.test(String((err as Error).message))) throw err;
-        id = await redis.xadd(key, 'MINID', '~', min, '*', FIELD, json);
+        id = await redis.xadd(key, 'MINID', '~', entry.minId, '*', FIELD, entry.json);
       }
-      const entry = { ...clean, id: id ?? '' } as AuditEntry;
-      lineLog.info({ audit: entry }, 'audit');
-      options
-        .publish?.(entry)
-        .catch((err: unknown) =>
-          options.log.warn({ err }, 'could not post an audit entry to the audit channel'),
-        );
-      return entry;
+      return entry.written(id ?? '');
     },
 
     async latest(n) {

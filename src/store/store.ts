@@ -67,6 +67,16 @@ export interface AcceptJobInput {
   readonly trigger?: { readonly id: string; readonly seconds: number };
   /** The request's fingerprint, held for `seconds` with the job's id (the dedupe window). */
   readonly claim?: { readonly fingerprint: string; readonly seconds: number };
+  /**
+   * The request's audit entry, stored in the same step once the job is recorded (Audit.prepare): one
+   * round trip fewer, and a repeat or replay, which records nothing, adds no entry either.
+   */
+  readonly audit?: {
+    readonly key: string;
+    readonly minId: string;
+    readonly idMs: number;
+    readonly json: string;
+  };
 }
 
 /**
@@ -74,12 +84,14 @@ export interface AcceptJobInput {
  * version stored); `duplicate`: the job already holding the fingerprint; else recorded.
  */
 export type AcceptJobAnswer =
-  | { readonly status: 'recorded' }
+  | { readonly status: 'recorded'; readonly auditId?: string }
   | { readonly status: 'replay' | 'duplicate'; readonly holder: string };
 
-// KEYS: trigger, dedupe, job, the channel's job list (all in the store's slot on a Cluster).
-// ARGV: job id, trigger seconds, dedupe seconds (0: that claim is not made), record, record seconds,
-// list length. Each claim holds the job's id, so a repeat can name the job it repeats.
+// KEYS: trigger, dedupe, job, the channel's job list, the audit stream (all in the store's slot on a
+// Cluster). ARGV: job id, trigger seconds, dedupe seconds (0: that claim is not made), record, record
+// seconds, list length, then the audit entry (empty: none), its MINID and its id's milliseconds. Each
+// claim holds the job's id, so a repeat can name the job it repeats. An entry id at or below the
+// stream's last (another replica's clock ahead) is left to Redis, as Audit.append does.
 const ACCEPT_JOB = `
 if ARGV[2] ~= '0' and not redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2], 'NX') then
   return {'replay', redis.call('GET', KEYS[1])}
@@ -90,7 +102,12 @@ end
 redis.call('SET', KEYS[3], ARGV[4], 'EX', ARGV[5])
 redis.call('LPUSH', KEYS[4], ARGV[1])
 redis.call('LTRIM', KEYS[4], 0, tonumber(ARGV[6]) - 1)
-return {'recorded'}
+if ARGV[7] == '' then return {'recorded'} end
+local id = redis.pcall('XADD', KEYS[5], 'MINID', '~', ARGV[8], ARGV[9] .. '-*', 'entry', ARGV[7])
+if type(id) == 'table' and id.err then
+  id = redis.call('XADD', KEYS[5], 'MINID', '~', ARGV[8], '*', 'entry', ARGV[7])
+end
+return {'recorded', id}
 `;
 
 interface AcceptJobScript {
@@ -158,7 +175,7 @@ export function createStore(redis: Redis, prefix = 'gpuops'): Store {
   const k = (...parts: string[]) => [prefix, ...parts].join(':');
   const scripted = redis as Redis & Partial<AcceptJobScript>;
   if (typeof scripted.gpuopsAcceptJob !== 'function') {
-    redis.defineCommand('gpuopsAcceptJob', { numberOfKeys: 4, lua: ACCEPT_JOB });
+    redis.defineCommand('gpuopsAcceptJob', { numberOfKeys: 5, lua: ACCEPT_JOB });
   }
   const parse = <T>(raw: string | null): T | undefined => (raw === null ? undefined : (JSON.parse(raw) as T));
   const claim = async (key: string, value: string, seconds: number): Promise<string | undefined> => {
@@ -167,21 +184,30 @@ export function createStore(redis: Redis, prefix = 'gpuops'): Store {
     return (await redis.get(key)) ?? undefined;
   };
 
-  const acceptJob = async ({ record, trigger, claim: dedupe }: AcceptJobInput): Promise<AcceptJobAnswer> => {
-    const [status, holder] = await (redis as Redis & AcceptJobScript).gpuopsAcceptJob(
+  const acceptJob = async ({
+    record,
+    trigger,
+    claim: dedupe,
+    audit,
+  }: AcceptJobInput): Promise<AcceptJobAnswer> => {
+    const [status, second] = await (redis as Redis & AcceptJobScript).gpuopsAcceptJob(
       k('trigger', trigger?.id ?? ''),
       k('dedupe', dedupe?.fingerprint ?? ''),
       k('job', record.id),
       k('channel', record.channelId, 'jobs'),
+      audit?.key ?? k('audit'),
       record.id,
       String(trigger?.seconds ?? 0),
       String(dedupe?.seconds ?? 0),
       JSON.stringify(record),
       String(JOB_RECORD_SECONDS),
       String(JOB_LOG_LENGTH),
+      audit?.json ?? '',
+      audit?.minId ?? '0',
+      String(audit?.idMs ?? 0),
     );
-    if (status === 'replay' || status === 'duplicate') return { status, holder: holder ?? '' };
-    return { status: 'recorded' };
+    if (status === 'replay' || status === 'duplicate') return { status, holder: second ?? '' };
+    return { status: 'recorded', ...(second ? { auditId: second } : {}) };
   };
 
   return {

@@ -192,5 +192,17 @@ describe('Redis failing half-way through accepting a request', () => {
     expect(slack.channelView(CHANNEL)).toEqual([]);
     const [record] = await store.recentJobs(CHANNEL, 5);
     expect(record).toMatchObject({ state: 'failed', detail: 'Not started: the queue was unreachable.' });
+    // The request's entry went on the audit trail with its record; the trail then says it never started.
+    const trail = (await storeRedis.xrange(`${prefix}:audit`, '-', '+'))
+      .map(([, fields]) => JSON.parse(fields[1]!) as { event: string; outcome: string; jobId: string })
+      .filter((entry) => entry.jobId === record!.id);
+    expect(trail).toMatchObject([
+      { event: 'request', outcome: 'queued' },
+      {
+        event: 'outcome',
+        outcome: 'failed',
+        parameters: { detail: 'Not started: the queue was unreachable.' },
+      },
+    ]);
   });
 });

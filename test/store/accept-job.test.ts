@@ -1,6 +1,8 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createLogger } from '../../src/log/logger.js';
 import { SIGNATURE_WINDOW_SECONDS } from '../../src/slack/trigger-replays.js';
+import { createAudit } from '../../src/store/audit.js';
 import { createStore, type JobRecord, type Store } from '../../src/store/store.js';
 
 // A new request is claimed and recorded in one atomic step (Store.acceptJob): Slack delivering the same
@@ -17,6 +19,8 @@ const record = (id: string, channelId = 'C0ACC'): JobRecord => ({
   createdAt: 1,
   updatedAt: 1,
 });
+
+const silent = createLogger({ level: 'silent' });
 
 describe('Store.acceptJob', () => {
   let redis: Redis;
@@ -97,6 +101,41 @@ describe('Store.acceptJob', () => {
   it('claims a trigger for a request that goes to approvers, once', async () => {
     expect(await store.claimTrigger('T1.555', 'appr-1', 300)).toBeUndefined();
     expect(await store.claimTrigger('T1.555', 'appr-2', 300)).toBe('appr-1');
+  });
+
+  it("stores the request's audit entry with its record, and none for a repeat", async () => {
+    const audit = createAudit(redis, { prefix: store.prefix, retentionSeconds: 86_400, log: silent });
+    const entry = (jobId: string) =>
+      audit.prepare({ event: 'request', actor: 'U0ACC', operation: 'stop', outcome: 'queued', jobId });
+    const claim = { fingerprint: 'fp-audit', seconds: 30 };
+    const first = await store.acceptJob({ record: record('job-a1', 'C0AUD'), claim, audit: entry('job-a1') });
+    expect(first).toEqual({ status: 'recorded', auditId: expect.stringMatching(/^\d+-\d+$/) });
+    const repeat = await store.acceptJob({
+      record: record('job-a2', 'C0AUD'),
+      claim,
+      audit: entry('job-a2'),
+    });
+    expect(repeat).toEqual({ status: 'duplicate', holder: 'job-a1' });
+    const trail = await audit.latest(10);
+    expect(trail.map((e) => [e.jobId, e.outcome])).toEqual([['job-a1', 'queued']]);
+    expect(trail[0]!.id).toBe(first.status === 'recorded' ? first.auditId : '');
+  });
+
+  it("lets Redis number an entry whose clock is behind the stream's last (another replica's ahead)", async () => {
+    const audit = createAudit(redis, { prefix: store.prefix, retentionSeconds: 86_400, log: silent });
+    const ahead = await audit.append({ event: 'request', actor: 'U0ACC', operation: 'ls', at: Date.now() });
+    const behind = {
+      ...audit.prepare({ event: 'request', actor: 'U0ACC', operation: 'stop', jobId: 'job-b1' }),
+      idMs: 1,
+    };
+    const answer = await store.acceptJob({ record: record('job-b1', 'C0AUD2'), audit: behind });
+    if (answer.status !== 'recorded') throw new Error('not recorded');
+    const order = (id: string) => id.split('-').map(BigInt) as [bigint, bigint];
+    const [mine, theirs] = [order(answer.auditId!), order(ahead.id)];
+    expect(mine[0] > theirs[0] || (mine[0] === theirs[0] && mine[1] > theirs[1]), 'after the last').toBe(
+      true,
+    );
+    expect((await audit.latest(1))[0]?.jobId).toBe('job-b1');
   });
 
   it('fails rather than running a replay when Redis cannot be asked', async () => {
