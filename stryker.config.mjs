@@ -24,8 +24,8 @@ export default {
     'src/store/approval-scripts.ts',
     'src/store/approval-record.ts',
     // The trigger (replay) and dedupe claims with the job record, and the request's fingerprint.
-    'src/store/store.ts:161-182',
-    'src/requests/enqueue-request.ts:73-155',
+    'src/store/store.ts:181-211',
+    'src/requests/enqueue-request.ts:76-170',
     // resolve, wait, start/stop and create.
     'src/commands/instances/handlers.ts:18-103',
     'src/commands/instances/handlers.ts:135-186',
