@@ -6,7 +6,7 @@ import type { Redis } from 'ioredis';
 import type { RouteTable } from '../cloud/routes.js';
 import type { WorkerTiming } from '../commands/kit/handler-deps.js';
 import type { Config } from '../config.js';
-import { createHomePublisher } from '../home/publish-home.js';
+import { createHomePublisher } from '../home/create-home-publisher.js';
 import { scheduleApprovalExpiry } from '../jobs/guardrail-jobs.js';
 import type { JobData } from '../jobs/job-data.js';
 import type { GpuQueue } from '../jobs/queue.js';

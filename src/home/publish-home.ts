@@ -2,10 +2,9 @@ import { createHash } from 'node:crypto';
 import type { HomeData } from '../commands/home/home-data.js';
 import { homeView } from '../commands/home/home-view.js';
 import { spendChartSpec } from '../commands/home/spend-section.js';
-import { renderChartPng } from '../render/render-chart-png.js';
 import { cachedHomeChart, rememberHomeChart } from '../store/home-state.js';
 import { gatherHome } from './gather-home.js';
-import type { HomeDeps, HomePublisher } from './home-deps.js';
+import type { HomeDeps } from './home-deps.js';
 
 // Publishing one person's Home tab (views.publish): gathered from Redis, the spend chart drawn and
 // uploaded only when its figures changed since the last upload (the file is private to the bot, which
@@ -21,6 +20,8 @@ async function chartFile(deps: HomeDeps, data: HomeData): Promise<string | undef
   const key = createHash('sha256').update(JSON.stringify(spec)).digest('hex').slice(0, 32);
   const cached = await cachedHomeChart(deps.store, data.userId);
   if (cached && (cached.key === key || data.now - cached.at < CHART_REDRAW_MS)) return cached.fileId;
+  // resvg (native, with threads of its own) is loaded on the first chart, as in takeSnapshot.
+  const { renderChartPng } = await import('../render/render-chart-png.js');
   const png = renderChartPng(spec, deps.fonts);
   const uploaded = await deps.client.files.uploadV2({
     file: png,
@@ -60,8 +61,4 @@ export async function publishHome(deps: HomeDeps, userId: string, notice?: strin
     deps.log.warn({ err }, 'Slack refused the Home tab with its chart; publishing it without');
     await deps.client.views.publish({ user_id: userId, view: homeView(data) });
   }
-}
-
-export function createHomePublisher(deps: HomeDeps): HomePublisher {
-  return { publish: (userId, options = {}) => publishHome(deps, userId, options.notice) };
 }

@@ -1,17 +1,7 @@
-import { type Job, UnrecoverableError, Worker } from 'bullmq';
+import { type Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { type CloudNetworkError, CloudTimeoutError } from '../cloud/index.js';
-import { handlerFor } from '../commands/handlers.js';
-import { type CommandJobData, parseCommandJobData } from '../commands/job-payload.js';
-import { finishStep } from '../commands/kit/finish-step.js';
-import { classifyFailure, PermanentJobError } from '../commands/kit/job-errors.js';
-import { cloudWaitText, JobRun } from '../commands/kit/job-run.js';
-import { discardSealed } from '../commands/kit/sealed-input.js';
 import { isSystemJobData, type JobData } from '../jobs/job-data.js';
 import { QUEUE_NAME, QUEUE_PREFIX } from '../jobs/queue.js';
-import { isNoAnswer, whileRunning } from './cloud-wait.js';
-import { afterJobDone, auditJob } from './guardrail-hooks.js';
-import { processSystemJob } from './process-system-job.js';
 import type { WorkerDeps } from './worker-deps.js';
 
 export interface WorkerOptions {
@@ -24,128 +14,13 @@ export interface WorkerOptions {
   readonly autorun?: boolean;
 }
 
-/** Runs one attempt of a job: validate, dispatch, report; decides retry or end. */
+/** Runs one attempt of a job: the bot's own jobs and commands each by their own processor. */
 export async function processJob(job: Job<JobData>, deps: WorkerDeps, signal: AbortSignal): Promise<string> {
+  // Each processor loads on its first job, not at start-up: an idle bot never needs the handlers.
   // The bot's own jobs (catalogue refresh) carry no command: they have their own schema and processor.
-  if (isSystemJobData(job.data)) return processSystemJob(job, deps, signal);
-  let data: CommandJobData;
-  try {
-    data = parseCommandJobData(job.data);
-  } catch (err) {
-    deps.log.error({ jobId: job.id, name: job.name, err }, 'job data rejected');
-    throw new UnrecoverableError(classifyFailure(err).message);
-  }
-  // Before acting: the record, and where the request's message is (a held job's "Queued" message is
-  // stored apart), so that showing the answer needs no Redis read that an outage could lose.
-  const { record, message } = await deps.store.jobAndMessage(job.id!);
-  // A job whose final answer is recorded never acts again, whatever its lock did: a worker that lost
-  // the lock in a Redis outage longer than it, or a finished job retried, must not repeat a start,
-  // stop or delete the person was already told about (the record outlives BullMQ's: docs/operations.md).
-  if (record?.state === 'done' || record?.state === 'failed') {
-    // Recorded, but the attempt died before showing it (Redis went away under it): show it now.
-    if (!record.answered) {
-      await new JobRun(job, data, deps, signal, record, message).finish(record.state, {
-        detail: record.detail ?? '',
-      });
-    }
-    deps.log.warn(
-      { jobId: job.id, name: job.name, state: record.state, shownNow: !record.answered },
-      'job already answered; not run again',
-    );
-    return record.detail ?? record.state;
-  }
-  const run = new JobRun(job, data, deps, signal, record, message);
-  const handler = handlerFor(data.command.kind);
-  const attempts = job.opts.attempts ?? 1;
-  const startedAt = Date.now();
-  // The start goes on the audit trail while the job gets going (auditJob never throws); it is awaited
-  // before the outcome, which therefore always follows it.
-  let startAudited: Promise<void> = Promise.resolve();
-  try {
-    if (!handler)
-      throw new PermanentJobError(`\`${run.request}\` is not handled by this version of gpuops yet.`);
-    const attemptNote = `attempt ${job.attemptsMade + 1} of ${attempts}`;
-    startAudited = auditJob(run, 'start', { outcome: 'started' });
-    await run.update(
-      'working',
-      job.attemptsMade === 0
-        ? 'Working…'
-        : run.toldCloudWait
-          ? cloudWaitText(attemptNote)
-          : `Working (${attemptNote})…`,
-    );
-    // A cloud call that gets no answer tells the requester at its first retry, not after the last.
-    const command = run.data.command;
-    const handled = await whileRunning(
-      () => void run.noticeCloudWait(),
-      () => handler(run, command),
-    );
-    await startAudited;
-    const outcome = await afterJobDone(run, handled);
-    await run.finish('done', outcome);
-    await auditJob(run, 'outcome', { outcome: 'done', durationMs: Date.now() - startedAt });
-    // A workflow step waits for this job: its outputs are the outcome's data.
-    const step = run.data.ctx.step;
-    if (step) await finishStep(deps, step, { ok: true, data: outcome.outputs ?? {} });
-    await discardSealed(run.data, deps.sealer, deps.log);
-    deps.log.info({ jobId: job.id, name: job.name, attempt: job.attemptsMade + 1 }, 'job done');
-    return outcome.detail;
-  } catch (err) {
-    if (signal.aborted) throw err;
-    const failure = classifyFailure(err);
-    const last = failure.permanent || job.attemptsMade + 1 >= attempts;
-    deps.log.warn(
-      { jobId: job.id, name: job.name, attempt: job.attemptsMade + 1, permanent: failure.permanent, err },
-      'job attempt failed',
-    );
-    const noAnswer = isNoAnswer(err);
-    const detail = noAnswer && !failure.permanent ? gaveUpText(err, attempts) : failure.message;
-    try {
-      if (last) {
-        await run.finish('failed', { detail });
-      } else if (noAnswer) {
-        await run.noticeCloudWait({
-          attemptNote: `attempt ${job.attemptsMade + 2} of ${attempts} next`,
-          again: true,
-        });
-        await run.rememberCloudWait();
-      } else {
-        await run.update(
-          'working',
-          `${failure.message} Retrying (attempt ${job.attemptsMade + 2} of ${attempts})…`,
-        );
-      }
-      // What the requester should see before the next attempt, even within the quiet period.
-      if (!last) await run.flushProgress();
-    } catch (reportErr) {
-      deps.log.error({ jobId: job.id, err: reportErr }, 'could not report the job failure to Slack');
-    }
-    await startAudited;
-    await auditJob(run, 'outcome', {
-      outcome: last ? 'failed' : 'retrying',
-      durationMs: Date.now() - startedAt,
-      detail: failure.message,
-    });
-    if (last) await discardSealed(run.data, deps.sealer, deps.log);
-    // A workflow step waiting for this job fails with the same sentence the requester reads.
-    const step = run.data.ctx.step;
-    if (last && step) await finishStep(deps, step, { ok: false, error: detail });
-    if (failure.permanent) throw new UnrecoverableError(failure.message);
-    throw err;
-  }
-}
-
-/** The final answer when the cloud never answered: what happened, and what to check. */
-function gaveUpText(err: unknown, attempts: number): string {
-  const why =
-    err instanceof CloudTimeoutError
-      ? `no answer within ${err.timeoutMs} ms`
-      : ((err as CloudNetworkError).errCode ?? 'no connection');
-  return (
-    `The cloud API did not answer (${why}), and gpuops gave up${attempts > 1 ? ` after ${attempts} attempts` : ''}. Try again later; ` +
-    'if it lasts, ask whoever runs gpuops to check CLOUD_API_URL (PLATFORM_API_URL for SSH keys and ' +
-    'configurations), that the cloud is up, and /readyz.'
-  );
+  if (isSystemJobData(job.data))
+    return (await import('./process-system-job.js')).processSystemJob(job, deps, signal);
+  return (await import('./process-command-job.js')).processCommandJob(job, deps, signal);
 }
 
 export function createWorker(

@@ -12,8 +12,8 @@ import {
 import { withDeadline } from '../../commands/kit/with-deadline.js';
 import { parseCommand } from '../../commands/parse-command.js';
 import { deliveryOf } from '../../commands/registry.js';
+import { createHomePublisher } from '../../home/create-home-publisher.js';
 import type { HomePublisher } from '../../home/home-deps.js';
-import { createHomePublisher } from '../../home/publish-home.js';
 import type { JobContext } from '../../jobs/job-data.js';
 import { MaybeQueuedError } from '../../jobs/replicated.js';
 import { acceptDirect, acceptRequest } from '../../requests/accept-request.js';
