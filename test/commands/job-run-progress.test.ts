@@ -41,6 +41,8 @@ describe('a progress state recorded after the quiet period, with Redis gone', ()
   it('logs that it could not record the progress, and the job goes on', async () => {
     // The store's own connection, failing fast as production's does, so it can be taken away.
     const storeRedis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1, enableOfflineQueue: false });
+    // Without an offline queue a command sent before the connection is up fails: wait for it.
+    await until('the store connection', () => (storeRedis.status === 'ready' ? true : undefined));
     const store = createStore(storeRedis, `quiet-${process.pid}-${Date.now()}`);
     const lines: string[] = [];
     const log = createLogger({
