@@ -164,14 +164,19 @@ export function resourcesOf(
   // Undefined while every resource so far is the previous look's at its place.
   let set: ResourceSet | undefined = previous ? undefined : resourceSet();
   let n = 0;
+  // A record of the first n resources, which were all the previous look's.
+  const copyOfFirst = (): ResourceSet => {
+    const copy = resourceSet();
+    for (let j = 0; j < n; j++) copy.add(before[j]!);
+    return copy;
+  };
   const add = (r: WatchedResource) => {
     if (set === undefined) {
       if (r === before[n]) {
         n++;
         return;
       }
-      set = resourceSet();
-      for (let j = 0; j < n; j++) set.add(before[j]!);
+      set = copyOfFirst();
     }
     set.add(r);
     n++;
@@ -189,8 +194,7 @@ export function resourcesOf(
   for (const { pool, cluster } of listed.slurmPools) add(handOn(slurmPoolResource(pool, cluster)));
   if (set === undefined) {
     if (n === before.length) return previous as Record<string, WatchedResource>;
-    set = resourceSet();
-    for (let j = 0; j < n; j++) set.add(before[j]!);
+    set = copyOfFirst();
   }
   return set.done();
 }
