@@ -78,10 +78,7 @@ export interface WatchSchedule {
 
 /**
  * The watchers' BullMQ job schedulers, from the policy: each fires once per period however many
- * processes call this, and upserting again only changes the period. A disabled digest is removed; an
- * enabled one is upserted by the first tick that finds a watched project (scheduleDigest), not here:
- * BullMQ works out a cron's next time in its zone with Intl, which loads about 8 MiB of ICU data that
- * a bot watching nothing never needs.
+ * processes call this, and upserting again only changes the period. A disabled digest is removed.
  */
 export async function scheduleWatchers(
   queue: WatchQueue,
@@ -104,18 +101,13 @@ export async function scheduleWatchers(
     every(schedule.capacityEveryMs ?? policy.watch.capacityEverySeconds * 1000),
     { name: 'watch.capacity', data: { v: 1, job: 'capacity' }, opts: LOOK_JOB_OPTIONS },
   );
-  if (!policy.digest.enabled) await queue.removeJobScheduler(WATCH_SCHEDULERS.digest);
-}
-
-/** The daily digest's scheduler, with the policy's cron and time zone; removed when it is turned off. */
-export async function scheduleDigest(queue: WatchQueue, policy: Policy): Promise<void> {
-  if (!policy.digest.enabled) {
+  if (policy.digest.enabled) {
+    await queue.upsertJobScheduler(
+      WATCH_SCHEDULERS.digest,
+      { pattern: policy.digest.cron, tz: policy.digest.tz },
+      { name: 'watch.digest', data: { v: 1, job: 'digest' }, opts: LOOK_JOB_OPTIONS },
+    );
+  } else {
     await queue.removeJobScheduler(WATCH_SCHEDULERS.digest);
-    return;
   }
-  await queue.upsertJobScheduler(
-    WATCH_SCHEDULERS.digest,
-    { pattern: policy.digest.cron, tz: policy.digest.tz },
-    { name: 'watch.digest', data: { v: 1, job: 'digest' }, opts: LOOK_JOB_OPTIONS },
-  );
 }

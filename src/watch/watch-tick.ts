@@ -3,27 +3,14 @@ import { createSnapshotStore } from '../store/watch-snapshots.js';
 import { createWatchSubscriptions } from '../store/watch-subscriptions.js';
 import { startDrains } from './drain-outbox.js';
 import { nowOf, type WatchDeps } from './watch-deps.js';
-import { addWatchJob, scheduleDigest, type WatchQueue } from './watch-queue.js';
+import { addWatchJob } from './watch-queue.js';
 
 // The schedulers' fan-out: one job per watched project (so projects are looked at in parallel and one
 // slow cloud answer holds up no other project), with ids that make a second job for the same project
 // a no-op while the first is waiting or running.
 
-/** Queues whose digest scheduler this process has upserted since it started (scheduleWatchers). */
-const digestScheduled = new WeakSet<WatchQueue>();
-
 export async function fanOutPolls(deps: WatchDeps): Promise<string> {
   const projects = await createWatchSubscriptions(deps.store).projects();
-  // The digest is scheduled once someone watches, with this process' policy (a changed cron or zone
-  // takes effect at the first tick after a restart, as it did at the start).
-  if (projects.length > 0 && !digestScheduled.has(deps.queue)) {
-    // A failure is tried again at the next tick; the looks go ahead meanwhile.
-    await scheduleDigest(deps.queue, deps.policy).then(
-      () => digestScheduled.add(deps.queue),
-      (err: unknown) =>
-        deps.log.warn({ err }, 'could not schedule the daily digest; trying at the next tick'),
-    );
-  }
   const snapshots = createSnapshotStore(deps.store);
   const now = nowOf(deps);
   let queued = 0;

@@ -6,13 +6,7 @@ import { readCatalog } from '../../src/store/catalog-cache.js';
 import { sendDigests } from '../../src/watch/digest.js';
 import { pollProject } from '../../src/watch/poll-project.js';
 import type { WatchDeps } from '../../src/watch/watch-deps.js';
-import {
-  createWatchQueue,
-  scheduleDigest,
-  scheduleWatchers,
-  WATCH_SCHEDULERS,
-} from '../../src/watch/watch-queue.js';
-import { fanOutPolls } from '../../src/watch/watch-tick.js';
+import { scheduleWatchers, WATCH_SCHEDULERS } from '../../src/watch/watch-queue.js';
 import { type BotStack, startBotStack } from '../support/bot-stack.js';
 import { until } from '../support/until.js';
 import { CHANNEL, expectCleanSlack, listenerAnswer } from './answers.js';
@@ -69,34 +63,18 @@ describe('the daily digest (shape C)', () => {
     expectCleanSlack(stack);
   });
 
-  it('is scheduled by the first tick that finds a watched project, with the policy cron and time zone, and removed when turned off', async () => {
-    // A queue of its own that no worker serves, so no tick runs but the ones called here.
-    const queue = createWatchQueue(stack.store.redis, '{gpuops-digest-test}');
+  it('schedules the digest with the policy cron and time zone, and removes it when turned off', async () => {
+    const queue = stack.watch!.queue;
     const policy = toPolicy(
       policyFileSchema.parse({ digest: { cron: '30 8 * * 1-5', tz: 'Europe/Paris' } }),
       'test',
     );
-    try {
-      // At the start: the ticks' schedulers, no digest yet.
-      await scheduleWatchers(queue, policy);
-      expect(await queue.getJobScheduler(WATCH_SCHEDULERS.tick)).toBeDefined();
-      expect(await queue.getJobScheduler(WATCH_SCHEDULERS.digest)).toBeUndefined();
-      // The channel watches since the first test: the tick schedules the digest.
-      await fanOutPolls({ ...stack.watch!.deps, queue, policy });
-      expect(await queue.getJobScheduler(WATCH_SCHEDULERS.digest)).toMatchObject({
-        pattern: '30 8 * * 1-5',
-        tz: 'Europe/Paris',
-      });
-      const off = toPolicy(policyFileSchema.parse({ digest: { enabled: false } }), 'test');
-      await scheduleWatchers(queue, off);
-      expect(await queue.getJobScheduler(WATCH_SCHEDULERS.digest)).toBeUndefined();
-      await scheduleDigest(queue, policy);
-      expect(await queue.getJobScheduler(WATCH_SCHEDULERS.digest)).toBeDefined();
-      await scheduleDigest(queue, off);
-      expect(await queue.getJobScheduler(WATCH_SCHEDULERS.digest)).toBeUndefined();
-    } finally {
-      await queue.obliterate({ force: true });
-      await queue.close();
-    }
+    await scheduleWatchers(queue, policy);
+    expect(await queue.getJobScheduler(WATCH_SCHEDULERS.digest)).toMatchObject({
+      pattern: '30 8 * * 1-5',
+      tz: 'Europe/Paris',
+    });
+    await scheduleWatchers(queue, toPolicy(policyFileSchema.parse({ digest: { enabled: false } }), 'test'));
+    expect(await queue.getJobScheduler(WATCH_SCHEDULERS.digest)).toBeUndefined();
   });
 });
