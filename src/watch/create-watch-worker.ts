@@ -1,7 +1,6 @@
 import { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { QUEUE_PREFIX } from '../jobs/queue.js';
-import { processWatchJob } from './process-watch-job.js';
 import type { WatchDeps } from './watch-deps.js';
 import { WATCH_QUEUE_NAME, type WatchJobData } from './watch-queue.js';
 
@@ -23,7 +22,13 @@ export function createWatchWorker(
 ): Worker<WatchJobData> {
   const worker = new Worker<WatchJobData>(
     WATCH_QUEUE_NAME,
-    async (job, _token, signal) => processWatchJob(job, deps, signal ?? new AbortController().signal),
+    // The processor (looks, diffs, digests, snapshots) loads on the first job: an idle bot has none.
+    async (job, _token, signal) =>
+      (await import('./process-watch-job.js')).processWatchJob(
+        job,
+        deps,
+        signal ?? new AbortController().signal,
+      ),
     {
       connection,
       prefix: options.prefix ?? QUEUE_PREFIX,

@@ -1,18 +1,13 @@
 import { type Job, UnrecoverableError } from 'bullmq';
 import { z } from 'zod';
-import { sendDigests } from './digest.js';
-import { drainOutbox } from './drain-outbox.js';
-import { fireSchedule } from './fire-schedule.js';
-import { checkIdle } from './idle-check.js';
-import { pollProject } from './poll-project.js';
-import { checkWaitlist } from './waitlist-check.js';
 import type { WatchDeps } from './watch-deps.js';
 import { type WatchJobData, watchJobDataSchema } from './watch-queue.js';
 import { fanOutIdleChecks, fanOutPolls } from './watch-tick.js';
 
 // One attempt of a watcher job: the data is checked again (it may come from another version), then
 // dispatched by its `job` name. Looks and checks are not retried (the next interval is the retry);
-// drains are, and keep their lease meanwhile.
+// drains are, and keep their lease meanwhile. Each kind's code loads with its first job: a bot that
+// watches nothing only ever runs the ticks.
 
 export async function processWatchJob(job: Job, deps: WatchDeps, signal: AbortSignal): Promise<string> {
   const parsed = watchJobDataSchema.safeParse(job.data);
@@ -26,22 +21,26 @@ export async function processWatchJob(job: Job, deps: WatchDeps, signal: AbortSi
       case 'tick':
         return await fanOutPolls(deps);
       case 'poll':
-        return JSON.stringify(await pollProject(deps, data.projectId, signal));
+        return JSON.stringify(
+          await (await import('./poll-project.js')).pollProject(deps, data.projectId, signal),
+        );
       case 'idle.tick':
         return await fanOutIdleChecks(deps);
       case 'idle':
-        return JSON.stringify(await checkIdle(deps, data.projectId, signal));
+        return JSON.stringify(
+          await (await import('./idle-check.js')).checkIdle(deps, data.projectId, signal),
+        );
       case 'capacity':
-        return JSON.stringify(await checkWaitlist(deps, signal));
+        return JSON.stringify(await (await import('./waitlist-check.js')).checkWaitlist(deps, signal));
       case 'digest':
-        return await sendDigests(deps, signal);
+        return await (await import('./digest.js')).sendDigests(deps, signal);
       case 'home':
         if (!deps.home) return 'no Home tab publisher';
         await deps.home.publish(data.userId);
         return `published the Home tab of ${data.userId}`;
       case 'schedule':
         return JSON.stringify(
-          await fireSchedule(
+          await (await import('./fire-schedule.js')).fireSchedule(
             deps,
             data.id,
             Number(job.opts.prevMillis ?? job.timestamp),
@@ -50,7 +49,7 @@ export async function processWatchJob(job: Job, deps: WatchDeps, signal: AbortSi
           ),
         );
       case 'drain':
-        return JSON.stringify(await drainOutbox(deps, data, signal));
+        return JSON.stringify(await (await import('./drain-outbox.js')).drainOutbox(deps, data, signal));
     }
   } catch (err) {
     if (!signal.aborted) {
