@@ -59,20 +59,33 @@ async function onCluster(): Promise<Replicated> {
   };
 }
 
-/** Until `node` answers as a replica in sync with its primary. */
-async function synced(node: PrivateRedis, what: string): Promise<void> {
+/**
+ * Until `node` answers as a replica in sync with the primary `primaryPort()` names, pointing it there
+ * again every few seconds: pointed once, a fresh-clone CI run waited 60 s in vain (the sentinels'
+ * answer may still be settling right after a failover). On a timeout it says what the node reports.
+ */
+async function rejoined(node: PrivateRedis, primaryPort: () => Promise<number>, what: string): Promise<void> {
   const client = new Redis(node.url, { maxRetriesPerRequest: 1, lazyConnect: true });
   client.on('error', () => {});
+  let pointedAt = 0;
+  let info = '';
   try {
     await until(
       what,
-      async () =>
-        (await client.info('replication').catch(() => '')).includes('master_link_status:up')
-          ? true
-          : undefined,
+      async () => {
+        info = await client.info('replication').catch(() => '');
+        if (info.includes('master_link_status:up')) return true;
+        if (Date.now() - pointedAt > 5_000) {
+          pointedAt = Date.now();
+          await follow(node, await primaryPort()).catch(() => {});
+        }
+        return undefined;
+      },
       60_000,
       200,
     );
+  } catch (err) {
+    throw new Error(`${(err as Error).message}; it says: ${info.replace(/\r?\n/g, ' ')}`);
   } finally {
     client.disconnect();
   }
@@ -112,8 +125,11 @@ async function onSentinel(): Promise<Replicated> {
       // only after it has been up for 8 s and a sentinel's next look at it (every 10 s), and not at all
       // while a sentinel is in TILT (a loaded machine: a fresh-clone CI run waited 60 s in vain). The
       // test does what an operator restarting a node does: points it at the primary the sentinels name.
-      await follow(victim, await set.primaryPort());
-      await synced(victim, `the old primary to follow the new one (failover ${round})`);
+      await rejoined(
+        victim,
+        () => set.primaryPort(),
+        `the old primary to follow the new one (failover ${round})`,
+      );
     },
     async close() {
       redis.disconnect();
