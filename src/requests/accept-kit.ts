@@ -2,6 +2,7 @@ import { withDeadline } from '../commands/kit/with-deadline.js';
 import type { GpuCommand } from '../commands/registry.js';
 import type { JobContext, SealedInputs } from '../jobs/job-data.js';
 import type { Guardrails } from '../policy/guardrails.js';
+import { type CostEstimate, formatCost } from '../pricing/cost.js';
 import { type AuditInput, auditFieldsOf } from '../store/audit.js';
 import type { ProjectBinding } from '../store/store.js';
 import type { EnqueueDeps } from './enqueue-request.js';
@@ -52,5 +53,17 @@ export function requestAudit(command: GpuCommand, ctx: JobContext): Omit<AuditIn
     parameters: requestParameters(command, ctx),
     ...(ctx.projectId ? { project: ctx.projectId } : {}),
     channel: ctx.channelId,
+  };
+}
+
+/** The request's audit fields with its cost, when it has one (queued or sent for approval). */
+export function pricedRequestAudit(
+  command: GpuCommand,
+  ctx: JobContext,
+  cost: CostEstimate | undefined,
+): Omit<AuditInput, 'outcome'> {
+  return {
+    ...requestAudit(command, ctx),
+    parameters: { ...requestParameters(command, ctx), ...(cost ? { cost: formatCost(cost) } : {}) },
   };
 }

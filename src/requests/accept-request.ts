@@ -22,6 +22,7 @@ import type { ProjectBinding } from '../store/store.js';
 import {
   type AcceptDeps,
   type AcceptExtra,
+  pricedRequestAudit,
   REDIS_MS,
   record,
   requestAudit,
@@ -314,11 +315,7 @@ export async function acceptRequest(
   // its own); a repeat or a replay, which records nothing, adds none.
   const jobId = requestJobId(command, ctx);
   const audit = guardrails.audit.prepare({
-    ...requestAudit(command, ctx),
-    parameters: {
-      ...requestParameters(command, ctx),
-      ...(assessment.cost ? { cost: formatCost(assessment.cost.estimate) } : {}),
-    },
+    ...pricedRequestAudit(command, ctx, assessment.cost?.estimate),
     outcome: 'queued',
     jobId,
   });

@@ -117,8 +117,12 @@ export function requestFingerprint(command: GpuCommand, ctx: JobContext): string
 }
 
 /** The id of the job a request becomes (an approved one takes its approval's id instead). */
-export function requestJobId(command: GpuCommand, ctx: JobContext): string {
-  return `${requestFingerprint(command, ctx)}-${ctx.requestedAt}`;
+export function requestJobId(
+  command: GpuCommand,
+  ctx: JobContext,
+  fingerprint = requestFingerprint(command, ctx),
+): string {
+  return `${fingerprint}-${ctx.requestedAt}`;
 }
 
 export async function enqueueRequest(
@@ -128,7 +132,7 @@ export async function enqueueRequest(
   extra: EnqueueExtra = {},
 ): Promise<EnqueueResult> {
   const fingerprint = requestFingerprint(command, ctx);
-  const jobId = extra.approvalId ?? `${fingerprint}-${ctx.requestedAt}`;
+  const jobId = extra.approvalId ?? requestJobId(command, ctx, fingerprint);
   const audit = extra.audit;
   // One step claims the trigger and the request (unless an approval already decided it happens once)
   // and records the job: a failure after it takes the record back.

@@ -6,17 +6,9 @@ import type { JobContext, LeaseTerms } from '../jobs/job-data.js';
 import type { MessageRef } from '../jobs/message-ref.js';
 import { type ApprovalNeed, approvalChannelFor, describeApprovers } from '../policy/decide.js';
 import type { Guardrails } from '../policy/guardrails.js';
-import { formatCost } from '../pricing/cost.js';
 import { escapeText } from '../render/job-message.js';
 import { approvalIdFor } from '../store/approvals.js';
-import {
-  type AcceptDeps,
-  type AcceptExtra,
-  REDIS_MS,
-  record,
-  requestAudit,
-  requestParameters,
-} from './accept-kit.js';
+import { type AcceptDeps, type AcceptExtra, pricedRequestAudit, REDIS_MS, record } from './accept-kit.js';
 import { dedupeSeconds, type EnqueueResult, requestFingerprint } from './enqueue-request.js';
 
 // The approval step of the request pipeline: a request that waits for an approver is stored once (a
@@ -143,11 +135,7 @@ export async function requestApproval(
   };
   guardrails.onApproval?.('requested');
   await record(deps, guardrails, {
-    ...requestAudit(command, ctx),
-    parameters: {
-      ...requestParameters(command, ctx),
-      ...(assessment.cost ? { cost: formatCost(assessment.cost.estimate) } : {}),
-    },
+    ...pricedRequestAudit(command, ctx, assessment.cost?.estimate),
     outcome: 'needs-approval',
     approvalId,
   });
