@@ -93,16 +93,14 @@ export async function checkAccess(
       kind: k,
     });
     if (auth.allowed) continue;
-    const where =
+    const ask =
       channelId === undefined
-        ? ' or to a user group you are in'
-        : ', to a user group you are in, or to this channel';
+        ? `Ask an admin to grant ${auth.needed}, in the gpuops policy file, to you or to a user group you are in; a channel's role does not count for a workflow step.`
+        : `Ask an admin to grant ${auth.needed} to you, to a user group you are in, or to this channel in the gpuops policy file.`;
     return {
       status: 'refused',
       message: auth.message,
-      plain:
-        `/gpu ${commandPath(k)} needs the ${auth.needed} role, and you have ${auth.role}. ` +
-        `Ask an admin to grant ${auth.needed} to you${where} in the gpuops policy file.`,
+      plain: `/gpu ${commandPath(k)} needs the ${auth.needed} role, and you have ${auth.role}. ${ask}`,
       role: auth.role,
       needed: auth.needed,
     };

@@ -75,7 +75,7 @@ describe('who a workflow step acts as, shape A', () => {
     expect(await run.ended()).toEqual({
       state: 'failed',
       error:
-        'gpuops refused this step: /gpu create needs the operator role, and you have viewer. Ask an admin to grant operator to you or to a user group you are in in the gpuops policy file.',
+        "gpuops refused this step: /gpu create needs the operator role, and you have viewer. Ask an admin to grant operator, in the gpuops policy file, to you or to a user group you are in; a channel's role does not count for a workflow step.",
     });
     expect((await stack.cloud.listInstances()).map((i) => i.name)).not.toContain('as-root');
     expect(await requestJobsInQueue(stack)).toEqual([]);
@@ -124,19 +124,19 @@ describe('who a workflow step acts as, shape A', () => {
 
   it('lends a viewer no role through the step’s channel, even one the policy grants operator', async () => {
     const box = await stack.cloud.createInstance({ name: 'ops-box', type: 'h100-hgx-80gb.1x' });
-    const end = await stepResult(stack, VIEWER, 'stop_instance', { channel_id: OPS, instance: 'ops-box' });
-    expect(end).toEqual({
-      state: 'failed',
-      error:
-        'gpuops refused this step: /gpu stop needs the operator role, and you have viewer. Ask an admin to grant operator to you or to a user group you are in in the gpuops policy file.',
-    });
-    expect(await requestJobsInQueue(stack)).toEqual([]);
-    expect((await stack.cloud.getInstance({ id: box.id })).state).not.toMatch(/^stop/);
-    // An operator's step in the same channel runs, once the machine is up.
     await until(
       async () => (await stack.cloud.getInstance({ id: box.id })).state === 'running' || undefined,
       'ops-box running',
     );
+    const end = await stepResult(stack, VIEWER, 'stop_instance', { channel_id: OPS, instance: 'ops-box' });
+    expect(end).toEqual({
+      state: 'failed',
+      error:
+        "gpuops refused this step: /gpu stop needs the operator role, and you have viewer. Ask an admin to grant operator, in the gpuops policy file, to you or to a user group you are in; a channel's role does not count for a workflow step.",
+    });
+    expect(await requestJobsInQueue(stack)).toEqual([]);
+    expect((await stack.cloud.getInstance({ id: box.id })).state).not.toMatch(/^stop/);
+    // An operator's step in the same channel runs.
     const byAda = await stepResult(stack, ADA, 'stop_instance', { channel_id: OPS, instance: 'ops-box' });
     expect(byAda, JSON.stringify(byAda)).toMatchObject({ state: 'completed', outputs: { state: 'stopped' } });
   });
