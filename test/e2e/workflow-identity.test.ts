@@ -27,6 +27,7 @@ const BOB = 'U0BOB';
 const MALLORY = 'U0MALLORY';
 const VIEWER = 'U0VIEW';
 const GUEST = 'U0GUEST';
+const GONE = 'U0GONE';
 const CHANNEL = 'C0GPU';
 const OPS = 'C0OPS';
 const APPROVALS = 'C0APPROVE';
@@ -57,6 +58,7 @@ describe('who a workflow step acts as, shape A', () => {
           { id: ADA, name: 'ada', real_name: 'Augusta Ada King', display_name: 'Ada Lovelace' },
           { id: MALLORY, name: 'mallory', real_name: 'Mallory Mallet', display_name: 'mallory' },
           { id: GUEST, name: 'gus', is_restricted: true },
+          { id: GONE, name: 'gone', deleted: true },
         ],
       },
     });
@@ -119,6 +121,16 @@ describe('who a workflow step acts as, shape A', () => {
     expect((end as { error: string }).error).toMatch(
       /^gpuops refused this step: Guest accounts cannot use gpuops/,
     );
+    expect(await requestJobsInQueue(stack)).toEqual([]);
+  });
+
+  it('refuses the step of a deactivated account that used the workflow, whoever the inputs name', async () => {
+    const end = await stepResult(stack, GONE, 'stop_instance', { ...posingAs(ADA), instance: 'any-box' });
+    expect(end).toEqual({
+      state: 'failed',
+      error:
+        'gpuops refused this step: This Slack account is deactivated, so gpuops does nothing for it. Ask a workspace admin to reactivate it, or have an active member run this instead.',
+    });
     expect(await requestJobsInQueue(stack)).toEqual([]);
   });
 

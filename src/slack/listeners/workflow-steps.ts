@@ -40,8 +40,9 @@ async function acceptStep(
   const { command, inputs, person: userId } = read;
   const missing = unavailableIn(command, deps.shape, deps.routes);
   if (missing) return plainSentence(missing);
-  // The person must be someone who may use gpuops at all (not a guest, not another workspace).
-  const outsider = await callerRefusal(deps, deps.botTeamId, { userId, teamId, kind: 'step' });
+  // The person must be someone who may use gpuops at all (not a guest, not another workspace, not
+  // deactivated), read from Slack whatever the policy allows.
+  const outsider = await callerRefusal(deps, deps.botTeamId, { userId, teamId, kind: 'step' }, true);
   if (outsider !== undefined) return `gpuops refused this step: ${plainSentence(outsider)}`;
   const channel = typeof inputs[CHANNEL_INPUT] === 'string' ? inputs[CHANNEL_INPUT] : undefined;
   const binding = channel ? await deps.store.projectOf(channel) : undefined;
