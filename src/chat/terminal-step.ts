@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { stepFunction } from '../commands/workflow/step-manifest.js';
-import { CHANNEL_INPUT, type StepSpec, USER_INPUT } from '../commands/workflow/step-spec.js';
+import { CHANNEL_INPUT, type StepSpec } from '../commands/workflow/step-spec.js';
 import { STEPS, stepFor } from '../commands/workflow/steps.js';
 import type { FunctionDefinition, FunctionEnd } from '../devkit/fake-slack-api.js';
 import type { LocalSlackApi } from './local-slack-api.js';
@@ -10,8 +10,9 @@ import type { Actor, TerminalReceiver } from './terminal-receiver.js';
 // `/step <callback_id> name=value…` in the demo's chat: what Workflow Builder does when a workflow
 // reaches a gpuops step. The local Slack starts the run and its function_executed event goes to the
 // bot through the terminal receiver, as Slack's Events API would deliver it; the chat then shows the
-// step's outputs, or the error the workflow's author would see. The person and channel default to
-// who and where you are; a value is read as JSON when it is one (42, true, "007", "two words"),
+// step's outputs, or the error the workflow's author would see. The local Slack fills the person who
+// used the workflow with you, as Slack does (no input typed here can change who acts); the channel
+// defaults to where you are; a value is read as JSON when it is one (42, true, "007", "two words"),
 // else as text.
 
 export interface StepChat {
@@ -33,13 +34,13 @@ function typedValue(text: string): unknown {
   }
 }
 
-/** The inputs typed after the step's name, with the person and channel filled in from where you are. */
+/** The inputs typed after the step's name, with the channel filled in from where you are. */
 export function stepInputs(
   step: StepSpec,
   words: readonly string[],
   actor: Actor,
 ): Record<string, unknown> | string {
-  const inputs: Record<string, unknown> = { [USER_INPUT]: actor.userId };
+  const inputs: Record<string, unknown> = {};
   if (CHANNEL_INPUT in step.inputs) inputs[CHANNEL_INPUT] = actor.channelId;
   for (const word of words) {
     const at = word.indexOf('=');
@@ -92,7 +93,12 @@ export async function startStep(
     return { failed: inputs };
   }
   const definition = stepFunction(step.callbackId) as unknown as FunctionDefinition;
-  const { run, event } = chat.slack.functionRuns.start(step.callbackId, definition, inputs);
+  const { run, event } = chat.slack.functionRuns.start(
+    step.callbackId,
+    definition,
+    inputs,
+    chat.actor.userId,
+  );
   chat.say(chat.style.dim(`A workflow runs the step ${step.callbackId} for @${chat.actor.userName}…`));
   await chat.receiver.deliver(eventBody(chat.actor, event));
   return { executionId: run.executionId, callbackId: step.callbackId };

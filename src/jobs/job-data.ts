@@ -12,6 +12,11 @@ import { messageRefSchema } from './message-ref.js';
 export const stepRefSchema = z.object({
   /** Slack's function_execution_id. */
   executionId: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/),
+  /** Slack's workflow_execution_id: the run of the whole workflow this step is part of. */
+  workflowExecutionId: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,64}$/)
+    .optional(),
   /** The step's callback_id (src/commands/workflow/steps.ts). */
   callbackId: z.string().regex(/^[a-z][a-z0-9_]{0,63}$/),
   /** No channel was given (or the answer is private): the step's outputs are the only answer. */
@@ -20,6 +25,16 @@ export const stepRefSchema = z.object({
   kept: z.record(z.string().max(64), z.union([z.string().max(200), z.number(), z.boolean()])).optional(),
 });
 export type StepRef = z.infer<typeof stepRefSchema>;
+
+/** What the audit trail keeps of the step a request came from: which step, and which runs of it. */
+export function stepAuditParameters(step: StepRef | undefined): Record<string, string> {
+  if (step === undefined) return {};
+  return {
+    step: step.callbackId,
+    functionExecutionId: step.executionId,
+    ...(step.workflowExecutionId !== undefined ? { workflowExecutionId: step.workflowExecutionId } : {}),
+  };
+}
 
 export const jobContextSchema = z.object({
   teamId: z.string().min(1),

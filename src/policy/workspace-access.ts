@@ -11,12 +11,21 @@ export interface Requester {
   readonly guest: boolean | undefined;
   /** Their home workspace as users.info says it, which a shared channel's payload may not. */
   readonly homeTeamId?: string | undefined;
+  /** From users.info: the account is deactivated. No policy lets such an account act. */
+  readonly deactivated?: boolean | undefined;
 }
 
 export type AccessCheck = { readonly allowed: true } | { readonly allowed: false; readonly message: string };
 
 export function mayUse(policy: Policy, botTeamId: string | undefined, who: Requester): AccessCheck {
   const { allowOtherWorkspaces, allowedTeams, allowGuests } = policy.access;
+  if (who.deactivated === true) {
+    return {
+      allowed: false,
+      message:
+        'This Slack account is deactivated, so gpuops does nothing for it. Ask a workspace admin to reactivate it, or have an active member run this instead.',
+    };
+  }
   if (botTeamId !== undefined && !allowOtherWorkspaces) {
     const teams = [who.teamId, who.homeTeamId].filter((t): t is string => t !== undefined);
     const foreign = teams.find((t) => t !== botTeamId && !allowedTeams.includes(t));

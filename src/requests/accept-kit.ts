@@ -1,6 +1,6 @@
 import { withDeadline } from '../commands/kit/with-deadline.js';
 import type { GpuCommand } from '../commands/registry.js';
-import type { JobContext, SealedInputs } from '../jobs/job-data.js';
+import { type JobContext, type SealedInputs, stepAuditParameters } from '../jobs/job-data.js';
 import type { Guardrails } from '../policy/guardrails.js';
 import { type CostEstimate, formatCost } from '../pricing/cost.js';
 import { type AuditInput, auditFieldsOf } from '../store/audit.js';
@@ -40,9 +40,9 @@ export async function record(deps: AcceptDeps, guardrails: Guardrails, input: Au
   }
 }
 
-/** The command's audit parameters, and the workflow step that asked, if one did. */
+/** The command's audit parameters, and the workflow step (and its runs' ids) that asked, if one did. */
 export function requestParameters(command: GpuCommand, ctx: JobContext): Record<string, unknown> {
-  return { ...auditFieldsOf(command).parameters, ...(ctx.step ? { step: ctx.step.callbackId } : {}) };
+  return { ...auditFieldsOf(command).parameters, ...stepAuditParameters(ctx.step) };
 }
 
 export function requestAudit(command: GpuCommand, ctx: JobContext): Omit<AuditInput, 'outcome'> {

@@ -7,7 +7,7 @@ import {
   isCommandKind,
   specFor,
 } from '../commands/registry.js';
-import type { JobContext } from '../jobs/job-data.js';
+import type { JobContext, StepRef } from '../jobs/job-data.js';
 import { jobIdFor } from '../jobs/queue.js';
 import { MaybeQueuedError } from '../jobs/replicated.js';
 import { addSystemJob } from '../jobs/system-jobs.js';
@@ -73,23 +73,34 @@ const FRESH_CATALOG_POLL_MS = 100;
 export async function checkAccess(
   deps: AcceptDeps,
   kind: GpuCommandKind,
-  who: { readonly userId: string; readonly channelId: string },
+  who: { readonly userId: string; readonly channelId: string; readonly step?: StepRef | undefined },
 ): Promise<Refused | undefined> {
   const guardrails = deps.guardrails;
   const { policy } = guardrails;
   const userGroups = await deps.ports.groupsOf(who.userId, groupsInPolicy(policy));
+  // A workflow step's channel is an input its builder chose, not a place the person acts in: a role
+  // granted to that channel never applies to a step (docs/workflows.md).
+  const channelId = who.step === undefined ? who.channelId : undefined;
   // A kind that makes another happen later (a schedule's stop) needs that kind's role as well.
   const acts = specFor(kind).actsAs;
   const kinds = acts !== undefined && isCommandKind(acts) ? [kind, acts] : [kind];
   for (const k of kinds) {
-    const auth = authorize({ policy, userId: who.userId, userGroups, channelId: who.channelId, kind: k });
+    const auth = authorize({
+      policy,
+      userId: who.userId,
+      userGroups,
+      ...(channelId !== undefined ? { channelId } : {}),
+      kind: k,
+    });
     if (auth.allowed) continue;
+    const ask =
+      channelId === undefined
+        ? `Ask an admin to grant ${auth.needed}, in the gpuops policy file, to you or to a user group you are in; a channel's role does not count for a workflow step.`
+        : `Ask an admin to grant ${auth.needed} to you, to a user group you are in, or to this channel in the gpuops policy file.`;
     return {
       status: 'refused',
       message: auth.message,
-      plain:
-        `/gpu ${commandPath(k)} needs the ${auth.needed} role, and you have ${auth.role}. ` +
-        `Ask an admin to grant ${auth.needed} to you, to a user group you are in, or to this channel in the gpuops policy file.`,
+      plain: `/gpu ${commandPath(k)} needs the ${auth.needed} role, and you have ${auth.role}. ${ask}`,
       role: auth.role,
       needed: auth.needed,
     };

@@ -70,17 +70,21 @@ async function refuse(deps: SlackDeps, args: Args, caller: Caller, text: string)
 
 /**
  * Why `userId` (of `teamId`) may not use gpuops, in a sentence; undefined when they may. Guests and
- * other workspaces are refused unless the policy's access section allows them.
+ * other workspaces are refused unless the policy's access section allows them; a deactivated account
+ * is refused whenever its standing is read (always, with `alwaysRead`: a workflow step's person, whom
+ * no sign-in to Slack vouches for at the moment the step runs).
  */
 export async function callerRefusal(
   deps: SlackDeps,
   botTeamId: string | undefined,
   caller: { readonly userId: string; readonly teamId: string | undefined; readonly kind: string },
+  alwaysRead = false,
 ): Promise<string | undefined> {
   const { policy } = deps.guardrails;
   let guest: boolean | undefined;
   let homeTeamId: string | undefined;
-  if (needsStanding(policy, botTeamId)) {
+  let deactivated: boolean | undefined;
+  if (alwaysRead || needsStanding(policy, botTeamId)) {
     const standing = await standingOf(
       { client: deps.client, store: deps.store, log: deps.log },
       caller.userId,
@@ -91,13 +95,14 @@ export async function callerRefusal(
     } else if (standing !== 'unknown') {
       guest = standing.guest;
       homeTeamId = standing.teamId;
+      deactivated = standing.deactivated;
     }
   }
-  const check = mayUse(policy, botTeamId, { teamId: caller.teamId, guest, homeTeamId });
+  const check = mayUse(policy, botTeamId, { teamId: caller.teamId, guest, homeTeamId, deactivated });
   if (check.allowed) return undefined;
   deps.log.info(
     { userId: caller.userId, teamId: caller.teamId, kind: caller.kind },
-    'refused: guest or other workspace',
+    'refused: guest, other workspace or deactivated',
   );
   return check.message;
 }

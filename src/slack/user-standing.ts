@@ -4,13 +4,15 @@ import type { Logger } from '../log/logger.js';
 import type { Store } from '../store/store.js';
 
 // Whether a person is a guest, and of which workspace, from users.info (is_restricted: multi-channel
-// guest, is_ultra_restricted: single-channel guest). Cached in Redis for five minutes, shared by every
+// guest, is_ultra_restricted: single-channel guest; deleted: a deactivated account). Cached in Redis for five minutes, shared by every
 // replica like the user groups, and fetched at most once at a time per person per process.
 
 export const STANDING_CACHE_SECONDS = 300;
 
 export interface Standing {
   readonly guest: boolean;
+  /** Slack says the account is deactivated (users.info `deleted`). */
+  readonly deactivated?: boolean;
   /** The person's home workspace, where users.info says it. */
   readonly teamId?: string;
 }
@@ -47,6 +49,7 @@ async function fetchStanding(deps: StandingDeps, userId: string, key: string): P
     const user = answer.user;
     const standing: Standing = {
       guest: Boolean(user?.is_restricted || user?.is_ultra_restricted),
+      ...(user?.deleted === true ? { deactivated: true } : {}),
       ...(user?.team_id ? { teamId: user.team_id } : {}),
     };
     void deps.store.putCache(cacheName(userId), standing, STANDING_CACHE_SECONDS).catch(() => {});

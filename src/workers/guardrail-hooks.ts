@@ -1,4 +1,5 @@
 import type { JobRun, Outcome } from '../commands/kit/job-run.js';
+import { stepAuditParameters } from '../jobs/job-data.js';
 import { auditFieldsOf } from '../store/audit.js';
 import { rememberInstanceType } from '../store/instance-types-seen.js';
 import { startLease } from './lease-jobs.js';
@@ -25,7 +26,7 @@ export async function auditJob(
       ...fields,
       parameters: {
         ...fields.parameters,
-        ...(data.ctx.step ? { step: data.ctx.step.callbackId } : {}),
+        ...stepAuditParameters(data.ctx.step),
         attempt: job.attemptsMade + 1,
         ...(extra.detail !== undefined ? { detail: extra.detail } : {}),
       },

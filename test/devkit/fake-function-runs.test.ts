@@ -30,19 +30,39 @@ afterEach(async () => {
 
 describe('fake Slack: custom step runs', () => {
   it('delivers a function_executed event with the step’s definition, inputs and a one-off token', () => {
-    const { run, event } = fake.functionRuns.start('stop_instance', stop, {
-      user_id: 'U0ADA',
-      instance: 'a',
-    });
+    const { run, event } = fake.functionRuns.start('stop_instance', stop, { instance: 'a' }, 'U0ADA');
     expect(event).toMatchObject({
       type: 'function_executed',
       function_execution_id: run.executionId,
-      inputs: { user_id: 'U0ADA', instance: 'a' },
+      workflow_execution_id: expect.stringMatching(/^Wx/),
+      inputs: { instance: 'a', user_context: { id: 'U0ADA', secret: expect.any(String) } },
       function: { callback_id: 'stop_instance', title: 'Stop a GPU instance' },
     });
     expect(String(event.bot_access_token)).toMatch(/^xwfp-/);
     const inputs = (event.function as { input_parameters: { name: string }[] }).input_parameters;
-    expect(inputs.map((p) => p.name)).toEqual(['user_id', 'channel_id', 'instance']);
+    expect(inputs.map((p) => p.name)).toEqual(['user_context', 'channel_id', 'instance']);
+  });
+
+  it('fills the person who used the workflow over whatever a builder typed, and nobody without one', () => {
+    const typed = { instance: 'a', user_context: { id: 'U0ROOT', secret: 'typed' } };
+    const used = fake.functionRuns.start('stop_instance', stop, typed, 'U0VIEW').event.inputs as {
+      user_context: { id: string; secret: string };
+    };
+    expect(used.user_context.id).toBe('U0VIEW');
+    expect(used.user_context.secret).not.toBe('typed');
+    const withInteraction: FunctionDefinition = {
+      ...stop,
+      input_parameters: { who: { type: 'slack#/types/interactivity', is_required: true } },
+    };
+    expect(fake.functionRuns.start('stop_instance', withInteraction, {}, 'U0ADA').event.inputs).toEqual({
+      who: {
+        interactivity_pointer: expect.any(String),
+        interactor: { id: 'U0ADA', secret: expect.any(String) },
+      },
+    });
+    expect(fake.functionRuns.start('stop_instance', stop, { instance: 'a' }).event.inputs).toEqual({
+      instance: 'a',
+    });
   });
 
   it('completes a run once; a second ending and an unknown run get Slack’s errors', async () => {

@@ -147,11 +147,13 @@ describe('Socket Mode end to end', () => {
 
   it('runs a Workflow Builder step from an events_api envelope and completes it with its outputs', async () => {
     const definition = stepFunction('stop_instance') as unknown as FunctionDefinition;
-    const { run, event } = slack.functionRuns.start('stop_instance', definition, {
-      user_id: 'U0ADA',
-      // Running since the test above.
-      instance: 'sock-1',
-    });
+    // Running since the test above; Ada used the workflow.
+    const { run, event } = slack.functionRuns.start(
+      'stop_instance',
+      definition,
+      { instance: 'sock-1' },
+      'U0ADA',
+    );
     const envelopeId = socket.send({
       type: 'events_api',
       payload: eventCallbackBody(event),

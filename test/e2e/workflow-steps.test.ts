@@ -40,11 +40,11 @@ describe('workflow steps, shape A, every step', () => {
   });
 
   it('creates, stops and starts an instance, each step giving its state, id and address', async () => {
-    const created = await stepResult(stack, 'create_instance', {
-      user_id: ADA,
+    const run = await runStep(stack, ADA, 'create_instance', {
       name: 'wf-01',
       instance_type: 'h100-hgx-80gb.1x',
     });
+    const created = await run.ended();
     expect(created.state, JSON.stringify(created)).toBe('completed');
     const made = (await stack.cloud.listInstances()).find((i) => i.name === 'wf-01')!;
     expect(created).toMatchObject({
@@ -54,16 +54,29 @@ describe('workflow steps, shape A, every step', () => {
       /^\d+\.\d+\.\d+\.\d+$/,
     );
 
-    // On the audit trail as Ada's request, made by the step, and its job's outcome.
+    // On the audit trail as Ada's request, made by the step, and its job's start and outcome, each
+    // naming the step's run and the workflow's run, so an auditor can find them in Slack's logs.
     const trail = (await stack.guardrails.audit.latest(50)).filter((e) => e.operation === 'create');
-    expect(trail.map((e) => [e.event, e.outcome, e.actor, e.parameters.step])).toEqual(
-      expect.arrayContaining([
-        ['request', 'queued', ADA, 'create_instance'],
-        ['outcome', 'done', ADA, 'create_instance'],
-      ]),
+    const runs = { functionExecutionId: run.executionId, workflowExecutionId: run.workflowExecutionId };
+    expect(run.workflowExecutionId).toMatch(/^Wx/);
+    expect(trail.map((e) => [e.event, e.outcome, e.actor, e.parameters])).toEqual(
+      expect.arrayContaining(
+        (
+          [
+            ['request', 'queued'],
+            ['start', 'started'],
+            ['outcome', 'done'],
+          ] as const
+        ).map(([event, outcome]) => [
+          event,
+          outcome,
+          ADA,
+          expect.objectContaining({ step: 'create_instance', ...runs }),
+        ]),
+      ),
     );
 
-    const stopped = await stepResult(stack, 'stop_instance', { user_id: ADA, instance: 'wf-01' });
+    const stopped = await stepResult(stack, ADA, 'stop_instance', { instance: 'wf-01' });
     expect(stopped).toEqual({
       state: 'completed',
       outputs: { instance_name: 'wf-01', instance_id: made.id, state: 'stopped' },
@@ -72,8 +85,7 @@ describe('workflow steps, shape A, every step', () => {
 
     // With a channel, the request shows there as a /gpu one does.
     const since = stack.slack.mark();
-    const started = await stepResult(stack, 'start_instance', {
-      user_id: ADA,
+    const started = await stepResult(stack, ADA, 'start_instance', {
       channel_id: CHANNEL,
       instance: made.id,
     });
@@ -89,8 +101,7 @@ describe('workflow steps, shape A, every step', () => {
 
   it('adds the new hire to the Slurm cluster with the key from the form, and gives the login line', async () => {
     const key = ed25519PublicKey('new-hire@laptop');
-    const added = await stepResult(stack, 'add_slurm_user', {
-      user_id: ADA,
+    const added = await stepResult(stack, ADA, 'add_slurm_user', {
       cluster: 'slurm-1',
       public_key: key,
     });
@@ -110,17 +121,17 @@ describe('workflow steps, shape A, every step', () => {
   });
 
   it('tells what capacity there is, for every type or one, and names the types when one is unknown', async () => {
-    const all = await stepResult(stack, 'get_capacity', { user_id: ADA });
+    const all = await stepResult(stack, ADA, 'get_capacity', {});
     expect(all.state).toBe('completed');
     const outputs = (all as { outputs: Record<string, string | number> }).outputs;
     expect(outputs.summary).toContain('h100-hgx-80gb.8x: offered');
     expect(outputs.types_available).toBeGreaterThan(0);
-    const one = await stepResult(stack, 'get_capacity', { user_id: ADA, instance_type: 'h100-hgx-80gb.8x' });
+    const one = await stepResult(stack, ADA, 'get_capacity', { instance_type: 'h100-hgx-80gb.8x' });
     expect(one).toEqual({
       state: 'completed',
       outputs: { summary: 'h100-hgx-80gb.8x: offered', types_available: 1 },
     });
-    const unknown = await stepResult(stack, 'get_capacity', { user_id: ADA, instance_type: 'h900.1x' });
+    const unknown = await stepResult(stack, ADA, 'get_capacity', { instance_type: 'h900.1x' });
     expect(unknown.state).toBe('failed');
     expect((unknown as { error: string }).error).toMatch(
       /^No instance type named h900\.1x is listed here\. Use one of: .*h100-hgx-80gb\.8x/,
@@ -131,14 +142,13 @@ describe('workflow steps, shape A, every step', () => {
     await stack.drained();
     const since = stack.slack.mark();
     const before = (await stack.guardrails.audit.latest(500)).length;
-    const wrong = await stepResult(stack, 'stop_instance', { user_id: ADA, instance: 42 });
+    const wrong = await stepResult(stack, ADA, 'stop_instance', { instance: 42 });
     expect(wrong).toEqual({
       state: 'failed',
       error:
         'The step\'s input "instance" (Instance) must be text, but it got 42. Pick a value of that type where the step is set up in Workflow Builder.',
     });
-    const sudo = await stepResult(stack, 'add_slurm_user', {
-      user_id: ADA,
+    const sudo = await stepResult(stack, ADA, 'add_slurm_user', {
       cluster: 'slurm-1',
       public_key: ed25519PublicKey('x@y'),
       sudo: 'yes',
@@ -146,8 +156,7 @@ describe('workflow steps, shape A, every step', () => {
     expect((sudo as { error: string }).error).toContain(
       '"sudo" (Sudo) must be true or false (boolean), but it got "yes"',
     );
-    const badName = await stepResult(stack, 'create_instance', {
-      user_id: ADA,
+    const badName = await stepResult(stack, ADA, 'create_instance', {
       name: 'my box',
       instance_type: 'h100-hgx-80gb.1x',
     });
@@ -161,15 +170,21 @@ describe('workflow steps, shape A, every step', () => {
       .map((c) => c.token);
     expect(failedBy.length).toBeGreaterThan(0);
     for (const token of failedBy) expect(token).toMatch(/^xwfp-/);
-    const noUser = await stepResult(stack, 'get_capacity', {});
-    expect((noUser as { error: string }).error).toContain('needs its input "user_id" (Person)');
+    // A run Slack filled with no person (a workflow with nobody behind it) acts for no one, whoever
+    // a typed user_id names.
+    const noUser = await stepResult(stack, undefined, 'get_capacity', { user_id: ADA });
+    expect(noUser).toEqual({
+      state: 'failed',
+      error:
+        'The step needs its input "user_context" (Person who used this workflow), and Slack gave no person in it: gpuops acts only as the person Slack fills in, never one typed into the step. Start the workflow from a link, a shortcut or a button (or put a step with a button before this one), or add the step again in Workflow Builder.',
+    });
     expect(await requestJobsInQueue(stack)).toEqual([]);
     expect((await stack.cloud.listInstances()).map((i) => i.name)).not.toContain('my box');
     expect((await stack.guardrails.audit.latest(500)).length).toBe(before);
   });
 
   it('fails the step with what went wrong when the job fails, in plain words', async () => {
-    const end = await stepResult(stack, 'stop_instance', { user_id: ADA, instance: 'nosuchbox' });
+    const end = await stepResult(stack, ADA, 'stop_instance', { instance: 'nosuchbox' });
     expect(end.state).toBe('failed');
     const error = (end as { error: string }).error;
     expect(error).toMatch(/nosuchbox/);
@@ -177,7 +192,7 @@ describe('workflow steps, shape A, every step', () => {
   });
 
   it('runs a step once when Slack delivers its event twice, and ends it with the bot’s own token', async () => {
-    const run = await runStep(stack, 'get_capacity', { user_id: ADA });
+    const run = await runStep(stack, ADA, 'get_capacity', {});
     expect((await run.redeliver()).status).toBe(200);
     const end = await run.ended();
     expect(end.state).toBe('completed');
@@ -220,8 +235,7 @@ describe('workflow steps under the policy, shape B', () => {
   /** Runs a costly create as a step; resolves once its approval card is up. */
   async function costlyCreate(name: string) {
     const since = stack.slack.mark();
-    const run = await runStep(stack, 'create_instance', {
-      user_id: ADA,
+    const run = await runStep(stack, ADA, 'create_instance', {
       channel_id: CHANNEL,
       name,
       instance_type: 'h100-hgx-80gb.8x',
@@ -271,8 +285,7 @@ describe('workflow steps under the policy, shape B', () => {
   });
 
   it('fails a step this cloud shape cannot run, saying so, and runs nothing', async () => {
-    const end = await stepResult(stack, 'add_slurm_user', {
-      user_id: ADA,
+    const end = await stepResult(stack, ADA, 'add_slurm_user', {
       channel_id: CHANNEL,
       cluster: 'hpc',
       public_key: ed25519PublicKey('b@shape'),
@@ -285,7 +298,7 @@ describe('workflow steps under the policy, shape B', () => {
   });
 
   it('fails the step of a guest as /gpu refuses them, and runs nothing', async () => {
-    const end = await stepResult(stack, 'get_capacity', { user_id: GUEST });
+    const end = await stepResult(stack, GUEST, 'get_capacity', {});
     expect(end.state).toBe('failed');
     expect((end as { error: string }).error).toMatch(/^gpuops refused this step: .*guest/i);
     expect(await requestJobsInQueue(stack)).toEqual([]);
@@ -293,7 +306,7 @@ describe('workflow steps under the policy, shape B', () => {
 
   it('fails the step of someone the policy does not allow, naming the role it needs', async () => {
     await stack.cloud.createInstance({ name: 'team-box', type: 'h100-hgx-80gb.1x' });
-    const end = await stepResult(stack, 'stop_instance', { user_id: VIEWER, instance: 'team-box' });
+    const end = await stepResult(stack, VIEWER, 'stop_instance', { instance: 'team-box' });
     expect(end.state).toBe('failed');
     expect((end as { error: string }).error).toMatch(
       /^gpuops refused this step: \/gpu stop needs the operator role, and you have viewer\./,
@@ -331,8 +344,7 @@ approvals:
   });
 
   it('fails at once a step that needs an approval but has no channel to show the card in', async () => {
-    const end = await stepResult(stack, 'add_slurm_user', {
-      user_id: ADA,
+    const end = await stepResult(stack, ADA, 'add_slurm_user', {
       cluster: 'slurm-1',
       public_key: ed25519PublicKey('quiet@hire'),
     });
@@ -345,8 +357,7 @@ approvals:
   });
 
   it('fails the step when its approval expires, and adds no one', async () => {
-    const end = await stepResult(stack, 'add_slurm_user', {
-      user_id: ADA,
+    const end = await stepResult(stack, ADA, 'add_slurm_user', {
       channel_id: CHANNEL,
       cluster: 'slurm-1',
       public_key: ed25519PublicKey('late@hire'),
@@ -377,13 +388,13 @@ describe('the capacity step where the cloud counts free machines, shape C', () =
     const listed = await stack.cloud.listCapacity({ projectId: stack.sim.info.projectId });
     const free = (name?: string) =>
       listed.filter((e) => name === undefined || e.name === name).reduce((n, e) => n + e.capacity, 0);
-    const all = await stepResult(stack, 'get_capacity', { user_id: ADA });
+    const all = await stepResult(stack, ADA, 'get_capacity', {});
     expect(all).toMatchObject({
       state: 'completed',
       outputs: { machines_available: free(), types_available: listed.filter((e) => e.capacity > 0).length },
     });
     const one = listed.find((e) => e.capacity > 0)!;
-    const only = await stepResult(stack, 'get_capacity', { user_id: ADA, instance_type: one.name });
+    const only = await stepResult(stack, ADA, 'get_capacity', { instance_type: one.name });
     expect(only).toEqual({
       state: 'completed',
       outputs: {

@@ -126,6 +126,8 @@ describe('Slack app manifests', () => {
     'slack#/types/message_context',
   ]);
 
+  const SLACK_FILLED = ['slack#/types/user_context', 'slack#/types/interactivity'];
+
   it('declares each step as Slack’s schema for functions allows', () => {
     const m = read('slack-app.http.json');
     const functions = Object.entries(m.functions) as [string, Json][];
@@ -159,11 +161,17 @@ describe('Slack app manifests', () => {
           ).toEqual([]);
         }
       }
-      // Every step says who it acts for: the policy checks that person's role.
-      expect(fn.input_parameters.user_id).toMatchObject({
-        type: 'slack#/types/user_id',
-        is_required: true,
-      });
+      // Every step declares who it acts as with a type Slack fills in and a builder cannot type (the
+      // person who used the workflow, or who interacted with it), required; and no input of a type a
+      // builder can type names a person, so none can decide who acts.
+      const inputs = Object.entries(fn.input_parameters as Record<string, Json>);
+      const acting = inputs.filter(([, p]) => SLACK_FILLED.includes(p.type));
+      expect(acting, callbackId).toHaveLength(1);
+      expect(acting[0]![1].is_required, callbackId).toBe(true);
+      expect(
+        inputs.filter(([, p]) => p.type === 'slack#/types/user_id').map(([n]) => n),
+        callbackId,
+      ).toEqual([]);
     }
   });
 });

@@ -11,8 +11,22 @@ export const STEP_PARAM_TYPES = {
   boolean: 'boolean',
   'slack#/types/user_id': 'string',
   'slack#/types/channel_id': 'string',
+  'slack#/types/user_context': 'object',
+  'slack#/types/interactivity': 'object',
 } as const;
 export type StepParamType = keyof typeof STEP_PARAM_TYPES;
+
+/**
+ * The types whose value Slack fills in and a workflow's builder cannot type: the person who used the
+ * workflow (`user_context`, `{id, secret}`), or who pressed a button or submitted a form in it
+ * (`interactivity`, whose `interactor` is such a context). The only source of who a step acts as.
+ */
+export const SLACK_FILLED_TYPES = ['slack#/types/user_context', 'slack#/types/interactivity'] as const;
+export type SlackFilledType = (typeof SLACK_FILLED_TYPES)[number];
+
+export function isSlackFilled(type: StepParamType): type is SlackFilledType {
+  return (SLACK_FILLED_TYPES as readonly string[]).includes(type);
+}
 
 export interface StepParam {
   readonly type: StepParamType;
@@ -27,7 +41,7 @@ export interface StepParam {
 
 export type StepParams = Readonly<Record<string, StepParam>>;
 
-/** A step's inputs as they arrived, after their declared types were checked. */
+/** A step's inputs as they arrived, after their declared types were checked (the person is apart). */
 export type StepInputs = Readonly<Record<string, string | number | boolean | undefined>>;
 
 /** A step's outputs, each of its declared type. */
@@ -56,16 +70,19 @@ export interface StepSpec {
   readonly outputsOf: (data: Readonly<Record<string, unknown>>, inputs: StepInputs) => StepOutputs;
 }
 
-/** Who the step acts for: every step has it, and the policy checks their role. */
-export const USER_INPUT = 'user_id';
+/**
+ * Who the step acts as: every step has it, Slack fills it with the person who used the workflow
+ * (Workflow Builder shows no field for it), and the policy checks their role.
+ */
+export const PERSON_INPUT = 'user_context';
 /** Where the step's progress message goes, for steps that show progress. */
 export const CHANNEL_INPUT = 'channel_id';
 
-const userParam: StepParam = {
-  type: 'slack#/types/user_id',
-  title: 'Person',
+const personParam: StepParam = {
+  type: 'slack#/types/user_context',
+  title: 'Person who used this workflow',
   description:
-    'Who this request is for: gpuops checks their role in its policy and names them in messages. Usually "Person who used this workflow".',
+    'Filled in by Slack, never typed: gpuops acts as this person, checks their role in its policy and names them in messages.',
   required: true,
 };
 
@@ -73,7 +90,7 @@ const channelParam: StepParam = {
   type: 'slack#/types/channel_id',
   title: 'Channel for progress',
   description:
-    'Where gpuops shows the request as it moves (and the approval wait, if any). Leave empty to post nothing: the outputs are the answer.',
+    'Where gpuops shows the request as it moves (and the approval wait, if any); a role the policy grants to this channel does not apply to steps. Leave empty to post nothing: the outputs are the answer.',
 };
 
 /** A step with the inputs every step has: the person, and the progress channel where it applies. */
@@ -81,7 +98,7 @@ export function defineStep(spec: StepSpec): StepSpec {
   return {
     ...spec,
     inputs: {
-      [USER_INPUT]: userParam,
+      [PERSON_INPUT]: personParam,
       ...(spec.showsProgress ? { [CHANNEL_INPUT]: channelParam } : {}),
       ...spec.inputs,
     },

@@ -59,6 +59,23 @@ function fits(type: string | undefined, value: unknown): boolean {
   }
 }
 
+/** A user_context as Slack fills it: the person, and a secret only Slack can check. */
+export function userContextOf(userId: string): Json {
+  return { id: userId, secret: randomBytes(16).toString('hex') };
+}
+
+/** The inputs Slack fills itself for `userId`: each of the definition's Slack-filled types. */
+function slackFilled(definition: FunctionDefinition, userId: string): Json {
+  const filled: Json = {};
+  for (const [name, p] of Object.entries(definition.input_parameters)) {
+    if (p.type === 'slack#/types/user_context') filled[name] = userContextOf(userId);
+    if (p.type === 'slack#/types/interactivity') {
+      filled[name] = { interactivity_pointer: id('I'), interactor: userContextOf(userId) };
+    }
+  }
+  return filled;
+}
+
 /** The problems of outputs against the output parameters, one line each (none: they fit). */
 export function outputProblems(definition: FunctionDefinition, outputs: unknown): string[] {
   if (typeof outputs !== 'object' || outputs === null || Array.isArray(outputs))
@@ -84,12 +101,22 @@ export class FunctionRuns {
     this.ends.setMaxListeners(0);
   }
 
-  /** Workflow Builder reaches a step: the run, and the function_executed event Slack delivers for it. */
-  start(callbackId: string, definition: FunctionDefinition, inputs: Json): { run: FunctionRun; event: Json } {
+  /**
+   * Workflow Builder reaches a step: the run, and the function_executed event Slack delivers for it.
+   * `usedBy` is the person who used the workflow: Slack fills every input of the types a builder cannot
+   * type (`user_context`, `interactivity`) with them, over whatever `inputs` says; without it those
+   * inputs stay as given (a workflow where Slack knows no person).
+   */
+  start(
+    callbackId: string,
+    definition: FunctionDefinition,
+    inputs: Json,
+    usedBy?: string,
+  ): { run: FunctionRun; event: Json } {
     const run: FunctionRun = {
       executionId: id('Fx'),
       callbackId,
-      inputs,
+      inputs: usedBy === undefined ? inputs : { ...inputs, ...slackFilled(definition, usedBy) },
       definition,
       token: `xwfp-${randomBytes(12).toString('hex')}`,
       state: 'running',
@@ -113,7 +140,7 @@ export class FunctionRuns {
         date_updated: now,
         date_deleted: 0,
       },
-      inputs,
+      inputs: run.inputs,
       function_execution_id: run.executionId,
       workflow_execution_id: id('Wx'),
       event_ts: `${now}.000100`,

@@ -3,9 +3,9 @@ import { unavailableIn } from '../../commands/availability.js';
 import { plainSentence } from '../../commands/kit/finish-step.js';
 import { deliveryOf } from '../../commands/registry.js';
 import { readStepInputs } from '../../commands/workflow/read-step-inputs.js';
-import { CHANNEL_INPUT, type StepSpec, USER_INPUT } from '../../commands/workflow/step-spec.js';
+import { CHANNEL_INPUT, type StepSpec } from '../../commands/workflow/step-spec.js';
 import { STEPS } from '../../commands/workflow/steps.js';
-import type { JobContext, StepRef } from '../../jobs/job-data.js';
+import { type JobContext, type StepRef, stepRefSchema } from '../../jobs/job-data.js';
 import { MaybeQueuedError } from '../../jobs/replicated.js';
 import { acceptRequest } from '../../requests/accept-request.js';
 import { callerRefusal } from '../access-gate.js';
@@ -13,7 +13,8 @@ import type { SlackDeps } from '../slack-deps.js';
 
 // Workflow Builder custom steps (`function_executed` events, docs/workflows.md). Bolt acknowledges the
 // event at once; the step then goes through the same door as /gpu: inputs checked, the policy for the
-// step's person, an approval when needed, one job, the audit trail. The job completes or fails the step
+// step's person (the one Slack fills in as having used the workflow, never a typed input; a role granted
+// to the step's channel does not count), an approval when needed, one job, the audit trail. The job completes or fails the step
 // when it ends; only a step that never became a job is failed here, with one sentence.
 
 export const STEP_NOT_QUEUED =
@@ -23,6 +24,7 @@ export const STEP_MAYBE_QUEUED =
 
 interface FunctionEvent {
   readonly function_execution_id: string;
+  readonly workflow_execution_id?: string;
   readonly inputs?: Record<string, unknown>;
 }
 
@@ -35,12 +37,12 @@ async function acceptStep(
 ): Promise<string | undefined> {
   const read = readStepInputs(step, event.inputs);
   if (!read.ok) return read.message;
-  const { command, inputs } = read;
+  const { command, inputs, person: userId } = read;
   const missing = unavailableIn(command, deps.shape, deps.routes);
   if (missing) return plainSentence(missing);
-  const userId = String(inputs[USER_INPUT]);
-  // The person must be someone who may use gpuops at all (not a guest, not another workspace).
-  const outsider = await callerRefusal(deps, deps.botTeamId, { userId, teamId, kind: 'step' });
+  // The person must be someone who may use gpuops at all (not a guest, not another workspace, not
+  // deactivated), read from Slack whatever the policy allows.
+  const outsider = await callerRefusal(deps, deps.botTeamId, { userId, teamId, kind: 'step' }, true);
   if (outsider !== undefined) return `gpuops refused this step: ${plainSentence(outsider)}`;
   const channel = typeof inputs[CHANNEL_INPUT] === 'string' ? inputs[CHANNEL_INPUT] : undefined;
   const binding = channel ? await deps.store.projectOf(channel) : undefined;
@@ -52,15 +54,17 @@ async function acceptStep(
       return value === undefined ? [] : [[name, typeof value === 'string' ? value.slice(0, 200) : value]];
     }),
   );
+  const workflowRun = stepRefSchema.shape.workflowExecutionId.safeParse(event.workflow_execution_id).data;
   const ref: StepRef = {
     executionId: event.function_execution_id,
+    ...(workflowRun !== undefined ? { workflowExecutionId: workflowRun } : {}),
     callbackId: step.callbackId,
     quiet: channel === undefined || deliveryOf(command.kind) !== 'channel',
     ...(Object.keys(kept).length > 0 ? { kept } : {}),
   };
   const ctx: JobContext = {
     teamId,
-    // Without a channel the person's own id stands in: policy grants to channels do not apply.
+    // Without a channel the person's own id stands in (a step's channel lends no role either way).
     channelId: channel ?? userId,
     userId,
     ...(projectId ? { projectId } : {}),
