@@ -203,7 +203,8 @@ async function assess(
       : {}),
     ...(typeEntry?.capacity !== undefined
       ? {
-          capacity: `${typeEntry.capacity} machine(s) of ${typeEntry.name} available now (at ${new Date(catalog!.refreshedAt).toISOString().slice(11, 16)} UTC)`,
+          capacity: `${typeEntry.capacity} machine(s) of ${typeEntry.name} available now`,
+          capacityAt: catalog!.refreshedAt,
         }
       : {}),
     ...(project ? { project } : {}),

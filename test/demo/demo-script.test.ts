@@ -299,9 +299,7 @@ describe('gpuops demo --script: the summary of failed lines', () => {
     expect(shownInChat.startsWith(kept)).toBe(true);
     expect(shownInChat[kept.length]).toBe(' ');
 
-    expect(summary).toContain(
-      '  line 6: /gpu show nosuchbox\n    No instance "nosuchbox" in this project.',
-    );
+    expect(summary).toContain('  line 6: /gpu show nosuchbox\n    No instance "nosuchbox" in this project.');
     // Ada pressing Approve on her own request is refused: that line failed too, in the chat's words.
     expect(summary).toContain(
       '  line 10: /press Approve\n    You asked for this yourself, so someone else has to approve it. Nothing was changed.',
