@@ -47,7 +47,9 @@ export function sealKeyFrom(settings: {
 }
 
 /** The start-up warning when the sealing key is derived from the bot token, else undefined. */
-export function sealKeyWarning(settings: { readonly GPUOPS_SEAL_KEY?: string | undefined }): string | undefined {
+export function sealKeyWarning(settings: {
+  readonly GPUOPS_SEAL_KEY?: string | undefined;
+}): string | undefined {
   if (settings.GPUOPS_SEAL_KEY) return undefined;
   return 'GPUOPS_SEAL_KEY is not set, so form secrets (cloud-init user data, kubeconfigs) are sealed in Redis with a key derived from the bot token: whoever holds the token and reads Redis can open them, and rotating the token voids the ones still waiting. Set GPUOPS_SEAL_KEY to 32 random bytes (openssl rand -hex 32), the same in every process (docs/operations.md).';
 }
