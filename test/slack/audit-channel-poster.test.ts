@@ -13,16 +13,16 @@ import type { AuditEntry } from '../../src/store/audit.js';
 const TOKEN = 'xoxb-audit-poster';
 const AUDIT = 'C0AUDITPOST';
 
-const entry = (n: number): AuditEntry =>
-  ({
-    id: `${n}-0`,
-    at: n,
-    kind: 'request',
-    actor: 'U0ADA',
-    operation: 'ls',
-    target: `entry-${n}`,
-    outcome: 'done',
-  }) as AuditEntry;
+const entry = (n: number): AuditEntry => ({
+  id: `${n}-0`,
+  at: n,
+  event: 'request',
+  actor: 'U0ADA',
+  operation: 'ls',
+  target: `entry-${n}`,
+  outcome: 'done',
+  parameters: {},
+});
 
 describe('the audit channel poster', () => {
   let slack: FakeSlackApi;
