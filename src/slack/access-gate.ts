@@ -80,7 +80,8 @@ export async function callerRefusal(
   const { policy } = deps.guardrails;
   let guest: boolean | undefined;
   let homeTeamId: string | undefined;
-  if (needsStanding(policy, botTeamId)) {
+  let enterpriseId: string | undefined;
+  if (needsStanding(policy)) {
     const standing = await standingOf(
       { client: deps.client, store: deps.store, log: deps.log },
       caller.userId,
@@ -91,9 +92,14 @@ export async function callerRefusal(
     } else if (standing !== 'unknown') {
       guest = standing.guest;
       homeTeamId = standing.teamId;
+      enterpriseId = standing.enterpriseId;
     }
   }
-  const check = mayUse(policy, botTeamId, { teamId: caller.teamId, guest, homeTeamId });
+  const check = mayUse(
+    policy,
+    { teamId: botTeamId, enterpriseId: deps.botEnterpriseId },
+    { teamId: caller.teamId, guest, homeTeamId, enterpriseId },
+  );
   if (check.allowed) return undefined;
   deps.log.info(
     { userId: caller.userId, teamId: caller.teamId, kind: caller.kind },
