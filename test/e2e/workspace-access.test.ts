@@ -165,7 +165,7 @@ describe('an org-wide install, where auth.test names no workspace', () => {
   it("lets the organisation's members in with access.allow_own_enterprise, and nobody else", async () => {
     const stack = await start('version: 1\naccess:\n  allow_own_enterprise: true\n');
     // A member of the organisation gets the listing, on the response_url as usual.
-    const listing = await privateAnswer(stack, 'ls', { userId: 'U0ADA', channelId: REQUEST_CHANNEL });
+    const listing = await privateAnswer(stack, 'ls', { userId: 'U0ADA' });
     expect(listing.text).not.toContain('gpuops');
     const outsider = await ls(stack, OUTSIDER);
     expect(outsider).toContain('gpuops is installed for a whole organisation');
