@@ -123,6 +123,8 @@ export const envSchema = z.object({
   METRICS_INSTANCE_LABEL: optionalString,
   /** Label carrying the instance name, used to resolve names to ids; default instance_name. */
   METRICS_NAME_LABEL: optionalString,
+  /** Label carrying the project id; every /gpu metrics query selector is limited to the channel's project by it; default project_id. */
+  METRICS_PROJECT_LABEL: optionalString,
   /** Series name overrides, e.g. util=DCGM_FI_DEV_GPU_UTIL,memory=DCGM_FI_DEV_FB_USED; default DCGM names. */
   METRICS_SERIES: optionalString,
 });

@@ -1,5 +1,4 @@
 import { type FetchFunction, WebClient } from '@slack/web-api';
-import { auditLine } from '../commands/audit/render.js';
 import { gpuCommandSchema } from '../commands/registry.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../log/logger.js';
@@ -7,6 +6,7 @@ import type { BotMetrics } from '../obs/bot-metrics.js';
 
 import type { Guardrails } from '../policy/guardrails.js';
 import type { Policy } from '../policy/policy.js';
+import { createAuditChannelPoster } from '../slack/audit-channel-poster.js';
 import { createApprovals } from '../store/approvals.js';
 import { createAudit } from '../store/audit.js';
 import { createLeases } from '../store/leases.js';
@@ -27,8 +27,19 @@ export function createGuardrails(input: {
   const { config, policy, store, metrics, log } = input;
   const redis = store.redis;
   const auditChannel = policy.audit.channel;
-  const auditSlack = auditChannel
-    ? new WebClient(config.SLACK_BOT_TOKEN, { slackApiUrl: config.SLACK_API_URL, fetch: input.slackFetch })
+  // As the listener's client: a 429 is rejected, not waited out behind an unbounded queue, and a
+  // failing Slack is retried briefly; the poster skips entries while Slack limits the channel.
+  const auditPost = auditChannel
+    ? createAuditChannelPoster(
+        new WebClient(config.SLACK_BOT_TOKEN, {
+          slackApiUrl: config.SLACK_API_URL,
+          fetch: input.slackFetch,
+          rejectRateLimitedCalls: true,
+          retryConfig: { retries: 2 },
+        }),
+        auditChannel,
+        log,
+      )
     : undefined;
   return {
     policy,
@@ -37,12 +48,7 @@ export function createGuardrails(input: {
       prefix: store.prefix,
       retentionSeconds: policy.audit.retentionSeconds,
       log,
-      ...(auditChannel && auditSlack
-        ? {
-            publish: (entry) =>
-              auditSlack.chat.postMessage({ channel: auditChannel, text: auditLine(entry) }),
-          }
-        : {}),
+      ...(auditPost ? { publish: auditPost } : {}),
     }),
     leases: createLeases(redis, { prefix: store.prefix }),
     rateLimiter: createRateLimiter(redis, store.prefix, policy.rateLimits),

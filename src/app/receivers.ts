@@ -52,6 +52,7 @@ export async function startReceivers(input: {
     readonly botId: string | undefined;
     readonly botUserId: string;
     readonly teamId?: string | undefined;
+    readonly enterpriseId?: string | undefined;
   };
   readonly store: Store;
   readonly queue: GpuQueue;
@@ -104,6 +105,7 @@ export async function startReceivers(input: {
       config.REDIS_WAIT_MS,
     ),
     botTeamId: bot.teamId,
+    botEnterpriseId: bot.enterpriseId,
     homeFonts: homeChartFonts(input.log),
   };
   const listen = async <T>(key: 'PORT' | 'OPS_PORT', start: () => Promise<T>): Promise<T> => {

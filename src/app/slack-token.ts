@@ -18,7 +18,12 @@ export const TOKEN_REFUSED = new Set([
 export async function checkBotToken(
   config: Config,
   timeoutMs: number,
-): Promise<{ botUserId: string; botId: string | undefined; teamId: string | undefined }> {
+): Promise<{
+  botUserId: string;
+  botId: string | undefined;
+  teamId: string | undefined;
+  enterpriseId: string | undefined;
+}> {
   const probe = new WebClient(config.SLACK_BOT_TOKEN, {
     slackApiUrl: config.SLACK_API_URL,
     retryConfig: { retries: 0 },
@@ -31,8 +36,14 @@ export async function checkBotToken(
       () => new Error(`no answer within ${timeoutMs} ms`),
     );
     if (!res.user_id) throw new StartError('Slack auth.test gave no user id for SLACK_BOT_TOKEN.');
-    // The bot's workspace: requests from any other are refused unless the policy allows them.
-    return { botUserId: res.user_id, botId: res.bot_id, teamId: res.team_id };
+    // The bot's workspace (none for an org-wide install) and organisation: requests from any other
+    // workspace are refused unless the policy allows them (src/policy/workspace-access.ts).
+    return {
+      botUserId: res.user_id,
+      botId: res.bot_id,
+      teamId: res.team_id,
+      enterpriseId: res.enterprise_id,
+    };
   } catch (err) {
     if (err instanceof StartError) throw err;
     const code = (err as { data?: { error?: string } }).data?.error;

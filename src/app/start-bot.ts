@@ -10,7 +10,7 @@ import type { Guardrails } from '../policy/guardrails.js';
 import { loadPolicy } from '../policy/load-policy.js';
 import type { Policy } from '../policy/policy.js';
 import { noDeciderWarning } from '../policy/workspace-access.js';
-import { createSealer, type Sealer, sealKeyFrom } from '../store/sealed.js';
+import { createSealer, type Sealer, sealKeyFrom, sealKeyWarning } from '../store/sealed.js';
 import { CLUSTER_STORE_PREFIX, createStore, type Store } from '../store/store.js';
 import { createCloudClients } from './clients.js';
 import { createGuardrails } from './guardrails.js';
@@ -115,6 +115,8 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
     const queueRedis = await connect('queue', FAIL_FAST);
     // Form secrets (user data, kubeconfigs) travel sealed in Redis, never in job data.
     const sealer = createSealer(store.redis, store.prefix, sealKeyFrom(config));
+    const derivedKey = sealKeyWarning(config);
+    if (derivedKey) log.warn(derivedKey);
     const queue = createQueue(queueRedis);
     queue.on('error', () => {}); // the connection's own listener reports it
     lifecycle.opened('queue', () => queue.close());

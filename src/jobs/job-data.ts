@@ -51,6 +51,20 @@ export const jobContextSchema = z.object({
 });
 export type JobContext = z.infer<typeof jobContextSchema>;
 
+/**
+ * Slack's response_url takes answers for 30 minutes after the request it came with (`requestedAt`).
+ * It is a bearer capability for that long: after it nothing uses it, and a job drops it from its data
+ * (processCommandJob), which BullMQ keeps for up to 14 days.
+ */
+export const RESPONSE_URL_LIFETIME_MS = 30 * 60_000;
+
+/** The context's response_url while Slack still takes answers on it, else undefined. */
+export function usableResponseUrl(ctx: JobContext, now: number): string | undefined {
+  return ctx.responseUrl !== undefined && now - ctx.requestedAt < RESPONSE_URL_LIFETIME_MS
+    ? ctx.responseUrl
+    : undefined;
+}
+
 /** A secret sealed in Redis (src/store/sealed.ts): the job carries this reference, never the text. */
 export const sealedRefSchema = z.object({ sealedRef: z.string().regex(/^[A-Za-z0-9_-]{24}$/) });
 export type SealedRefData = z.infer<typeof sealedRefSchema>;

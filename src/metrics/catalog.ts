@@ -16,6 +16,7 @@ export const DEFAULT_SERIES: Readonly<Record<MetricName, string>> = {
 
 export const DEFAULT_INSTANCE_LABEL = 'instance_id';
 export const DEFAULT_NAME_LABEL = 'instance_name';
+export const DEFAULT_PROJECT_LABEL = 'project_id';
 export const DEFAULT_GPU_LABEL = 'gpu';
 
 export interface MetricDefinition {
@@ -36,6 +37,8 @@ export interface MetricCatalog {
   readonly instanceLabel: string;
   readonly nameLabel: string;
   readonly gpuLabel: string;
+  /** The label carrying the project id, which every `/gpu metrics query` selector is limited to. */
+  readonly projectLabel: string;
   list(): readonly MetricDefinition[];
   /** Throws a ValidationError naming the choices for an unknown name. */
   get(name: string): MetricDefinition;
@@ -49,6 +52,7 @@ export interface MetricCatalogOptions {
   readonly instanceLabel?: string | undefined;
   readonly nameLabel?: string | undefined;
   readonly gpuLabel?: string | undefined;
+  readonly projectLabel?: string | undefined;
   readonly series?: Partial<Record<MetricName, string>> | undefined;
 }
 
@@ -59,6 +63,7 @@ export function createMetricCatalog(options: MetricCatalogOptions = {}): MetricC
   const instanceLabel = checkLabel('METRICS_INSTANCE_LABEL', options.instanceLabel ?? DEFAULT_INSTANCE_LABEL);
   const nameLabel = checkLabel('METRICS_NAME_LABEL', options.nameLabel ?? DEFAULT_NAME_LABEL);
   const gpuLabel = checkLabel('gpu label', options.gpuLabel ?? DEFAULT_GPU_LABEL);
+  const projectLabel = checkLabel('METRICS_PROJECT_LABEL', options.projectLabel ?? DEFAULT_PROJECT_LABEL);
   const series = { ...DEFAULT_SERIES, ...options.series };
   for (const [name, value] of Object.entries(series)) {
     if (!METRIC_NAME.test(value)) {
@@ -79,6 +84,7 @@ export function createMetricCatalog(options: MetricCatalogOptions = {}): MetricC
     instanceLabel,
     nameLabel,
     gpuLabel,
+    projectLabel,
     list: () => METRIC_NAMES.map((n) => definitions[n]),
     get(name) {
       if (!isMetricName(name)) {

@@ -22,6 +22,7 @@ export function metricCatalogOf(config: Config): MetricCatalog {
   return createMetricCatalog({
     instanceLabel: config.METRICS_INSTANCE_LABEL,
     nameLabel: config.METRICS_NAME_LABEL,
+    projectLabel: config.METRICS_PROJECT_LABEL,
     series: parseSeriesOverrides(config.METRICS_SERIES),
   });
 }

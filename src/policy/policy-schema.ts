@@ -222,6 +222,8 @@ const accessSchema = z.strictObject({
   allowed_teams: z
     .array(teamId, { error: 'allowed_teams is a list of workspace ids, such as [T012AB3CDE]' })
     .default([]),
+  /** Members of any workspace of the bot's own Enterprise Grid organisation count as its own. */
+  allow_own_enterprise: bool.default(false),
 });
 
 export const DEFAULT_RATE_PER_USER = 30;

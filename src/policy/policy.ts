@@ -48,6 +48,8 @@ export interface AccessPolicy {
   readonly allowOtherWorkspaces: boolean;
   /** Other workspaces whose members may use gpuops; the bot's own always may. */
   readonly allowedTeams: readonly string[];
+  /** Members of any workspace of the bot's own Enterprise Grid organisation (auth.test enterprise_id) may. */
+  readonly allowOwnEnterprise: boolean;
 }
 
 export interface WatchPolicy {
@@ -126,6 +128,7 @@ export function toPolicy(file: PolicyFile, source: string): Policy {
       allowGuests: file.access.allow_guests,
       allowOtherWorkspaces: file.access.allow_other_workspaces,
       allowedTeams: file.access.allowed_teams,
+      allowOwnEnterprise: file.access.allow_own_enterprise,
     },
     audit: {
       retentionSeconds: file.audit.retention,

@@ -13,12 +13,29 @@ export interface Requester {
   readonly homeTeamId?: string | undefined;
   /** From users.info: the account is deactivated. No policy lets such an account act. */
   readonly deactivated?: boolean | undefined;
+  /** Their Enterprise Grid organisation as users.info says it (enterprise_user.enterprise_id). */
+  readonly enterpriseId?: string | undefined;
+}
+
+/** The bot's own workspace and organisation, as auth.test names them at start. */
+export interface BotHome {
+  /** Absent for an org-wide install (which custom steps require): then no workspace is its own. */
+  readonly teamId: string | undefined;
+  readonly enterpriseId?: string | undefined;
 }
 
 export type AccessCheck = { readonly allowed: true } | { readonly allowed: false; readonly message: string };
 
-export function mayUse(policy: Policy, botTeamId: string | undefined, who: Requester): AccessCheck {
-  const { allowOtherWorkspaces, allowedTeams, allowGuests } = policy.access;
+const FIX =
+  'Ask an admin of this workspace to add it to access.allowed_teams in the gpuops policy, or to set access.allow_own_enterprise if it belongs to the same organisation.';
+
+/**
+ * Whether the person is one of the bot's own (or allowed) people. Fails closed: when auth.test named no
+ * workspace (an org-wide install) or the request carries none, only access.allowed_teams and, where the
+ * policy allows it, the bot's own organisation (access.allow_own_enterprise) let anyone in.
+ */
+export function mayUse(policy: Policy, bot: BotHome, who: Requester): AccessCheck {
+  const { allowOtherWorkspaces, allowedTeams, allowGuests, allowOwnEnterprise } = policy.access;
   if (who.deactivated === true) {
     return {
       allowed: false,
@@ -26,13 +43,24 @@ export function mayUse(policy: Policy, botTeamId: string | undefined, who: Reque
         'This Slack account is deactivated, so gpuops does nothing for it. Ask a workspace admin to reactivate it, or have an active member run this instead.',
     };
   }
-  if (botTeamId !== undefined && !allowOtherWorkspaces) {
+  const ownOrganisation =
+    allowOwnEnterprise && bot.enterpriseId !== undefined && who.enterpriseId === bot.enterpriseId;
+  if (!allowOtherWorkspaces && !ownOrganisation) {
     const teams = [who.teamId, who.homeTeamId].filter((t): t is string => t !== undefined);
-    const foreign = teams.find((t) => t !== botTeamId && !allowedTeams.includes(t));
+    const foreign = teams.find((t) => t !== bot.teamId && !allowedTeams.includes(t));
+    if (teams.length === 0) {
+      return {
+        allowed: false,
+        message: `gpuops could not tell which workspace you are signed in from, so it takes no request from you. ${FIX}`,
+      };
+    }
     if (foreign !== undefined) {
       return {
         allowed: false,
-        message: `gpuops takes requests only from members of its own workspace, and you are signed in from another (${foreign}). Ask an admin of this workspace to add it to access.allowed_teams in the gpuops policy.`,
+        message:
+          bot.teamId === undefined
+            ? `gpuops is installed for a whole organisation and takes requests only from workspaces its policy names, and yours (${foreign}) is not among them. ${FIX}`
+            : `gpuops takes requests only from members of its own workspace, and you are signed in from another (${foreign}). ${FIX}`,
       };
     }
   }
@@ -46,9 +74,9 @@ export function mayUse(policy: Policy, botTeamId: string | undefined, who: Reque
   return { allowed: true };
 }
 
-/** Whether users.info has to be asked at all: only when guests are refused. */
-export function needsStanding(policy: Policy, botTeamId: string | undefined): boolean {
-  return !policy.access.allowGuests || (botTeamId !== undefined && !policy.access.allowOtherWorkspaces);
+/** Whether users.info has to be asked at all: for guests, home workspaces and organisations. */
+export function needsStanding(policy: Policy): boolean {
+  return !policy.access.allowGuests || !policy.access.allowOtherWorkspaces;
 }
 
 /**

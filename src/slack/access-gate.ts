@@ -84,7 +84,8 @@ export async function callerRefusal(
   let guest: boolean | undefined;
   let homeTeamId: string | undefined;
   let deactivated: boolean | undefined;
-  if (alwaysRead || needsStanding(policy, botTeamId)) {
+  let enterpriseId: string | undefined;
+  if (alwaysRead || needsStanding(policy)) {
     const standing = await standingOf(
       { client: deps.client, store: deps.store, log: deps.log },
       caller.userId,
@@ -96,9 +97,14 @@ export async function callerRefusal(
       guest = standing.guest;
       homeTeamId = standing.teamId;
       deactivated = standing.deactivated;
+      enterpriseId = standing.enterpriseId;
     }
   }
-  const check = mayUse(policy, botTeamId, { teamId: caller.teamId, guest, homeTeamId, deactivated });
+  const check = mayUse(
+    policy,
+    { teamId: botTeamId, enterpriseId: deps.botEnterpriseId },
+    { teamId: caller.teamId, guest, homeTeamId, deactivated, enterpriseId },
+  );
   if (check.allowed) return undefined;
   deps.log.info(
     { userId: caller.userId, teamId: caller.teamId, kind: caller.kind },

@@ -5,6 +5,7 @@ import { App, HTTPReceiver, LogLevel, SocketModeReceiver } from '@slack/bolt';
 import type { WebClientOptions } from '@slack/web-api';
 import type { Logger } from '../log/logger.js';
 import { accessGate } from './access-gate.js';
+import { actionReplayGuard } from './action-replays.js';
 import { registerApprovalActions } from './listeners/approval-actions.js';
 import { registerFormActions } from './listeners/form-actions.js';
 import { registerFormSubmissions } from './listeners/form-submissions.js';
@@ -99,6 +100,8 @@ function boltLogger(log: Logger) {
 export function registerListeners(app: App, deps: SlackDeps): void {
   // First: guests and other workspaces are refused before any listener sees them (docs/policy.md).
   if (deps.guardrails) app.use(accessGate(deps, deps.botTeamId));
+  // A signed button press delivered a second time (a captured body sent again) runs nothing.
+  app.use(actionReplayGuard(deps));
   // Forms open from the cached catalogue unless the caller supplies its own opener.
   registerGpuCommand(app, { ...deps, openModal: deps.openModal ?? createOpenModal(deps) });
   registerFormSubmissions(app, deps);

@@ -50,4 +50,6 @@ export interface SlackDeps {
   readonly homeFonts?: ChartFonts | undefined;
   /** The bot's own workspace (auth.test team_id): requests from others are refused unless the policy allows. */
   readonly botTeamId?: string | undefined;
+  /** The bot's Enterprise Grid organisation (auth.test enterprise_id), if any: see access.allow_own_enterprise. */
+  readonly botEnterpriseId?: string | undefined;
 }

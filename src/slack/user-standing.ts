@@ -15,6 +15,8 @@ export interface Standing {
   readonly deactivated?: boolean;
   /** The person's home workspace, where users.info says it. */
   readonly teamId?: string;
+  /** The person's Enterprise Grid organisation, where users.info says it. */
+  readonly enterpriseId?: string;
 }
 
 /** `unknown`: Slack does not know the id (user_not_found); `unreadable`: users.info did not answer. */
@@ -51,6 +53,7 @@ async function fetchStanding(deps: StandingDeps, userId: string, key: string): P
       guest: Boolean(user?.is_restricted || user?.is_ultra_restricted),
       ...(user?.deleted === true ? { deactivated: true } : {}),
       ...(user?.team_id ? { teamId: user.team_id } : {}),
+      ...(user?.enterprise_user?.enterprise_id ? { enterpriseId: user.enterprise_user.enterprise_id } : {}),
     };
     void deps.store.putCache(cacheName(userId), standing, STANDING_CACHE_SECONDS).catch(() => {});
     remember(key, standing, Date.now());

@@ -170,8 +170,8 @@ export function createAudit(redis: Redis, options: AuditOptions): Audit {
   const retentionMs = options.retentionSeconds * 1000;
   const minId = () => `${Math.max(0, clock() - retentionMs)}`;
   // The entry is scrubbed at every depth before it is stored or logged, so its line skips the
-  // logger's path redaction (about 25 µs a line, on every request).
-  const lineLog = options.log.child({}, { redact: { paths: [] } });
+  // logger's own redaction by key name (work saved on every request).
+  const lineLog = options.log.child({}, { formatters: { log: (entry: object) => entry } });
 
   const prepare = (input: AuditInput): PreparedEntry => {
     const now = clock();

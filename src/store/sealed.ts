@@ -46,6 +46,14 @@ export function sealKeyFrom(settings: {
   return Buffer.from(hkdfSync('sha256', token, 'gpuops-sealed-values', 'aes-256-gcm v1', 32));
 }
 
+/** The start-up warning when the sealing key is derived from the bot token, else undefined. */
+export function sealKeyWarning(settings: {
+  readonly GPUOPS_SEAL_KEY?: string | undefined;
+}): string | undefined {
+  if (settings.GPUOPS_SEAL_KEY) return undefined;
+  return 'GPUOPS_SEAL_KEY is not set, so form secrets (cloud-init user data, kubeconfigs) are sealed in Redis with a key derived from the bot token: whoever holds the token and reads Redis can open them, and rotating the token voids the ones still waiting. Set GPUOPS_SEAL_KEY to 32 random bytes (openssl rand -hex 32), the same in every process (docs/operations.md).';
+}
+
 /** Seals under `prefix:sealed:<id>`, with the id as associated data so a value cannot be moved. */
 export function createSealer(redis: Redis, prefix: string, key: Buffer): Sealer {
   if (key.length !== 32) throw new Error('the sealing key must be 32 bytes');

@@ -47,6 +47,8 @@ export async function processCommandJob(
     return record.detail ?? record.state;
   }
   const run = new JobRun(job, data, deps, signal, record, message);
+  // A job that waited past the response_url's 30 minutes (held, retried, approved late) keeps it no longer.
+  await forgetResponseUrl(run, false);
   const handler = handlerFor(data.command.kind);
   const attempts = job.opts.attempts ?? 1;
   const startedAt = Date.now();
@@ -75,6 +77,7 @@ export async function processCommandJob(
     await startAudited;
     const outcome = await afterJobDone(run, handled);
     await run.finish('done', outcome);
+    await forgetResponseUrl(run, true);
     await auditJob(run, 'outcome', { outcome: 'done', durationMs: Date.now() - startedAt });
     // A workflow step waits for this job: its outputs are the outcome's data.
     const step = run.data.ctx.step;
@@ -95,6 +98,7 @@ export async function processCommandJob(
     try {
       if (last) {
         await run.finish('failed', { detail });
+        await forgetResponseUrl(run, true);
       } else if (noAnswer) {
         await run.noticeCloudWait({
           attemptNote: `attempt ${job.attemptsMade + 2} of ${attempts} next`,
@@ -125,6 +129,15 @@ export async function processCommandJob(
     if (failure.permanent) throw new UnrecoverableError(failure.message);
     throw err;
   }
+}
+
+/** The response_url leaves the job's data once answered or expired (BullMQ keeps it for days); never throws. */
+async function forgetResponseUrl(run: JobRun, always: boolean): Promise<void> {
+  await run
+    .forgetResponseUrl(always)
+    .catch((err: unknown) =>
+      run.deps.log.warn({ jobId: run.job.id, err }, 'could not drop the response_url from the job'),
+    );
 }
 
 /** The final answer when the cloud never answered: what happened, and what to check. */

@@ -76,6 +76,31 @@ describe('the example policy, end to end, shape A', () => {
     );
   });
 
+  it('skips the audit channel while Slack rate-limits it, instead of holding every post for Retry-After', async () => {
+    stack.slack.rateLimit('chat.postMessage', 120, 1, { channel: AUDIT_CHANNEL });
+    await stack.command('create limited-1 h100-hgx-80gb.1x', { channelId: OPS_CHANNEL });
+    // The request runs to the end and every entry is on the audit trail…
+    await until(
+      async () =>
+        (await stack.guardrails!.audit.latest(20)).find(
+          (e) => e.target === 'limited-1' && e.outcome === 'done',
+        ),
+      'the outcome of limited-1 on the audit trail',
+    );
+    // …the operator reads why the channel misses them…
+    const warning = await until(
+      () => stack.logLines.find((l) => l.includes('audit entries are not posted to the audit channel')),
+      'the warning that the audit channel is rate-limited',
+    );
+    expect(warning).toContain('Slack rate-limits it for 120 s (they stay on the audit trail, /gpu audit)');
+    // …and Slack was asked once: the entries after the 429 were skipped, not queued behind it.
+    const toAudit = stack.slack
+      .callsTo('chat.postMessage')
+      .filter((c) => c.body.channel === AUDIT_CHANNEL && String(c.body.text).includes('limited-1'));
+    expect(toAudit.length).toBe(1);
+    expect(stack.slack.messages(AUDIT_CHANNEL).some((m) => String(m.text).includes('limited-1'))).toBe(false);
+  });
+
   it('shows /gpu audit to admins only', async () => {
     const answer = JSON.parse(
       (await stack.command('audit', { userId: 'U0ADA', channelId: OPS_CHANNEL })).response.text,

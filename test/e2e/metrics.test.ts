@@ -95,11 +95,81 @@ describe.each(['A', 'B', 'C'] as const)('/gpu metrics end to end, shape %s', (sh
     expectCleanSlack(stack);
   });
 
-  it('explains a query Prometheus cannot parse, at once and without retrying', async () => {
+  it('explains a query it cannot read, at once and without retrying', async () => {
     const ts = await channelRequest(stack, 'metrics query sum((DCGM_FI_DEV_GPU_UTIL');
     const message = await finalMessage(stack, ts, 'Failed');
-    expect(message.text).toContain('Prometheus could not parse the query');
+    expect(message.text).toContain(
+      'gpuops could not read the PromQL expression: it stops before it is complete (an unclosed bracket or quote?)',
+    );
     expect(message.history.some((v) => String(v.text).includes('Retrying'))).toBe(false);
+    expect(chartsIn(stack, ts)).toEqual([]);
+  });
+});
+
+describe('/gpu metrics query is limited to the channel project', () => {
+  const OTHER_CHANNEL = 'C0THEIRS';
+  let stack: BotStack;
+
+  beforeAll(async () => {
+    stack = await startBotStack({ shape: 'B', metrics: true });
+    const theirs = await stack.cloud.createProject({ name: 'theirs' });
+    await stack.store.bindProject(OTHER_CHANNEL, {
+      projectId: theirs.id,
+      boundBy: 'U0ADA',
+      boundAt: Date.now(),
+    });
+    await stack.cloud.createInstance({ name: 'ours-1', type: 'h100-hgx-80gb.1x' });
+    await stack.cloud.createInstance(
+      { name: 'theirs-1', type: 'h100-hgx-80gb.1x' },
+      { projectId: theirs.id },
+    );
+    // Both projects' machines report to the one Prometheus; wait until both are there, read unscoped.
+    const client = stack.snapshots!.client;
+    await until('both instances in Prometheus', async () => {
+      const answer = await client.query('count by (instance_name) (DCGM_FI_DEV_GPU_UTIL)');
+      return answer.data.resultType === 'vector' && answer.data.result.length === 2 ? true : undefined;
+    });
+  });
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  it("answers nothing for a query naming another project's instance", async () => {
+    const ts = await channelRequest(
+      stack,
+      'metrics query DCGM_FI_DEV_GPU_UTIL{instance_name="theirs-1"} --range 15m',
+    );
+    const message = await finalMessage(stack, ts, 'Done');
+    expect(message.text).toContain('The query returned no data for the last 15m.');
+    expect(chartsIn(stack, ts)).toEqual([]);
+  });
+
+  it("charts only the channel's own project's series for a query over every series", async () => {
+    const expr = 'count by (instance_name) ({__name__=~"DCGM_.*"})';
+    const ts = await channelRequest(stack, `metrics query ${expr} --range 15m`);
+    expect((await finalMessage(stack, ts, 'Done')).text).toContain('1 series over the last 15m');
+    const [chart] = chartsIn(stack, ts);
+    expect(chart?.initialComment).toContain('instance_name=ours-1');
+    expect(chart?.initialComment).not.toContain('theirs-1');
+
+    const theirs = await channelRequest(stack, `metrics query ${expr} --range 15m`, {
+      channelId: OTHER_CHANNEL,
+    });
+    expect((await finalMessage(stack, theirs, 'Done', OTHER_CHANNEL)).text).toContain('1 series');
+    const [their] = [...stack.slack.files.values()].filter((f) => f.threadTs === theirs);
+    expect(their?.initialComment).toContain('instance_name=theirs-1');
+    expect(their?.initialComment).not.toContain('ours-1');
+  });
+
+  it('refuses a matcher that reaches for other projects, and sends nothing', async () => {
+    const ts = await channelRequest(
+      stack,
+      'metrics query sum(DCGM_FI_DEV_GPU_UTIL{project_id=~".+"}) --range 15m',
+    );
+    const message = await finalMessage(stack, ts, 'Failed');
+    expect(message.text).toContain(
+      'The query\'s matcher `project_id=~".+"` reaches beyond this channel\'s project',
+    );
     expect(chartsIn(stack, ts)).toEqual([]);
   });
 });

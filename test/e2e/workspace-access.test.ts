@@ -4,6 +4,7 @@ import { parsePolicy } from '../../src/policy/load-policy.js';
 import { type BotStack, startBotStack } from '../support/bot-stack.js';
 import { openHome, published } from '../support/home-driver.js';
 import { blockActionsPayload } from '../support/slack-driver.js';
+import { privateAnswer } from './answers.js';
 import {
   askForApproval,
   buttonsOf,
@@ -116,5 +117,58 @@ describe('guests and other workspaces, built-in access rules', () => {
     expect(approve?.confirm?.title?.text).toBe('Approve this cost?');
     expect(approve?.confirm?.text?.text).toContain('$23.12/h · $554.88/day');
     expect(deny?.confirm).toBeUndefined();
+  });
+});
+
+// Installed for a whole Enterprise Grid organisation (custom steps need it), auth.test names the
+// organisation (E0ORG) and no workspace. The check must not switch itself off then: only the
+// organisation's members get in, and only because the policy says so (access.allow_own_enterprise).
+describe('an org-wide install, where auth.test names no workspace', () => {
+  const ORG = 'E0ORG';
+  const OUTSIDER = 'U0OUTSIDE';
+  let stacks: BotStack[] = [];
+  const start = async (policy: string) => {
+    const stack = await startBotStack({
+      shape: 'B',
+      policy: parsePolicy(policy),
+      slack: { orgWideInstall: true, enterpriseId: ORG },
+    });
+    stack.slack.setUser({ id: 'U0ADA', name: 'ada' });
+    stack.slack.setUser({ id: OUTSIDER, name: 'outsider', team_id: 'T0ELSE', enterprise_id: 'E0ELSE' });
+    stacks.push(stack);
+    return stack;
+  };
+  const ls = async (stack: BotStack, userId: string) =>
+    String(
+      (
+        (await stack.command('ls', { userId, channelId: REQUEST_CHANNEL })).response.json() as {
+          text?: string;
+        }
+      ).text,
+    );
+
+  afterAll(async () => {
+    for (const s of stacks) await s.close();
+    stacks = [];
+  });
+
+  it('refuses everyone the policy does not let in, saying which key would', async () => {
+    const stack = await start('version: 1\n');
+    const text = await ls(stack, 'U0ADA');
+    expect(text).toMatch(
+      /^gpuops is installed for a whole organisation and takes requests only from workspaces its policy names/,
+    );
+    expect(text).toContain('access.allow_own_enterprise');
+    expect(await requestJobsInQueue(stack)).toEqual([]);
+  });
+
+  it("lets the organisation's members in with access.allow_own_enterprise, and nobody else", async () => {
+    const stack = await start('version: 1\naccess:\n  allow_own_enterprise: true\n');
+    // A member of the organisation gets the listing, on the response_url as usual.
+    const listing = await privateAnswer(stack, 'ls', { userId: 'U0ADA' });
+    expect(listing.text).not.toContain('gpuops');
+    const outsider = await ls(stack, OUTSIDER);
+    expect(outsider).toContain('gpuops is installed for a whole organisation');
+    expect(await requestJobsInQueue(stack)).toEqual([]);
   });
 });

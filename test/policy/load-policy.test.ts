@@ -74,6 +74,7 @@ describe('loading the policy file', () => {
       allowGuests: false,
       allowOtherWorkspaces: false,
       allowedTeams: [],
+      allowOwnEnterprise: false,
     });
     const empty = join(dir, 'empty.yaml');
     await writeFile(empty, '# nothing yet\n');

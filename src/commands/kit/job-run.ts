@@ -1,6 +1,6 @@
 import type { KnownBlock } from '@slack/types';
 import type { Job } from 'bullmq';
-import type { JobData } from '../../jobs/job-data.js';
+import { type JobData, usableResponseUrl } from '../../jobs/job-data.js';
 import type { MessageRef } from '../../jobs/message-ref.js';
 import { type JobPhase, renderJobMessage } from '../../render/job-message.js';
 import type { JobChange, JobRecord } from '../../store/store.js';
@@ -89,6 +89,23 @@ export class JobRun<D extends HandlerDeps = HandlerDeps> {
     return (this.data.progress ?? {}) as Partial<T>;
   }
 
+  /** The request's response_url while Slack still takes answers on it (30 minutes), else undefined. */
+  private get responseUrl(): string | undefined {
+    return usableResponseUrl(this.data.ctx, Date.now());
+  }
+
+  /**
+   * Drops the response_url from the job's data, where BullMQ keeps it for days after the job: `always`
+   * once the job has answered, else only when it can no longer be used.
+   */
+  async forgetResponseUrl(always: boolean): Promise<void> {
+    if (this.data.ctx.responseUrl === undefined || (!always && this.responseUrl !== undefined)) return;
+    const { responseUrl: _, ...ctx } = this.data.ctx;
+    const next: CommandJobData = { ...this.data, ctx };
+    await this.job.updateData(next);
+    (this as { data: CommandJobData }).data = next;
+  }
+
   /** Records a step so a retry after a crash resumes after it instead of doing it twice. */
   async saveProgress(patch: Record<string, unknown>): Promise<void> {
     const next: CommandJobData = { ...this.data, progress: { ...this.data.progress, ...patch } };
@@ -136,7 +153,7 @@ export class JobRun<D extends HandlerDeps = HandlerDeps> {
           await this.show('working', detail);
           return;
         }
-        const url = this.data.ctx.responseUrl;
+        const url = this.responseUrl;
         if (!url) return;
         const { text, blocks } = this.rendered('working', detail);
         await this.deps.respond(url, { response_type: 'ephemeral', replace_original: true, text, blocks });
@@ -304,7 +321,7 @@ export class JobRun<D extends HandlerDeps = HandlerDeps> {
 
   /** The requester's private fallback: their response_url while it lives, else a DM from the bot. */
   private async answerElsewhere(content: { text: string; blocks: KnownBlock[] }): Promise<void> {
-    const url = this.data.ctx.responseUrl;
+    const url = this.responseUrl;
     try {
       if (url) {
         await this.deps.respond(url, { response_type: 'ephemeral', replace_original: false, ...content });
@@ -350,7 +367,7 @@ export class JobRun<D extends HandlerDeps = HandlerDeps> {
       phase === 'done' && outcome.result
         ? { text: outcome.detail, blocks: [...outcome.result] }
         : this.rendered(phase, outcome.detail, outcome.result);
-    const url = this.data.ctx.responseUrl;
+    const url = this.responseUrl;
     if (url) {
       await this.deps.respond(url, { response_type: 'ephemeral', replace_original: true, text, blocks });
       return;

@@ -1,7 +1,9 @@
 import type { WebClient } from '@slack/web-api';
 import type { Instance } from '../../cloud/index.js';
+import { ValidationError } from '../../errors.js';
 import { MetricsError } from '../../metrics/metrics-error.js';
 import type { MatrixSeries } from '../../metrics/prometheus-schemas.js';
+import { scopePromql } from '../../metrics/scope-promql.js';
 import type { ChartSeries, ChartSpec } from '../../render/chart-spec.js';
 import { formatDuration } from '../../render/format-duration.js';
 import { clip } from '../../render/job-message.js';
@@ -93,10 +95,21 @@ export async function showMetrics(run: JobRun, command: CommandOf<'metrics'>): P
   });
 }
 
+/** The query limited to the job's project on every selector, or a refusal that sends nothing. */
+function scopedQuery(run: JobRun, promql: string, label: string): string {
+  try {
+    return scopePromql(promql, { label, value: run.projectId });
+  } catch (err) {
+    if (err instanceof ValidationError) throw new PermanentJobError(err.message);
+    throw err;
+  }
+}
+
 export async function queryMetrics(run: JobRun, command: CommandOf<'metrics.query'>): Promise<Outcome> {
-  const { client, fonts } = requireSnapshots(run);
+  const { client, fonts, catalog } = requireSnapshots(run);
   const done = run.progress<UploadProgress>();
   if (done.uploaded) return uploadedOutcome(done);
+  const promql = scopedQuery(run, command.promql, catalog.projectLabel);
   const range = formatDuration(command.rangeSeconds);
   const rangeMs = command.rangeSeconds * 1000;
   const stepS = stepFor(rangeMs);
@@ -104,7 +117,7 @@ export async function queryMetrics(run: JobRun, command: CommandOf<'metrics.quer
   const start = end - rangeMs;
   await run.update('working', `Running the query over the last ${range}…`);
   const answer = await reading(() =>
-    client.queryRange(command.promql, {
+    client.queryRange(promql, {
       start: new Date(start),
       end: new Date(end),
       step: stepS,

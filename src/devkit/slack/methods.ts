@@ -13,10 +13,12 @@ export function slackMethods(state: SlackState): Readonly<Record<string, Handler
       url: 'https://fake.slack.test/',
       team: 'Fake Team',
       user: 'gpuops',
-      team_id: state.teamId,
+      // An org-wide install answers for the organisation: no workspace id.
+      ...(state.orgWideInstall ? {} : { team_id: state.teamId }),
+      ...(state.enterpriseId ? { enterprise_id: state.enterpriseId } : {}),
       user_id: state.botUserId,
       bot_id: state.botId,
-      is_enterprise_install: false,
+      is_enterprise_install: state.orgWideInstall,
     }),
 
     'chat.postMessage': (call) => {
@@ -118,6 +120,14 @@ export function slackMethods(state: SlackState): Readonly<Record<string, Handler
         user: {
           id: user.id,
           team_id: user.team_id ?? state.teamId,
+          ...((user.enterprise_id ?? state.enterpriseId)
+            ? {
+                enterprise_user: {
+                  enterprise_id: user.enterprise_id ?? state.enterpriseId,
+                  teams: [user.team_id ?? state.teamId],
+                },
+              }
+            : {}),
           name: user.name,
           is_restricted: user.is_restricted ?? user.is_ultra_restricted ?? false,
           is_ultra_restricted: user.is_ultra_restricted ?? false,

@@ -41,6 +41,8 @@ export class SlackState {
   /** Workflow Builder's runs of custom steps (function_executed, functions.complete*). */
   readonly functionRuns = new FunctionRuns();
   readonly teamId: string;
+  readonly enterpriseId: string | undefined;
+  readonly orgWideInstall: boolean;
   readonly botUserId: string;
   readonly botId: string;
   /** Whether the app has a Home tab (views.publish answers not_enabled otherwise). */
@@ -57,6 +59,8 @@ export class SlackState {
 
   constructor(protected readonly options: FakeSlackOptions) {
     this.teamId = options.teamId ?? 'T0FAKE';
+    this.enterpriseId = options.enterpriseId;
+    this.orgWideInstall = options.orgWideInstall ?? false;
     this.botUserId = options.botUserId ?? 'U0BOT';
     this.botId = options.botId ?? 'B0BOT';
     this.socketModeUrl = options.socketModeUrl;

@@ -17,6 +17,8 @@ export interface FakeUser {
   readonly is_restricted?: boolean;
   /** Single-channel guest (Slack sets is_restricted too). */
   readonly is_ultra_restricted?: boolean;
+  /** The person's Enterprise Grid organisation (users.info enterprise_user); default the fake's own, if any. */
+  readonly enterprise_id?: string;
 }
 
 export interface FakeSlackOptions {
@@ -30,6 +32,10 @@ export interface FakeSlackOptions {
   /** Usergroup id → member user ids. */
   readonly usergroups?: Readonly<Record<string, readonly string[]>>;
   readonly teamId?: string;
+  /** The Enterprise Grid organisation the fake workspace belongs to (auth.test enterprise_id). */
+  readonly enterpriseId?: string;
+  /** Installed org-wide, as custom steps need: auth.test then names the organisation and no workspace. */
+  readonly orgWideInstall?: boolean;
   readonly botUserId?: string;
   readonly botId?: string;
   /** Reject views.open/push trigger ids this fake did not issue (see issueTriggerId). */
