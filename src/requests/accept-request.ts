@@ -31,8 +31,9 @@ import {
 import { type TargetProblem, targetInstance, targetProblem } from './check-target.js';
 import { type EnqueueResult, enqueueRequest, NOT_STARTED, requestJobId } from './enqueue-request.js';
 import { type Assessment, type PendingApproval, requestApproval } from './request-approval.js';
+import { type RateLimited, takeRateLimit } from './take-rate-limit.js';
 
-export type { AcceptDeps, AcceptExtra, PendingApproval };
+export type { AcceptDeps, AcceptExtra, PendingApproval, RateLimited };
 
 // The one door every request goes through, whatever it came from: the typed command, a form, or a
 // button on a message (idle alerts, the waitlist). The guardrails live here, so no entry point can
@@ -60,20 +61,21 @@ export interface Rejected {
 }
 
 /** What became of a request a person made, from any entry point (command, form, button). */
-export type AcceptResult = EnqueueResult | Refused | PendingApproval | Rejected;
+export type AcceptResult = EnqueueResult | Refused | RateLimited | PendingApproval | Rejected;
 
 /** How long the listener waits for a fresh catalogue before sending a request on unchecked. */
 const FRESH_CATALOG_WAIT_MS = 1_500;
 const FRESH_CATALOG_POLL_MS = 100;
 
 /**
- * Whether `userId` may run `kind` in `channelId`: undefined when allowed,
- * else the refusal. For the kinds the listener answers itself as well as for jobs.
+ * Whether `userId` may run `kind`: undefined when allowed, else the refusal. For the kinds the
+ * listener answers itself as well as for jobs. A role granted to a channel counts only when `madeIn`
+ * names it: the channel whose message the person typed or clicked in (docs/policy.md).
  */
 export async function checkAccess(
   deps: AcceptDeps,
   kind: GpuCommandKind,
-  who: { readonly userId: string; readonly channelId: string },
+  who: { readonly userId: string; readonly madeIn?: string | undefined },
 ): Promise<Refused | undefined> {
   const guardrails = deps.guardrails;
   const { policy } = guardrails;
@@ -82,7 +84,13 @@ export async function checkAccess(
   const acts = specFor(kind).actsAs;
   const kinds = acts !== undefined && isCommandKind(acts) ? [kind, acts] : [kind];
   for (const k of kinds) {
-    const auth = authorize({ policy, userId: who.userId, userGroups, channelId: who.channelId, kind: k });
+    const auth = authorize({
+      policy,
+      userId: who.userId,
+      userGroups,
+      ...(who.madeIn !== undefined ? { channelId: who.madeIn } : {}),
+      kind: k,
+    });
     if (auth.allowed) continue;
     return {
       status: 'refused',
@@ -97,13 +105,18 @@ export async function checkAccess(
   return undefined;
 }
 
-/** A request the listener answers itself (help, audit, approvals…): checked, and on the audit trail. */
+/**
+ * A request the listener answers itself (help, audit, approvals…): counted against the rate limits,
+ * checked, and on the audit trail.
+ */
 export async function acceptDirect(
   deps: AcceptDeps,
   command: GpuCommand,
   ctx: JobContext,
-): Promise<Refused | undefined> {
+): Promise<Refused | RateLimited | undefined> {
   const guardrails = deps.guardrails;
+  const limited = await takeRateLimit(deps, ctx);
+  if (limited) return limited;
   const refused = await checkAccess(deps, command.kind, ctx);
   await record(deps, guardrails, {
     ...requestAudit(command, ctx),
@@ -281,7 +294,7 @@ function noPlaceForCard(guardrails: Guardrails, ctx: JobContext): TargetProblem 
 }
 
 /**
- * Accepts a request: refused (with the role it needs), sent to approvers (with where it went), or
+ * Accepts a request: refused (over the rate limits, or with the role it needs), sent to approvers (with where it went), or
  * queued as exactly one job. Every outcome is on the audit trail.
  */
 export async function acceptRequest(
@@ -291,6 +304,10 @@ export async function acceptRequest(
   extra: AcceptExtra = {},
 ): Promise<AcceptResult> {
   const guardrails = deps.guardrails;
+
+  // Counted first, whatever the door, so that switching from typing to buttons or forms gains nothing.
+  const limited = await takeRateLimit(deps, ctx);
+  if (limited) return limited;
 
   const refused = await checkAccess(deps, command.kind, ctx);
   if (refused) {

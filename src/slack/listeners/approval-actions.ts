@@ -99,12 +99,16 @@ async function publishAudit(
   }
 }
 
-/** Whether `clicker` may decide `request`; the refusal in words otherwise. */
+/**
+ * Whether `clicker` may decide `request`; the refusal in words otherwise. `clickedIn` is the channel
+ * whose message was clicked, from Slack's payload (undefined on the Home tab): only its grants count.
+ */
 async function mayDecide(
   deps: SlackDeps,
   guardrails: Guardrails,
   request: ApprovalRequest<GpuCommand>,
   clicker: string,
+  clickedIn: string | undefined,
 ): Promise<string | undefined> {
   const { policy } = guardrails;
   const approverGroups = await groupsOf(deps, clicker, groupsInPolicy(policy));
@@ -114,7 +118,7 @@ async function mayDecide(
     approverGroups,
     requesterId: request.requester,
     kind: request.kind,
-    channelId: request.approvalChannel,
+    ...(clickedIn !== undefined ? { clickedIn } : {}),
   });
   return check.allowed ? undefined : `${check.message} Nothing was changed.`;
 }
@@ -226,6 +230,8 @@ async function decideRequest(
   input: {
     readonly id: string;
     readonly clicker: string;
+    /** The channel whose message was clicked (Slack's payload); undefined on the Home tab. */
+    readonly clickedIn: string | undefined;
     readonly state: 'approved' | 'denied';
     readonly reason?: string;
   },
@@ -234,7 +240,7 @@ async function decideRequest(
   const request = await approvals.get(input.id);
   if (!request)
     return { ok: false, message: 'This request is no longer known to gpuops; nothing was changed.' };
-  const refusal = await mayDecide(deps, guardrails, request, input.clicker);
+  const refusal = await mayDecide(deps, guardrails, request, input.clicker, input.clickedIn);
   if (refusal) {
     await record(deps, guardrails, {
       ...decisionAudit(request, input.clicker, 'refused'),
@@ -294,6 +300,7 @@ export function registerApprovalActions(app: App, deps: SlackDeps): void {
     const result = await decideRequest(deps, guardrails, {
       id: action.value,
       clicker: body.user.id,
+      clickedIn: fromHome(body) ? undefined : clickChannel(body),
       state: 'approved',
     }).catch((err: unknown): Decided => {
       deps.log.error({ err }, 'could not approve a request');
@@ -315,13 +322,14 @@ export function registerApprovalActions(app: App, deps: SlackDeps): void {
     const channel = clickChannel(body);
     const clicker = body.user.id;
     const home = fromHome(body);
+    const clickedIn = home ? undefined : channel;
     const say = (text: string) =>
       home ? answerOnHome(deps, clicker, text) : tell(deps, channel, clicker, text);
     try {
       const request = await guardrails.approvals.get(action.value);
       if (!request) return await say('This request is no longer known to gpuops.');
       // Checked before the reason is asked for, and again when it is submitted.
-      const refusal = await mayDecide(deps, guardrails, request, clicker);
+      const refusal = await mayDecide(deps, guardrails, request, clicker, clickedIn);
       if (refusal) {
         await record(deps, guardrails, {
           ...decisionAudit(request, clicker, 'refused'),
@@ -334,6 +342,7 @@ export function registerApprovalActions(app: App, deps: SlackDeps): void {
         const result = await decideRequest(deps, guardrails, {
           id: request.id,
           clicker,
+          clickedIn,
           state: 'denied',
           reason: '',
         });
@@ -374,9 +383,12 @@ export function registerApprovalActions(app: App, deps: SlackDeps): void {
         });
       }
       await ack();
+      const channel = typeof meta.channel === 'string' && meta.channel ? meta.channel : undefined;
       const result = await decideRequest(deps, guardrails, {
         id: meta.id,
         clicker: body.user.id,
+        // The channel of the Deny click that opened this form, as Slack's payload named it then.
+        clickedIn: meta.home === true ? undefined : channel,
         state: 'denied',
         reason: reason.slice(0, DENY_REASON_MAX),
       }).catch((err: unknown): Decided => {
@@ -386,7 +398,6 @@ export function registerApprovalActions(app: App, deps: SlackDeps): void {
           message: 'gpuops cannot reach its store right now; nothing was changed. Try again in a minute.',
         };
       });
-      const channel = typeof meta.channel === 'string' && meta.channel ? meta.channel : undefined;
       if (meta.home === true)
         await answerOnHome(deps, body.user.id, result.ok ? ':no_entry: Denied.' : result.message);
       else if (!result.ok) await tell(deps, channel, body.user.id, result.message);
