@@ -37,8 +37,9 @@ export type { AcceptDeps, AcceptExtra, PendingApproval, RateLimited };
 
 // The one door every request goes through, whatever it came from: the typed command, a form, or a
 // button on a message (idle alerts, the waitlist). The guardrails live here, so no entry point can
-// bypass them: who may run it (the policy's roles), whether it waits for an approver (its kind, its
-// cost from the cached catalogue), and the audit trail of every request. docs/policy.md.
+// bypass them: the rate limits, who may run it (the policy's roles; a channel's grant only for a
+// request made in that channel's message), whether it waits for an approver (its kind, its cost from
+// the cached catalogue), and the audit trail of every request. docs/policy.md.
 
 export interface Refused {
   readonly status: 'refused';

@@ -99,10 +99,7 @@ async function publishAudit(
   }
 }
 
-/**
- * Whether `clicker` may decide `request`; the refusal in words otherwise. `clickedIn` is the channel
- * whose message was clicked, from Slack's payload (undefined on the Home tab): only its grants count.
- */
+/** Whether `clicker`, clicking in `clickedIn` (Slack's payload; none on Home), may decide `request`. */
 async function mayDecide(
   deps: SlackDeps,
   guardrails: Guardrails,
@@ -230,7 +227,6 @@ async function decideRequest(
   input: {
     readonly id: string;
     readonly clicker: string;
-    /** The channel whose message was clicked (Slack's payload); undefined on the Home tab. */
     readonly clickedIn: string | undefined;
     readonly state: 'approved' | 'denied';
     readonly reason?: string;
@@ -322,14 +318,13 @@ export function registerApprovalActions(app: App, deps: SlackDeps): void {
     const channel = clickChannel(body);
     const clicker = body.user.id;
     const home = fromHome(body);
-    const clickedIn = home ? undefined : channel;
     const say = (text: string) =>
       home ? answerOnHome(deps, clicker, text) : tell(deps, channel, clicker, text);
     try {
       const request = await guardrails.approvals.get(action.value);
       if (!request) return await say('This request is no longer known to gpuops.');
       // Checked before the reason is asked for, and again when it is submitted.
-      const refusal = await mayDecide(deps, guardrails, request, clicker, clickedIn);
+      const refusal = await mayDecide(deps, guardrails, request, clicker, home ? undefined : channel);
       if (refusal) {
         await record(deps, guardrails, {
           ...decisionAudit(request, clicker, 'refused'),
@@ -342,7 +337,7 @@ export function registerApprovalActions(app: App, deps: SlackDeps): void {
         const result = await decideRequest(deps, guardrails, {
           id: request.id,
           clicker,
-          clickedIn,
+          clickedIn: home ? undefined : channel,
           state: 'denied',
           reason: '',
         });
@@ -387,8 +382,7 @@ export function registerApprovalActions(app: App, deps: SlackDeps): void {
       const result = await decideRequest(deps, guardrails, {
         id: meta.id,
         clicker: body.user.id,
-        // The channel of the Deny click that opened this form, as Slack's payload named it then.
-        clickedIn: meta.home === true ? undefined : channel,
+        clickedIn: meta.home === true ? undefined : channel, // the Deny click's, from its payload
         state: 'denied',
         reason: reason.slice(0, DENY_REASON_MAX),
       }).catch((err: unknown): Decided => {
