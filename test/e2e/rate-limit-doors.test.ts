@@ -1,13 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EXTEND_ACTION } from '../../src/commands/approvals/render.js';
 import { homeActionId, homeButtonValue } from '../../src/commands/home/home-buttons.js';
 import { USER_INPUT } from '../../src/commands/workflow/step-spec.js';
 import { parsePolicy } from '../../src/policy/load-policy.js';
+import { IDLE_ACTIONS } from '../../src/render/idle-alert.js';
 import { PAGE_ACTIONS } from '../../src/render/instances.js';
 import { type BotStack, startBotStack } from '../support/bot-stack.js';
 import { openHome, pressOnHome, published } from '../support/home-driver.js';
 import { blockActionsPayload } from '../support/slack-driver.js';
 import { stepResult } from '../support/workflow-steps.js';
-import { createFormSubmission, requestJobsInQueue } from './guardrails-kit.js';
+import { createFormSubmission, ephemeralTo, requestJobsInQueue } from './guardrails-kit.js';
 
 // The rate limit counts a person's requests whatever door they come through (docs/policy.md): after
 // their typed commands used up the limit, a form, a Home button, a list page, a workflow step or an
@@ -108,6 +110,41 @@ describe('one rate limit at every door', () => {
     const told = await stack.responses.waitForPost((p) => responseUrl.endsWith(p.id));
     expect(String(told.body.text)).toMatch(LIMITED);
     expect(await jobsOf(user)).toBe(jobs);
+  });
+
+  it('refuses Keep on an idle alert and Extend on a lease reminder, changing neither', async () => {
+    const user = 'U0ALERT';
+    await useUpTheLimit(user);
+    const box = (await stack.cloud.listInstances()).find((i) => i.name === 'box-1')!;
+    const since = stack.slack.mark();
+    const responseUrl = stack.responses.newUrl();
+    const kept = await stack.interact(
+      blockActionsPayload({
+        actionId: IDLE_ACTIONS.keep,
+        value: JSON.stringify({ i: box.id, p: stack.sim.info.projectId, n: box.name }),
+        userId: user,
+        channelId: CHANNEL,
+        message: { ts: '1700000000.000200', text: 'Idle GPU alert' },
+        responseUrl,
+      }),
+    );
+    expect(kept.status).toBe(200);
+    const told = await stack.responses.waitForPost((p) => responseUrl.endsWith(p.id));
+    expect(String(told.body.text)).toMatch(LIMITED);
+    // The alert keeps its buttons: nobody is recorded as keeping the machine.
+    expect(stack.slack.calls.slice(since).filter((c) => c.method === 'chat.update')).toEqual([]);
+
+    const extended = await stack.interact(
+      blockActionsPayload({
+        actionId: EXTEND_ACTION,
+        value: `lease-of-someone|${Date.now() + 3_600_000}`,
+        userId: user,
+        channelId: CHANNEL,
+        message: { ts: '1700000000.000300', text: 'stops in about 10 minutes' },
+      }),
+    );
+    expect(extended.status).toBe(200);
+    await ephemeralTo(stack, user, /^You have sent 2 requests in an hour/);
   });
 
   it('fails a workflow step run by that person with the sentence', async () => {
