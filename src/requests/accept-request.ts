@@ -295,8 +295,9 @@ function noPlaceForCard(guardrails: Guardrails, ctx: JobContext): TargetProblem 
 }
 
 /**
- * Accepts a request: refused (over the rate limits, or with the role it needs), sent to approvers (with where it went), or
- * queued as exactly one job. Every outcome is on the audit trail.
+ * Accepts a request: refused (over the rate limits, or with the role it needs), sent to approvers
+ * (with where it went), or queued as exactly one job. Every outcome but a rate refusal is on the
+ * audit trail.
  */
 export async function acceptRequest(
   deps: AcceptDeps,
