@@ -51,6 +51,8 @@ export interface Refused {
   readonly needed: PolicyRole;
 }
 
+type RoleGap = Pick<Refused, 'role' | 'needed'>;
+
 /** A request that would not run (no such instance, a type the cloud does not sell): nothing queued. */
 export interface Rejected {
   readonly status: 'rejected';
@@ -85,14 +87,17 @@ export async function checkAccess(
   const acts = specFor(kind).actsAs;
   const kinds = acts !== undefined && isCommandKind(acts) ? [kind, acts] : [kind];
   for (const k of kinds) {
+    // What happens later (a schedule's firing) is typed nowhere, so no channel's grant counts for it.
+    const later = k !== kind;
     const auth = authorize({
       policy,
       userId: who.userId,
       userGroups,
-      ...(who.madeIn !== undefined ? { channelId: who.madeIn } : {}),
+      ...(who.madeIn !== undefined && !later ? { channelId: who.madeIn } : {}),
       kind: k,
     });
     if (auth.allowed) continue;
+    if (later) return laterRefused(kind, k, auth);
     return {
       status: 'refused',
       message: auth.message,
@@ -104,6 +109,15 @@ export async function checkAccess(
     };
   }
   return undefined;
+}
+
+/** `kind` makes `later` happen on the person's own roles, which do not allow it. */
+function laterRefused(kind: GpuCommandKind, later: GpuCommandKind, auth: RoleGap): Refused {
+  const text = (b: string, c: string) =>
+    `${c}/gpu ${commandPath(kind)}${c} makes ${c}/gpu ${commandPath(later)}${c} happen later, on your own roles (a channel's role does not count then): ` +
+    `it needs the ${b}${auth.needed}${b} role, and yours is ${b}${auth.role}${b}. Ask an admin to grant ${auth.needed} to you or to a user group you are in, in the gpuops policy file.`;
+  const { role, needed } = auth;
+  return { status: 'refused', message: text('*', '`'), plain: text('', ''), role, needed };
 }
 
 /**

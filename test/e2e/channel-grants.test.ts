@@ -3,6 +3,7 @@ import { APPROVE_ACTION } from '../../src/commands/approvals/render.js';
 import { homeActionId, homeButtonValue } from '../../src/commands/home/home-buttons.js';
 import { homeOf } from '../../src/devkit/slack/home-tabs.js';
 import { parsePolicy } from '../../src/policy/load-policy.js';
+import { listSchedules } from '../../src/store/schedules.js';
 import { type BotStack, startBotStack } from '../support/bot-stack.js';
 import { openHome, pressOnHome, published, textOf } from '../support/home-driver.js';
 import { askForApproval, click, primeCatalog, requestJobsInQueue, stored, until } from './guardrails-kit.js';
@@ -127,6 +128,34 @@ approvals:
       'the approval',
     );
   }, 60_000);
+
+  it('refuses a schedule whose firings the channel’s grant would not cover, saying why', async () => {
+    const before = (await requestJobsInQueue(stack)).length;
+    const { answer } = await stack.command('schedule stop box-2 weekdays 20:00', {
+      userId: EVE,
+      channelId: OPS,
+    });
+    expect(String((await answer()).text)).toBe(
+      '`/gpu schedule stop` makes `/gpu stop` happen later, on your own roles (a channel’s role does not count then): it needs the *operator* role, and yours is *viewer*. Ask an admin to grant operator to you or to a user group you are in, in the gpuops policy file.'.replace(
+        '’',
+        "'",
+      ),
+    );
+    expect((await requestJobsInQueue(stack)).length).toBe(before);
+    expect(await listSchedules(stack.store, { userId: EVE })).toEqual([]);
+    const audit = await stack.guardrails.audit.latest(20);
+    expect(audit.find((e) => e.operation === 'schedule.stop' && e.actor === EVE)).toMatchObject({
+      outcome: 'refused',
+    });
+    // Typed in the channel, what runs now still counts the channel's grant: queued, no refusal.
+    const { response } = await stack.command('stop box-2', { userId: EVE, channelId: OPS });
+    expect(response.status).toBe(200);
+    expect(response.text).not.toMatch(/role/);
+    await stack.slack.waitFor(
+      'chat.postMessage',
+      (c) => c.body.channel === OPS && String(c.body.text).includes('stop box-2'),
+    );
+  }, 30_000);
 
   it('refuses a Home Start for the granting channel to someone who is an operator only there', async () => {
     const since = stack.slack.mark();
