@@ -86,18 +86,15 @@ export async function checkAccess(
   // A kind that makes another happen later (a schedule's stop) needs that kind's role as well.
   const acts = specFor(kind).actsAs;
   const kinds = acts !== undefined && isCommandKind(acts) ? [kind, acts] : [kind];
+  const channel = who.madeIn !== undefined ? { channelId: who.madeIn } : {};
   for (const k of kinds) {
     // What happens later (a schedule's firing) is typed nowhere, so no channel's grant counts for it.
     const later = k !== kind;
-    const auth = authorize({
-      policy,
-      userId: who.userId,
-      userGroups,
-      ...(who.madeIn !== undefined && !later ? { channelId: who.madeIn } : {}),
-      kind: k,
-    });
+    const auth = authorize({ policy, userId: who.userId, userGroups, ...(later ? {} : channel), kind: k });
     if (auth.allowed) continue;
-    if (later) return laterRefused(kind, k, auth);
+    // Only the channel's grant would allow it: say that this grant does not reach the firings.
+    if (later && authorize({ policy, userId: who.userId, userGroups, ...channel, kind: k }).allowed)
+      return laterRefused(kind, k, auth);
     return {
       status: 'refused',
       message: auth.message,
