@@ -41,6 +41,12 @@ export const jobContextSchema = z.object({
   channelId: z.string().min(1),
   userId: z.string().min(1),
   userName: z.string().optional(),
+  /**
+   * The channel whose message the person typed or clicked in, from Slack's signed payload (never a
+   * channel a button carries): the only channel whose role grants count for this request. Absent for
+   * the Home tab, workflow steps and schedule firings, where the person's own roles decide.
+   */
+  madeIn: z.string().min(1).optional(),
   /** The project the command runs in: the channel's binding or CLOUD_PROJECT_ID. */
   projectId: z.uuid().optional(),
   /** Slack's response_url, for answering read-only commands ephemerally and in place. */

@@ -11,7 +11,11 @@ export interface Who {
   readonly userId: string;
   /** The Slack user groups (S…) the person belongs to; only groups named in the policy matter. */
   readonly userGroups: readonly string[];
-  /** The channel the request is made in (a role granted to it applies to everyone there). */
+  /**
+   * The channel whose message the person typed or clicked in, as Slack's signed payload names it: a
+   * role granted to that channel counts for them. Left out wherever nothing was typed or clicked in a
+   * channel (the Home tab, a workflow step, a schedule's firing): the person's own roles decide there.
+   */
   readonly channelId?: string;
 }
 
@@ -116,10 +120,18 @@ export type ApproverCheck =
   | { readonly allowed: true; readonly as: 'approver' | 'admin' | 'peer' }
   | { readonly allowed: false; readonly message: string };
 
-/** The pending requests `approverId` (in `approverGroups`) may decide: what their lists of approvals show. */
-export function approvableBy<
-  R extends { readonly requester: string; readonly kind: GpuCommandKind; readonly approvalChannel: string },
->(policy: Policy, approverId: string, approverGroups: readonly string[], pending: readonly R[]): R[] {
+/**
+ * The pending requests `approverId` (in `approverGroups`) may decide: what their lists of approvals
+ * show. `clickedIn` is the channel the list is shown in, when it is a channel's message (`/gpu approvals`
+ * typed there); the Home tab passes none, so a channel's grant never lists anything there.
+ */
+export function approvableBy<R extends { readonly requester: string; readonly kind: GpuCommandKind }>(
+  policy: Policy,
+  approverId: string,
+  approverGroups: readonly string[],
+  pending: readonly R[],
+  clickedIn?: string,
+): R[] {
   return pending.filter(
     (r) =>
       mayApprove({
@@ -128,7 +140,7 @@ export function approvableBy<
         approverGroups,
         requesterId: r.requester,
         kind: r.kind,
-        channelId: r.approvalChannel,
+        ...(clickedIn !== undefined ? { clickedIn } : {}),
       }).allowed,
   );
 }
@@ -144,8 +156,12 @@ export function mayApprove(input: {
   readonly approverGroups: readonly string[];
   readonly requesterId: string;
   readonly kind: GpuCommandKind;
-  /** The channel the click comes from (the approvals channel), for roles granted to channels. */
-  readonly channelId?: string;
+  /**
+   * The channel whose message the click was made in, from Slack's payload (`channel.id`,
+   * `container.channel_id`), never a channel gpuops stored: only that channel's grants count. Undefined
+   * for a click on the Home tab or anywhere else outside a channel: the approver's own roles decide.
+   */
+  readonly clickedIn?: string;
 }): ApproverCheck {
   const { policy, approverId, approverGroups, requesterId, kind } = input;
   if (approverId === requesterId && !policy.approvals.allowSelfApproval) {
@@ -168,7 +184,7 @@ export function mayApprove(input: {
     policy,
     userId: approverId,
     userGroups: approverGroups,
-    ...(input.channelId !== undefined ? { channelId: input.channelId } : {}),
+    ...(input.clickedIn !== undefined ? { channelId: input.clickedIn } : {}),
   };
   if (hasAdmins(policy)) {
     if (roleOf(who).role === 'admin') return { allowed: true, as: 'admin' };

@@ -8,7 +8,7 @@ import {
   referencesOf,
   specFor,
 } from '../commands/registry.js';
-import type { JobContext, StepRef } from '../jobs/job-data.js';
+import type { JobContext } from '../jobs/job-data.js';
 import { jobIdFor } from '../jobs/queue.js';
 import { MaybeQueuedError } from '../jobs/replicated.js';
 import { addSystemJob } from '../jobs/system-jobs.js';
@@ -32,13 +32,15 @@ import {
 import { mayBeNew, type TargetProblem, targetInstance, targetProblem } from './check-target.js';
 import { type EnqueueResult, enqueueRequest, NOT_STARTED, requestJobId } from './enqueue-request.js';
 import { type Assessment, type PendingApproval, requestApproval } from './request-approval.js';
+import { type RateLimited, takeRateLimit } from './take-rate-limit.js';
 
-export type { AcceptDeps, AcceptExtra, PendingApproval };
+export type { AcceptDeps, AcceptExtra, PendingApproval, RateLimited };
 
 // The one door every request goes through, whatever it came from: the typed command, a form, or a
 // button on a message (idle alerts, the waitlist). The guardrails live here, so no entry point can
-// bypass them: who may run it (the policy's roles), whether it waits for an approver (its kind, its
-// cost from the cached catalogue), and the audit trail of every request. docs/policy.md.
+// bypass them: the rate limits, who may run it (the policy's roles; a channel's grant only for a
+// request made in that channel's message), whether it waits for an approver (its kind, its cost from
+// the cached catalogue), and the audit trail of every request. docs/policy.md.
 
 export interface Refused {
   readonly status: 'refused';
@@ -49,6 +51,8 @@ export interface Refused {
   readonly role: PolicyRole;
   readonly needed: PolicyRole;
 }
+
+type RoleGap = Pick<Refused, 'role' | 'needed'>;
 
 /** A request that would not run (no such instance, a type the cloud does not sell): nothing queued. */
 export interface Rejected {
@@ -61,42 +65,40 @@ export interface Rejected {
 }
 
 /** What became of a request a person made, from any entry point (command, form, button). */
-export type AcceptResult = EnqueueResult | Refused | PendingApproval | Rejected;
+export type AcceptResult = EnqueueResult | Refused | RateLimited | PendingApproval | Rejected;
 
 /** How long the listener waits for a fresh catalogue before sending a request on unchecked. */
 const FRESH_CATALOG_WAIT_MS = 1_500;
 const FRESH_CATALOG_POLL_MS = 100;
 
 /**
- * Whether `userId` may run `kind` in `channelId`: undefined when allowed,
- * else the refusal. For the kinds the listener answers itself as well as for jobs.
+ * Whether `userId` may run `kind`: undefined when allowed, else the refusal. For the kinds the
+ * listener answers itself as well as for jobs. A role granted to a channel counts only when `madeIn`
+ * names it: the channel whose message the person typed or clicked in (docs/policy.md).
  */
 export async function checkAccess(
   deps: AcceptDeps,
   kind: GpuCommandKind,
-  who: { readonly userId: string; readonly channelId: string; readonly step?: StepRef | undefined },
+  who: { readonly userId: string; readonly madeIn?: string | undefined },
 ): Promise<Refused | undefined> {
   const guardrails = deps.guardrails;
   const { policy } = guardrails;
   const userGroups = await deps.ports.groupsOf(who.userId, groupsInPolicy(policy));
-  // A workflow step's channel is an input its builder chose, not a place the person acts in: a role
-  // granted to that channel never applies to a step (docs/workflows.md).
-  const channelId = who.step === undefined ? who.channelId : undefined;
   // A kind that makes another happen later (a schedule's stop) needs that kind's role as well.
   const acts = specFor(kind).actsAs;
   const kinds = acts !== undefined && isCommandKind(acts) ? [kind, acts] : [kind];
+  const channel = who.madeIn !== undefined ? { channelId: who.madeIn } : {};
   for (const k of kinds) {
-    const auth = authorize({
-      policy,
-      userId: who.userId,
-      userGroups,
-      ...(channelId !== undefined ? { channelId } : {}),
-      kind: k,
-    });
+    // What happens later (a schedule's firing) is typed nowhere, so no channel's grant counts for it.
+    const later = k !== kind;
+    const auth = authorize({ policy, userId: who.userId, userGroups, ...(later ? {} : channel), kind: k });
     if (auth.allowed) continue;
+    // Only the channel's grant would allow it: say that this grant does not reach the firings.
+    if (later && authorize({ policy, userId: who.userId, userGroups, ...channel, kind: k }).allowed)
+      return laterRefused(kind, k, auth);
     const ask =
-      channelId === undefined
-        ? `Ask an admin to grant ${auth.needed}, in the gpuops policy file, to you or to a user group you are in; a channel's role does not count for a workflow step.`
+      who.madeIn === undefined
+        ? `Ask an admin to grant ${auth.needed}, in the gpuops policy file, to you or to a user group you are in; a channel's role counts only for what is typed or clicked in that channel.`
         : `Ask an admin to grant ${auth.needed} to you, to a user group you are in, or to this channel in the gpuops policy file.`;
     return {
       status: 'refused',
@@ -109,13 +111,27 @@ export async function checkAccess(
   return undefined;
 }
 
-/** A request the listener answers itself (help, audit, approvals…): checked, and on the audit trail. */
+/** `kind` makes `later` happen on the person's own roles, which do not allow it. */
+function laterRefused(kind: GpuCommandKind, later: GpuCommandKind, auth: RoleGap): Refused {
+  const text = (b: string, c: string) =>
+    `${c}/gpu ${commandPath(kind)}${c} makes ${c}/gpu ${commandPath(later)}${c} happen later, on your own roles (a channel's role does not count then): ` +
+    `it needs the ${b}${auth.needed}${b} role, and yours is ${b}${auth.role}${b}. Ask an admin to grant ${auth.needed} to you or to a user group you are in, in the gpuops policy file.`;
+  const { role, needed } = auth;
+  return { status: 'refused', message: text('*', '`'), plain: text('', ''), role, needed };
+}
+
+/**
+ * A request the listener answers itself (help, audit, approvals…): counted against the rate limits,
+ * checked, and on the audit trail.
+ */
 export async function acceptDirect(
   deps: AcceptDeps,
   command: GpuCommand,
   ctx: JobContext,
-): Promise<Refused | undefined> {
+): Promise<Refused | RateLimited | undefined> {
   const guardrails = deps.guardrails;
+  const limited = await takeRateLimit(deps, ctx);
+  if (limited) return limited;
   const refused = await checkAccess(deps, command.kind, ctx);
   await record(deps, guardrails, {
     ...requestAudit(command, ctx),
@@ -304,8 +320,9 @@ function noPlaceForCard(guardrails: Guardrails, ctx: JobContext): TargetProblem 
 }
 
 /**
- * Accepts a request: refused (with the role it needs), sent to approvers (with where it went), or
- * queued as exactly one job. Every outcome is on the audit trail.
+ * Accepts a request: refused (over the rate limits, or with the role it needs), sent to approvers
+ * (with where it went), or queued as exactly one job. Every outcome but a rate refusal is on the
+ * audit trail.
  */
 export async function acceptRequest(
   deps: AcceptDeps,
@@ -314,6 +331,10 @@ export async function acceptRequest(
   extra: AcceptExtra = {},
 ): Promise<AcceptResult> {
   const guardrails = deps.guardrails;
+
+  // Counted first, whatever the door, so that switching from typing to buttons or forms gains nothing.
+  const limited = await takeRateLimit(deps, ctx);
+  if (limited) return limited;
 
   const refused = await checkAccess(deps, command.kind, ctx);
   if (refused) {

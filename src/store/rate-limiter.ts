@@ -59,8 +59,11 @@ interface WithTake {
 }
 
 export interface RateLimiter {
-  /** Counts one request of `userId` in `channelId`, unless either has reached its limit. */
-  take(userId: string, channelId: string): Promise<RateDecision>;
+  /**
+   * Counts one request of `userId` in `channelId`, unless either has reached its limit. Without a
+   * channel (a workflow step) only the person's limit applies.
+   */
+  take(userId: string, channelId: string | undefined): Promise<RateDecision>;
 }
 
 export function createRateLimiter(redis: Redis, prefix: string, policy: RateLimits): RateLimiter {
@@ -71,12 +74,13 @@ export function createRateLimiter(redis: Redis, prefix: string, policy: RateLimi
   return {
     async take(userId, channelId) {
       if (perUser.requests === 0 && perChannel.requests === 0) return { ok: true };
+      // No channel: its key is never read, as a limit of 0 is skipped.
       const [which, leftMs] = await r.gpuopsRateTake(
         `${prefix}:{ratelimit}:user:${userId}`,
-        `${prefix}:{ratelimit}:channel:${channelId}`,
+        `${prefix}:{ratelimit}:channel:${channelId ?? '-'}`,
         perUser.requests,
         perUser.perSeconds * 1000,
-        perChannel.requests,
+        channelId === undefined ? 0 : perChannel.requests,
         perChannel.perSeconds * 1000,
       );
       if (which === 0) return { ok: true };

@@ -283,8 +283,8 @@ approvals:
 
   it('counts an admin role granted to the channel the approver clicks in', () => {
     const base = anyoneApproving(parsePolicy('roles:\n  admin: { channels: [CAPPROVE1] }\n'));
-    expect(mayApprove({ ...base, channelId: 'CAPPROVE1' })).toEqual({ allowed: true, as: 'admin' });
-    expect(mayApprove({ ...base, channelId: 'CELSEWHERE' })).toEqual({
+    expect(mayApprove({ ...base, clickedIn: 'CAPPROVE1' })).toEqual({ allowed: true, as: 'admin' });
+    expect(mayApprove({ ...base, clickedIn: 'CELSEWHERE' })).toEqual({
       allowed: false,
       message: 'Only approvers may decide this request: an admin (<#CAPPROVE1>).',
     });
@@ -295,8 +295,21 @@ approvals:
     const base = anyoneApproving(
       parsePolicy('default_role: viewer\nroles:\n  operator: { channels: [COPERS001] }\n'),
     );
-    expect(mayApprove({ ...base, channelId: 'COPERS001' })).toEqual({ allowed: true, as: 'peer' });
-    expect(mayApprove({ ...base, channelId: 'CELSEWHERE' }).allowed).toBe(false);
+    expect(mayApprove({ ...base, clickedIn: 'COPERS001' })).toEqual({ allowed: true, as: 'peer' });
+    expect(mayApprove({ ...base, clickedIn: 'CELSEWHERE' }).allowed).toBe(false);
+    // Clicked outside any channel (the Home tab): the grant does not count.
+    expect(mayApprove(base).allowed).toBe(false);
+  });
+
+  it('lists no request by a channel’s grant unless the list is shown in that channel', () => {
+    const p = parsePolicy('default_role: viewer\nroles:\n  admin: { channels: [CAPPROVE1] }\n');
+    // The card went to the granting channel: that alone lends nobody the role.
+    const pending = [
+      { id: 'big', requester: 'UASKER001', kind: 'create', approvalChannel: 'CAPPROVE1' },
+    ] as const;
+    expect(approvableBy(p, 'UVIEW0001', [], pending)).toEqual([]);
+    expect(approvableBy(p, 'UVIEW0001', [], pending, 'CELSEWHERE')).toEqual([]);
+    expect(approvableBy(p, 'UVIEW0001', [], pending, 'CAPPROVE1').map((r) => r.id)).toEqual(['big']);
   });
 
   it('names every admin, and at most five in a refusal', () => {

@@ -99,12 +99,13 @@ async function publishAudit(
   }
 }
 
-/** Whether `clicker` may decide `request`; the refusal in words otherwise. */
+/** Whether `clicker`, clicking in `clickedIn` (Slack's payload; none on Home), may decide `request`. */
 async function mayDecide(
   deps: SlackDeps,
   guardrails: Guardrails,
   request: ApprovalRequest<GpuCommand>,
   clicker: string,
+  clickedIn: string | undefined,
 ): Promise<string | undefined> {
   const { policy } = guardrails;
   const approverGroups = await groupsOf(deps, clicker, groupsInPolicy(policy));
@@ -114,7 +115,7 @@ async function mayDecide(
     approverGroups,
     requesterId: request.requester,
     kind: request.kind,
-    channelId: request.approvalChannel,
+    ...(clickedIn !== undefined ? { clickedIn } : {}),
   });
   return check.allowed ? undefined : `${check.message} Nothing was changed.`;
 }
@@ -226,6 +227,7 @@ async function decideRequest(
   input: {
     readonly id: string;
     readonly clicker: string;
+    readonly clickedIn: string | undefined;
     readonly state: 'approved' | 'denied';
     readonly reason?: string;
   },
@@ -234,7 +236,7 @@ async function decideRequest(
   const request = await approvals.get(input.id);
   if (!request)
     return { ok: false, message: 'This request is no longer known to gpuops; nothing was changed.' };
-  const refusal = await mayDecide(deps, guardrails, request, input.clicker);
+  const refusal = await mayDecide(deps, guardrails, request, input.clicker, input.clickedIn);
   if (refusal) {
     await record(deps, guardrails, {
       ...decisionAudit(request, input.clicker, 'refused'),
@@ -294,6 +296,7 @@ export function registerApprovalActions(app: App, deps: SlackDeps): void {
     const result = await decideRequest(deps, guardrails, {
       id: action.value,
       clicker: body.user.id,
+      clickedIn: fromHome(body) ? undefined : clickChannel(body),
       state: 'approved',
     }).catch((err: unknown): Decided => {
       deps.log.error({ err }, 'could not approve a request');
@@ -321,7 +324,7 @@ export function registerApprovalActions(app: App, deps: SlackDeps): void {
       const request = await guardrails.approvals.get(action.value);
       if (!request) return await say('This request is no longer known to gpuops.');
       // Checked before the reason is asked for, and again when it is submitted.
-      const refusal = await mayDecide(deps, guardrails, request, clicker);
+      const refusal = await mayDecide(deps, guardrails, request, clicker, home ? undefined : channel);
       if (refusal) {
         await record(deps, guardrails, {
           ...decisionAudit(request, clicker, 'refused'),
@@ -334,6 +337,7 @@ export function registerApprovalActions(app: App, deps: SlackDeps): void {
         const result = await decideRequest(deps, guardrails, {
           id: request.id,
           clicker,
+          clickedIn: home ? undefined : channel,
           state: 'denied',
           reason: '',
         });
@@ -374,9 +378,11 @@ export function registerApprovalActions(app: App, deps: SlackDeps): void {
         });
       }
       await ack();
+      const channel = typeof meta.channel === 'string' && meta.channel ? meta.channel : undefined;
       const result = await decideRequest(deps, guardrails, {
         id: meta.id,
         clicker: body.user.id,
+        clickedIn: meta.home === true ? undefined : channel, // the Deny click's, from its payload
         state: 'denied',
         reason: reason.slice(0, DENY_REASON_MAX),
       }).catch((err: unknown): Decided => {
@@ -386,7 +392,6 @@ export function registerApprovalActions(app: App, deps: SlackDeps): void {
           message: 'gpuops cannot reach its store right now; nothing was changed. Try again in a minute.',
         };
       });
-      const channel = typeof meta.channel === 'string' && meta.channel ? meta.channel : undefined;
       if (meta.home === true)
         await answerOnHome(deps, body.user.id, result.ok ? ':no_entry: Denied.' : result.message);
       else if (!result.ok) await tell(deps, channel, body.user.id, result.message);

@@ -117,6 +117,9 @@ async function answer(
     const requestCtx: JobContext = {
       teamId: body.team?.id ?? body.user.team_id ?? view.team_id,
       channelId: metadata.channelId,
+      // The form was opened by typing or clicking in this channel (Slack's payload then, kept in the
+      // form's private_metadata, which only gpuops writes); from the Home tab it is the app's DM.
+      madeIn: metadata.channelId,
       userId: body.user.id,
       ...(body.user.name ? { userName: body.user.name } : {}),
       ...(metadata.projectId ? { projectId: metadata.projectId } : {}),

@@ -11,7 +11,6 @@ import type { JobContext } from '../../jobs/job-data.js';
 import { MaybeQueuedError } from '../../jobs/replicated.js';
 import { approvableBy, groupsInPolicy } from '../../policy/decide.js';
 import { acceptDirect, acceptRequest, checkAccess } from '../../requests/accept-request.js';
-import { rateLimitedAnswer } from '../../store/rate-limiter.js';
 import { isRedisFull, REDIS_FULL } from '../../store/redis-full.js';
 import { SLASH_COMMAND } from '../app-manifest.js';
 import type { SlackDeps } from '../slack-deps.js';
@@ -104,6 +103,8 @@ async function answer(slash: SlashCommand, deps: SlackDeps): Promise<Reply> {
   const ctx: JobContext = {
     teamId: slash.team_id,
     channelId: slash.channel_id,
+    // Typed in this channel: a role granted to it counts (docs/policy.md).
+    madeIn: slash.channel_id,
     userId: slash.user_id,
     userName: slash.user_name,
     ...(projectId ? { projectId } : {}),
@@ -117,7 +118,7 @@ async function answer(slash: SlashCommand, deps: SlackDeps): Promise<Reply> {
       if (refused) return { text: refused.message };
       return answerDirect(
         command,
-        directContext({ channelId: slash.channel_id, userId: slash.user_id }, deps),
+        directContext({ channelId: slash.channel_id, userId: slash.user_id, madeIn: slash.channel_id }, deps),
       );
     }
     default:
@@ -133,12 +134,6 @@ async function answer(slash: SlashCommand, deps: SlackDeps): Promise<Reply> {
     return {
       text: 'That form is not available in this version; give the arguments instead (see /gpu help).',
     };
-  }
-  // One noisy person or channel is slowed to the policy's rate, so the others keep theirs.
-  const limited = await deps.guardrails.rateLimiter?.take(slash.user_id, slash.channel_id);
-  if (limited && !limited.ok) {
-    deps.log.debug({ user: slash.user_id, channel: slash.channel_id, who: limited.who }, 'rate limited');
-    return { text: rateLimitedAnswer(limited) };
   }
   // A replayed request (valid signature, within five minutes) starts nothing new: its trigger is
   // claimed with the request itself.
@@ -175,9 +170,12 @@ async function answer(slash: SlashCommand, deps: SlackDeps): Promise<Reply> {
   }
 }
 
-/** What a direct answer needs, from the listener's deps and the policy. */
+/**
+ * What a direct answer needs, from the listener's deps and the policy. `madeIn` is the channel typed
+ * or clicked in (Slack's payload), whose grants may list approvals; none on the Home tab.
+ */
 export function directContext(
-  where: { readonly channelId: string; readonly userId: string },
+  where: { readonly channelId: string; readonly userId: string; readonly madeIn?: string },
   deps: SlackDeps,
 ): DirectContext {
   const { policy, approvals, audit } = deps.guardrails;
@@ -202,7 +200,7 @@ export function directContext(
         deps.ports.groupsOf(userId, groupsInPolicy(policy)),
         approvals.listPending({ limit: 200 }),
       ]);
-      const mine = approvableBy(policy, userId, groups, pending);
+      const mine = approvableBy(policy, userId, groups, pending, where.madeIn);
       return { mine, own: pending.filter((r) => r.requester === userId) };
     },
   };

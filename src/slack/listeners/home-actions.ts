@@ -23,9 +23,11 @@ import { directContext, MAYBE_QUEUED, REDIS_DOWN } from './gpu-command.js';
 
 // The Home tab (docs/home.md): published when someone opens it, and again after each press of its
 // buttons with what became of the press on top. Start, Stop, Metrics and Remove run the `/gpu`
-// command the button carries as if typed in the channel it names (the machine's, the entry's), through
-// the same door as the slash command: roles, approvals, the queue, the audit trail. Approve, Deny and
-// the form buttons are the messages' own (approval-actions.ts, form-actions.ts).
+// command the button carries for the channel it names (the machine's, the entry's: its messages go
+// there), through the same door as the slash command: rate limits, roles, approvals, the queue, the
+// audit trail. Nothing is clicked in that channel, so a role granted to it does not count: the
+// person's own roles decide. Approve, Deny and the form buttons are the messages' own
+// (approval-actions.ts, form-actions.ts).
 
 type Press = BlockAction<ButtonAction>;
 
@@ -85,6 +87,7 @@ async function runFromHome(
   if (missing) return missing;
   const binding = await withDeadline(deps.store.projectOf(value.c), 1_500, 'Redis');
   const projectId = value.p ?? binding?.projectId ?? deps.defaultProjectId;
+  // No `madeIn`: the channel comes from the button, not from where the press was made.
   const ctx: JobContext = {
     teamId: body.team?.id ?? body.user.team_id ?? 'unknown',
     channelId: value.c,

@@ -5,6 +5,7 @@ import { scheduleLease } from '../../jobs/guardrail-jobs.js';
 import { groupsInPolicy, mayApprove } from '../../policy/decide.js';
 import type { Guardrails } from '../../policy/guardrails.js';
 import { DEFAULT_LEASE_MAX_TOTAL_SECONDS } from '../../policy/policy-schema.js';
+import { takeRateLimit } from '../../requests/take-rate-limit.js';
 import { groupsOf } from '../group-membership.js';
 import type { SlackDeps } from '../slack-deps.js';
 import { type Click, clickChannel, record, tell } from './approval-actions.js';
@@ -41,6 +42,9 @@ async function extendLease(
   input: { id: string; stopAt: number; clicker: string; channel: string | undefined; body: Click },
 ): Promise<void> {
   const { id, stopAt, clicker, channel } = input;
+  // A press counts against the rate limits as a typed command does.
+  const limited = await takeRateLimit(deps, { userId: clicker, channelId: channel ?? clicker });
+  if (limited) return tell(deps, channel, clicker, limited.message);
   const lease = await guardrails.leases.get(id);
   if (!lease) return tell(deps, channel, clicker, 'This lease is no longer known to gpuops.');
   if (clicker !== lease.owner) {
@@ -51,7 +55,8 @@ async function extendLease(
       approverGroups,
       requesterId: lease.owner,
       kind: 'create',
-      channelId: lease.channelId,
+      // Where the Extend was clicked (the reminder's channel, from Slack's payload), never the lease's.
+      ...(channel !== undefined ? { clickedIn: channel } : {}),
     });
     if (!check.allowed) {
       return tell(

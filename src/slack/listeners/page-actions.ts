@@ -29,6 +29,8 @@ async function press(deps: SlackDeps, body: Press, value: string, respond: Respo
   const ctx: JobContext = {
     teamId: body.team?.id ?? body.user.team_id ?? 'unknown',
     channelId,
+    // Pressed under a list in this channel: its grants count, as for a command typed there.
+    madeIn: channelId,
     userId: body.user.id,
     ...(body.user.name ? { userName: body.user.name } : {}),
     ...(projectId ? { projectId } : {}),

@@ -12,6 +12,7 @@ import {
 } from '../../render/idle-alert.js';
 import { slackDate } from '../../render/slack-date.js';
 import { acceptRequest, checkAccess } from '../../requests/accept-request.js';
+import { takeRateLimit } from '../../requests/take-rate-limit.js';
 import { createIdleState } from '../../store/idle-state.js';
 import { openForm } from '../open-form.js';
 import { tellPrivately } from '../response-url.js';
@@ -41,6 +42,8 @@ function contextOf(body: Press, channelId: string, value: IdleButtonValue): JobC
   return {
     teamId: body.team?.id ?? body.user.team_id ?? 'unknown',
     channelId,
+    // Pressed on the alert in this channel: its grants count, as for a command typed there.
+    madeIn: channelId,
     userId: body.user.id,
     ...(body.user.name ? { userName: body.user.name } : {}),
     projectId: value.p,
@@ -110,8 +113,10 @@ async function pressQuiet(
 ): Promise<void> {
   const { channelId } = where(body);
   if (!channelId) return;
+  // A press counts against the rate limits as a typed command does.
+  const limited = await takeRateLimit(deps, { userId: body.user.id, channelId });
   // Keeping a machine past the policy's automatic stop is an operator's call, like starting one.
-  const refused = await checkAccess(deps, 'watch', { userId: body.user.id, channelId });
+  const refused = limited ?? (await checkAccess(deps, 'watch', { userId: body.user.id, madeIn: channelId }));
   if (refused) {
     await tellPresser(deps, body, refused.message);
     return;
@@ -154,7 +159,7 @@ export function registerWatchActions(app: App, deps: SlackDeps): void {
     try {
       // No form for someone who may not submit it; but the form opens before the trigger id expires,
       // whatever the check takes (the submission is checked again).
-      const access = checkAccess(deps, 'create', { userId: body.user.id, channelId });
+      const access = checkAccess(deps, 'create', { userId: body.user.id, madeIn: channelId });
       const result = await openForm(
         deps,
         {
