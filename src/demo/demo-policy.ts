@@ -2,7 +2,8 @@ import { ADA, BOB } from './demo-people.js';
 
 // The demo's policy file (docs/policy.md), written to the demo's temporary folder and named by
 // GPUOPS_POLICY: Ada is an operator, Bob the admin and the one approver, everyone else a viewer.
-// Anything above $10 an hour, and every delete, waits for Bob's Approve.
+// Anything above $10 an hour, and every delete, waits for Bob's Approve. A script types faster than
+// a person, so the demo's people get a rate limit of their own; the default (30 a minute) stays.
 
 export const DEMO_POLICY_YAML = `# gpuops demo policy (src/demo/demo-policy.ts)
 version: 1
@@ -23,4 +24,9 @@ audit:
 # Quick looks, so the Home tab and /gpu watch show a change within seconds in a demo.
 watch:
   poll_every: 3s
+# A script sends a command as soon as the last one settles: dozens a minute, from one person in one
+# channel. The defaults (30 and 60 a minute) are for people typing.
+rate_limits:
+  per_user: { requests: 300, per: 1m }
+  per_channel: { requests: 600, per: 1m }
 `;

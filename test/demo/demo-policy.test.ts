@@ -4,6 +4,7 @@ import { DEMO_PEOPLE } from '../../src/demo/demo-people.js';
 import { DEMO_POLICY_YAML } from '../../src/demo/demo-policy.js';
 import { authorize, mayApprove, roleOf } from '../../src/policy/decide.js';
 import { parsePolicy } from '../../src/policy/load-policy.js';
+import { DEFAULT_POLICY } from '../../src/policy/policy.js';
 
 // The people of `gpuops demo` and its policy: Ada asks, Bob approves, Carol only looks, and each
 // profile gives the Slurm username docs/demo.md promises.
@@ -27,6 +28,13 @@ describe('the demo policy', () => {
     expect(approve('U0BOB')).toBe(true);
     expect(approve('U0ADA')).toBe(false);
     expect(approve('U0CAROL')).toBe(false);
+  });
+
+  it('lets a script send more than the default 30 requests a minute, and leaves the default alone', () => {
+    expect(policy.rateLimits.perUser.requests).toBe(300);
+    expect(policy.rateLimits.perChannel.requests).toBe(600);
+    expect(DEFAULT_POLICY.rateLimits.perUser.requests).toBe(30);
+    expect(DEFAULT_POLICY.rateLimits.perChannel.requests).toBe(60);
   });
 
   it('derives Slurm usernames from the demo profiles', () => {
