@@ -26,7 +26,7 @@ interface Step {
   /** Only in these shapes (a resource that exists only there). */
   readonly only?: readonly Shape[];
   /** Lines that follow it (another person's answer to it). */
-  readonly then?: readonly string[];
+  readonly answer?: readonly string[];
 }
 
 const KEY = ed25519PublicKey('ada@laptop');
@@ -92,7 +92,7 @@ const STEPS: readonly Step[] = [
   // sends more requests a minute than the default per-person limit: the demo's policy allows more.
   {
     line: '/gpu create big-1 h100-hgx-80gb.8x',
-    then: ['/as bob', '/press Deny reason="too big for the tour, use a 1x"', '/as ada'],
+    answer: ['/as bob', '/press Deny reason="too big for the tour, use a 1x"', '/as ada'],
   },
 ];
 
@@ -124,7 +124,7 @@ function scriptFor(shape: Shape): { lines: string[]; kinds: Set<GpuCommandKind> 
     const kind = kindOf(step.line);
     if (missing.has(kind) || (step.only && !step.only.includes(shape))) continue;
     kinds.add(kind);
-    lines.push(step.line, ...(step.form ?? []), ...(step.then ?? []));
+    lines.push(step.line, ...(step.form ?? []), ...(step.answer ?? []));
     if (ALWAYS_APPROVED_KINDS.includes(kind)) lines.push('/as bob', '/press Approve', '/as ada');
   }
   // The admin's commands, as Bob.
