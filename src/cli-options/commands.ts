@@ -1,4 +1,5 @@
 import { SHAPES } from '../cloud/shape.js';
+import { RANGE_BOUNDS } from '../commands/range-rule.js';
 import { METRIC_NAMES } from '../metrics/catalog.js';
 import type { CliCommand } from './options.js';
 
@@ -88,7 +89,7 @@ export const SNAPSHOT_COMMAND: CliCommand = {
       flag: '--range',
       short: '-r',
       value: 'RANGE',
-      description: 'how far back, from 1m to 31d: 15m, 1h, 6h, 1d',
+      description: `how far back, ${RANGE_BOUNDS}: 15m, 1h, 6h, 1d`,
       default: '1h',
     },
     {

@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path';
 import type { Dispatcher } from 'undici';
 import { SNAPSHOT_COMMAND } from '../cli-options/commands.js';
 import { CliUsageError, optionValue, parseCli, readCommandArgs } from '../cli-options/options.js';
+import { MAX_RANGE_SECONDS, MIN_RANGE_SECONDS, RANGE_BOUNDS } from '../commands/range-rule.js';
 import { ConfigError, parseConfig } from '../config.js';
 import { AppError, asAppError } from '../errors.js';
 import { isMetricName, METRIC_NAMES } from '../metrics/catalog.js';
@@ -21,8 +22,6 @@ export interface SnapshotIo {
   readonly now?: () => number;
   readonly dispatcher?: Dispatcher;
 }
-
-const MAX_RANGE_MS = 31 * 86_400_000;
 
 /** Parses 90s, 15m, 1h, 1h30m, 2d, 1w into milliseconds; undefined when it is not a duration. */
 export function parseRange(text: string): number | undefined {
@@ -101,8 +100,10 @@ function parse(args: readonly string[]) {
     throw new CliUsageError(`--metric must be one of ${METRIC_NAMES.join(', ')}, not "${metric}".`);
   const range = optionValue(parsed, '--range') ?? '1h';
   const rangeMs = parseRange(range);
-  if (rangeMs === undefined || rangeMs < 60_000 || rangeMs > MAX_RANGE_MS) {
-    throw new CliUsageError(`--range takes a duration from 1m to 31d such as 15m, 1h or 1d, not "${range}".`);
+  if (rangeMs === undefined || rangeMs < MIN_RANGE_SECONDS * 1000 || rangeMs > MAX_RANGE_SECONDS * 1000) {
+    throw new CliUsageError(
+      `--range takes a duration ${RANGE_BOUNDS} (as /gpu metrics does), such as 15m, 1h or 1d, not "${range}".`,
+    );
   }
   const endText = optionValue(parsed, '--end');
   let end: number | undefined;
