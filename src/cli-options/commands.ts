@@ -1,6 +1,6 @@
 import { SHAPES } from '../cloud/shape.js';
-import { RANGE_BOUNDS } from '../commands/range-rule.js';
 import { METRIC_NAMES } from '../metrics/catalog.js';
+import { RANGE_BOUNDS } from '../metrics/range-rule.js';
 import type { CliCommand } from './options.js';
 
 // The table of every `gpuops` subcommand and its options. The parsers (src/cli.ts, src/sim/run-sim.ts,

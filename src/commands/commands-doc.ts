@@ -1,6 +1,6 @@
 import type { Shape } from '../cloud/shape.js';
+import { RANGE_BOUNDS } from '../metrics/range-rule.js';
 import { kindsMissingIn } from './availability.js';
-import { RANGE_BOUNDS } from './range-rule.js';
 import {
   commandPath,
   FORM_KINDS,

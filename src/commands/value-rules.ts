@@ -1,5 +1,5 @@
 import { checkTagKey, TAG_KEY_RULE } from '../cloud/rules.js';
-import { MAX_RANGE_SECONDS, MIN_RANGE_SECONDS, RANGE_RULE } from './range-rule.js';
+import { MAX_RANGE_SECONDS, MIN_RANGE_SECONDS, RANGE_RULE } from '../metrics/range-rule.js';
 
 // Value rules of the /gpu grammar that need no I/O. Each check returns null when the value passes, or
 // the rule it broke in words, so the parser and the zod schemas share one wording.

@@ -3,13 +3,13 @@ import { dirname, resolve } from 'node:path';
 import type { Dispatcher } from 'undici';
 import { SNAPSHOT_COMMAND } from '../cli-options/commands.js';
 import { CliUsageError, optionValue, parseCli, readCommandArgs } from '../cli-options/options.js';
-import { MAX_RANGE_SECONDS, MIN_RANGE_SECONDS, RANGE_BOUNDS } from '../commands/range-rule.js';
 import { ConfigError, parseConfig } from '../config.js';
 import { AppError, asAppError } from '../errors.js';
 import { isMetricName, METRIC_NAMES } from '../metrics/catalog.js';
 import { metricsTokenProvider } from '../metrics/metrics-auth.js';
 import { createMetricsClient } from '../metrics/metrics-client.js';
 import { metricCatalogOf, metricsAuthOf } from '../metrics/metrics-from-config.js';
+import { MAX_RANGE_SECONDS, MIN_RANGE_SECONDS, RANGE_BOUNDS } from '../metrics/range-rule.js';
 import { findChartFonts } from '../sys/fonts.js';
 import { takeSnapshot } from './take-snapshot.js';
 
