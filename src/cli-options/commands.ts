@@ -63,13 +63,19 @@ export const SIM_COMMAND: CliCommand = {
       default: '2000',
     },
     { flag: '--no-metrics', description: 'do not start the metrics side (/read, /exporter)' },
+    {
+      flag: '--env',
+      description:
+        'print the ready line as shell export lines of the settings gpuops reads (CLOUD_API_URL, …) instead of JSON',
+    },
   ],
   notes: ['See docs/simulator.md.'],
 };
 
 export const SNAPSHOT_COMMAND: CliCommand = {
   name: 'snapshot',
-  summary: 'write the PNG GPU chart /gpu metrics would post to a file, and print its text summary',
+  summary:
+    "write the PNG GPU chart /gpu metrics would post to a file, and print its text summary; reads the metrics API at METRICS_URL with METRICS_API_KEY (or client credentials), which gpuops sim --env prints for the simulator's",
   args: [
     {
       name: '<instance>',

@@ -78,7 +78,9 @@ export async function runSnapshot(
     return 0;
   } catch (err) {
     if (err instanceof ConfigError) {
-      io.stderr.write(`gpuops snapshot: ${err.message}\nSee .env.example and docs/metrics.md.\n`);
+      io.stderr.write(
+        `gpuops snapshot: ${err.message}\nSee .env.example and docs/metrics.md. To try it on the simulator, run gpuops sim --env in another terminal and paste its export lines here.\n`,
+      );
       return 1;
     }
     const appError = err instanceof AppError ? err : asAppError(err);
