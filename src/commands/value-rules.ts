@@ -17,9 +17,9 @@ export const MAX_WAITLIST_COUNT = 64;
 export const MAX_AUDIT = 500;
 export const DEFAULT_AUDIT = 20;
 
-/** Whole number in 1..max, written in plain digits (no sign, no exponent, no decimals). */
-export function parseCount(value: string, max: number): number | string {
-  const rule = `a count is a whole number from 1 to ${max}`;
+/** Whole number in 1..max, written in plain digits (no sign, no exponent, no decimals); `noun` names it in the rule. */
+export function parseCount(value: string, max: number, noun = 'count'): number | string {
+  const rule = `a ${noun} is a whole number from 1 to ${max}`;
   if (!/^[0-9]{1,7}$/.test(value)) return rule;
   const n = Number(value);
   return n >= 1 && n <= max ? n : rule;
