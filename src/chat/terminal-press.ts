@@ -50,12 +50,14 @@ export async function pressButton(
     : slack.buttonLabelled(wanted);
   if (!button) {
     host.say(
-      `There is no button ${/^\d+$/.test(wanted) ? `[${wanted}]` : `labelled "${wanted}"`} on screen.`,
+      `There is no button ${/^\d+$/.test(wanted) ? `[${wanted}]` : `labelled "${wanted}"`} on screen; press one shown in [brackets], by its number or its label.`,
     );
     return { failed: `no button ${wanted}` };
   }
   if (!slack.stillThere(button)) {
-    host.say(`Button [${button.number}] ${button.text} is gone: its message or form changed since.`);
+    host.say(
+      `Button [${button.number}] ${button.text} is gone: its message or form changed since; press the button of the newer version.`,
+    );
     return { failed: `button ${button.number} is gone` };
   }
   const mark = slack.mark();
