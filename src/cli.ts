@@ -6,6 +6,7 @@ import {
   renderCommandHelp,
   renderOverview,
 } from './cli-options/options.js';
+import { nearestWord } from './commands/suggest.js';
 
 // The `gpuops` command: one subcommand per role or tool (their names and flags are a public interface:
 // add, never rename). Each subcommand's options are a table in src/cli-options/commands.ts; `--help` prints
@@ -57,8 +58,10 @@ async function main(argv: string[]): Promise<number> {
   }
   const command = commands[name];
   if (!command) {
+    const near = nearestWord(name, Object.keys(commands));
+    const guess = near === null ? '' : ` Did you mean gpuops ${near}?`;
     process.stderr.write(
-      `gpuops: unknown command "${name}"; the commands are ${Object.keys(commands).join(', ')}.\nRun gpuops --help for every command with its options.\n`,
+      `gpuops: unknown command "${name}".${guess} The commands are ${Object.keys(commands).join(', ')}.\nRun gpuops --help for every command with its options.\n`,
     );
     return 2;
   }

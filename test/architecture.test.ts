@@ -3,7 +3,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 // The layer rules of docs/architecture.md, checked rather than hoped for: a folder that imports what it must not,
-// a second reader of process.env, or an import cycle fails here with the offending file named.
+// a second reader of process.env, an import cycle or a file over 400 lines fails here with the offending file named.
 
 const root = resolve(new URL('..', import.meta.url).pathname);
 const src = join(root, 'src');
@@ -155,5 +155,14 @@ describe('architecture', () => {
     };
     for (const node of graph.keys()) visit(node);
     expect(cycles).toEqual([]);
+  });
+
+  it('keeps every source file at 400 lines or fewer (split a longer one by what it does)', () => {
+    const MAX_LINES = 400;
+    const long = files
+      .map((f) => ({ file: rel(f), lines: readFileSync(f, 'utf8').split('\n').length - 1 }))
+      .filter((f) => f.lines > MAX_LINES)
+      .map((f) => `${f.file}: ${f.lines} lines`);
+    expect(long).toEqual([]);
   });
 });

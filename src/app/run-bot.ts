@@ -18,7 +18,9 @@ export async function runBot(
     config = parseConfig(forcedRole ? { ...env, ROLE: forcedRole } : env, 'bot');
   } catch (err) {
     if (err instanceof ConfigError) {
-      process.stderr.write(`gpuops ${command}: ${err.message}\nSee .env.example for every setting.\n`);
+      process.stderr.write(
+        `gpuops ${command}: ${err.message}\nSee .env.example for every setting. To try gpuops without Slack or a cloud account, run gpuops demo: it needs none of these.\n`,
+      );
       return 1;
     }
     throw err;

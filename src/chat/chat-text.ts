@@ -4,6 +4,7 @@ export const CHAT_HELP = [
   'Chat commands (everything else starting with /gpu goes to the bot):',
   '  /gpu <command>        talk to gpuops as the current user in the current channel (/gpu help lists them)',
   '  2  or  /press 2       press button [2]; /press Approve presses the latest button labelled Approve',
+  '  /press Deny reason="too big"   press it and answer the form it opens, field by field name',
   '  /step <step> k=v...   run a Workflow Builder step as a workflow would: /step stop_instance instance=train-01',
   '  /as <user>            act as someone else: a name (ada, bob) or a user id (U0BOB); /user does the same',
   '  /channel <channel>    switch channel: a name (gpu-ops, #ops) or an id (C0OPS)',

@@ -1,16 +1,11 @@
 import type { ChatIo } from './chat-io.js';
 import { answerTo, failuresSince } from './chat-outcome.js';
 import { ackContent, CHAT_HELP, failureReason } from './chat-text.js';
-import type { ButtonRef, DirectoryUser, LocalSlackApi } from './local-slack-api.js';
+import type { DirectoryUser, LocalSlackApi } from './local-slack-api.js';
 import type { RenderContext, TerminalStyle } from './render-terminal.js';
 import { fillForm } from './terminal-form.js';
-import {
-  type Actor,
-  blockActionsBody,
-  homeOpenedBody,
-  slashCommandBody,
-  type TerminalReceiver,
-} from './terminal-receiver.js';
+import { type FormAnswers, pressButton, splitPress } from './terminal-press.js';
+import { type Actor, homeOpenedBody, slashCommandBody, type TerminalReceiver } from './terminal-receiver.js';
 import { reportStep, startStep } from './terminal-step.js';
 
 // The chat loop of `gpuops demo`: reads lines (a person at a prompt, or a script), sends `/gpu …` to
@@ -290,67 +285,17 @@ export class TerminalChat {
   }
 
   private async press(ref: string): Promise<{ failed?: string }> {
-    const { slack, receiver } = this.options;
-    const wanted = ref.trim();
-    if (wanted === '') {
-      this.say('Say which button: /press 2, or /press Approve.');
-      return { failed: 'no button given' };
-    }
-    const button: ButtonRef | undefined = /^\d+$/.test(wanted)
-      ? slack.button(Number(wanted))
-      : slack.buttonLabelled(wanted);
-    if (!button) {
-      this.say(
-        `There is no button ${/^\d+$/.test(wanted) ? `[${wanted}]` : `labelled "${wanted}"`} on screen.`,
-      );
-      return { failed: `no button ${wanted}` };
-    }
-    if (!slack.stillThere(button)) {
-      this.say(`Button [${button.number}] ${button.text} is gone: its message or form changed since.`);
-      return { failed: `button ${button.number} is gone` };
-    }
-    const actor = this.actor;
-    const mark = slack.mark();
-    const triggerId = slack.issueTrigger(actor.userId);
-    const place = button.place;
-    this.say(this.options.style.dim(`@${actor.userName} pressed [${button.number}] ${button.text}`));
-    if (place.kind === 'view') {
-      const view = slack.view(place.viewId);
-      if (!view) return { failed: 'the form is gone' };
-      await receiver.deliver(
-        blockActionsBody(
-          actor,
-          button,
-          { kind: 'view', view: { ...view.view, id: view.id, hash: view.hash } },
-          triggerId,
-        ),
-      );
-    } else {
-      const content = slack.contentAt(place) ?? {};
-      const responseUrl = slack.responseUrl({ userId: actor.userId, channelId: place.channel, place });
-      await receiver.deliver(
-        blockActionsBody(
-          actor,
-          button,
-          {
-            kind: 'message',
-            channelId: place.channel,
-            message: content,
-            ephemeral: place.kind === 'ephemeral',
-            responseUrl,
-          },
-          triggerId,
-        ),
-      );
-    }
-    return this.afterRequest(mark);
+    const { button, answers } = splitPress(ref);
+    const host = { ...this.options, actor: this.actor, say: (...lines: string[]) => this.say(...lines) };
+    const pressed = await pressButton(host, button);
+    return 'failed' in pressed ? pressed : this.afterRequest(pressed.mark, answers);
   }
 
   /**
    * After a request: fill in a form it opened, wait for its jobs in a script, and say whether anything
-   * people saw reports a failure.
+   * people saw reports a failure. `answers` fill the form's fields by name instead of the next lines.
    */
-  private async afterRequest(mark: number): Promise<{ failed?: string }> {
+  private async afterRequest(mark: number, answers: FormAnswers = {}): Promise<{ failed?: string }> {
     const { slack, io } = this.options;
     let formFailure: string | undefined;
     const opened = slack
@@ -366,7 +311,11 @@ export class TerminalChat {
       // A form can open in a loading state that a job fills in: let that settle first.
       const settled = await this.options.settle();
       if (!settled.ok) return { failed: `still waiting for ${settled.pending}` };
-      formFailure = await this.fillForm(opened.id);
+      formFailure = await this.fillForm(opened.id, answers);
+    } else if (Object.keys(answers).length > 0) {
+      const given = Object.keys(answers).join(', ');
+      formFailure = `${given} answers a form, and no form opened; press the button alone`;
+      this.say(`✗ ${formFailure}.`);
     }
     if (!io.interactive) {
       const settled = await this.options.settle();
@@ -387,7 +336,7 @@ export class TerminalChat {
   }
 
   /** Asks for each field of the form, submits it, and follows what the bot answers. */
-  private fillForm(viewId: string): Promise<string | undefined> {
+  private fillForm(viewId: string, answers: FormAnswers): Promise<string | undefined> {
     return fillForm(
       {
         ...this.options,
@@ -400,6 +349,7 @@ export class TerminalChat {
         },
       },
       viewId,
+      answers,
     );
   }
 }

@@ -23,9 +23,30 @@ export interface FormHost {
 
 type Values = Record<string, Record<string, StateValue>>;
 
-/** Asks for each field of the form, submits it, and follows what the bot answers. */
-export async function fillForm(host: FormHost, viewId: string): Promise<string | undefined> {
+/** A field's name for an inline answer: its label or block id, lower case, `_` between words. */
+const fieldName = (text: string) =>
+  text
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '');
+
+function answerFor(field: FormField, answers: Readonly<Record<string, string>>): string | undefined {
+  const names = [fieldName(field.label), fieldName(field.blockId)];
+  const key = Object.keys(answers).find((k) => names.includes(fieldName(k)));
+  return key === undefined ? undefined : answers[key];
+}
+
+/**
+ * Asks for each field of the form, submits it, and follows what the bot answers. `answers` (given on
+ * the line that opened the form, by field name) fill their fields instead of a prompt.
+ */
+export async function fillForm(
+  host: FormHost,
+  viewId: string,
+  answers: Readonly<Record<string, string>> = {},
+): Promise<string | undefined> {
   const { slack, receiver, io, style } = host;
+  let inline = answers;
   let id = viewId;
   let values: Values = {};
   let only: Set<string> | undefined;
@@ -43,9 +64,20 @@ export async function fillForm(host: FormHost, viewId: string): Promise<string |
       slack.closeView(id);
       return undefined;
     }
+    const unknown = Object.keys(inline).filter(
+      (name) => !fields.some((f) => answerFor(f, { [name]: '' }) !== undefined),
+    );
+    if (unknown.length > 0) {
+      slack.closeView(id, true);
+      const names = fields.map((f) => fieldName(f.label)).join(', ');
+      const reason = `this form has no field ${unknown.join(', ')}; its fields are ${names}, so it was closed`;
+      host.say(`✗ ${reason[0]?.toUpperCase()}${reason.slice(1)}.`, '');
+      return reason;
+    }
     for (const field of fields) {
       if (only && !only.has(field.blockId)) continue;
-      const answer = await askField(host, field);
+      const given = answerFor(field, inline);
+      const answer = given === undefined ? await askField(host, field) : giveField(host, field, given);
       if (answer === 'cancel') {
         slack.closeView(id, true);
         host.say(style.dim('Form cancelled.'), '');
@@ -57,6 +89,8 @@ export async function fillForm(host: FormHost, viewId: string): Promise<string |
       }
       values = { ...values, [field.blockId]: { [field.actionId]: answer } };
     }
+    // Answers given inline are for the form the line opened, not for one the bot shows next.
+    inline = {};
     const actor = host.actor;
     const { response } = await receiver.deliver(
       viewSubmissionBody(actor, view, values, slack.issueTrigger(actor.userId)),
@@ -100,6 +134,15 @@ export async function fillForm(host: FormHost, viewId: string): Promise<string |
         return undefined;
     }
   }
+}
+
+/** A field answered inline: shown as if typed at its prompt, refused as a typed answer would be. */
+function giveField(host: FormHost, field: FormField, given: string): StateValue | string {
+  host.say(`${field.label}: ${given}`);
+  const answer = answerField(field, given);
+  if (answer.ok) return answer.state as StateValue;
+  host.say(`✗ ${answer.error}`);
+  return `${field.label}: ${answer.error}`;
 }
 
 /** One field: its prompt, then the answer as Slack's state, 'cancel', or a failure sentence (scripts). */

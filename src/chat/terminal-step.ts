@@ -45,7 +45,7 @@ export function stepInputs(
   for (const word of words) {
     const at = word.indexOf('=');
     if (at <= 0)
-      return `"${word}" is not name=value. The inputs of ${step.callbackId}: ${Object.keys(step.inputs).join(', ')}.`;
+      return `"${word}" is not name=value: give each input as name=value, such as instance=train-01; the inputs of ${step.callbackId} are ${Object.keys(step.inputs).join(', ')}.`;
     const name = word.slice(0, at);
     const value = word.slice(at + 1);
     if (value === '') delete inputs[name];

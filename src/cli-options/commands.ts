@@ -1,5 +1,6 @@
 import { SHAPES } from '../cloud/shape.js';
 import { METRIC_NAMES } from '../metrics/catalog.js';
+import { RANGE_BOUNDS } from '../metrics/range-rule.js';
 import type { CliCommand } from './options.js';
 
 // The table of every `gpuops` subcommand and its options. The parsers (src/cli.ts, src/sim/run-sim.ts,
@@ -62,13 +63,19 @@ export const SIM_COMMAND: CliCommand = {
       default: '2000',
     },
     { flag: '--no-metrics', description: 'do not start the metrics side (/read, /exporter)' },
+    {
+      flag: '--env',
+      description:
+        'print the ready line as shell export lines of the settings gpuops reads (CLOUD_API_URL, …) instead of JSON',
+    },
   ],
   notes: ['See docs/simulator.md.'],
 };
 
 export const SNAPSHOT_COMMAND: CliCommand = {
   name: 'snapshot',
-  summary: 'write the PNG GPU chart /gpu metrics would post to a file, and print its text summary',
+  summary:
+    "write the PNG GPU chart /gpu metrics would post to a file, and print its text summary; reads the metrics API at METRICS_URL with METRICS_API_KEY (or client credentials), which gpuops sim --env prints for the simulator's",
   args: [
     {
       name: '<instance>',
@@ -88,7 +95,7 @@ export const SNAPSHOT_COMMAND: CliCommand = {
       flag: '--range',
       short: '-r',
       value: 'RANGE',
-      description: 'how far back, from 1m to 31d: 15m, 1h, 6h, 1d',
+      description: `how far back, ${RANGE_BOUNDS}: 15m, 1h, 6h, 1d`,
       default: '1h',
     },
     {

@@ -11,7 +11,8 @@ export function checkTagKey(key: string): string | null {
 
 /** Kubernetes version, as the spec's update request states it. */
 export const K8S_VERSION = /^v([0-9]+)\.([0-9]+)(\.([0-9]+))?$/;
-export const K8S_VERSION_RULE = 'a version looks like v1.31 or v1.31.2 (pattern ^v(N).(N)(.(N))?$)';
+export const K8S_VERSION_RULE =
+  'a version looks like v1.31 or v1.31.2: v, then major.minor and an optional patch';
 export function checkK8sVersion(version: string): string | null {
   return K8S_VERSION.test(version) ? null : K8S_VERSION_RULE;
 }

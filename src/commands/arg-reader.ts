@@ -141,7 +141,7 @@ export class ArgReader {
       const type = spec[flag];
       if (type === undefined) {
         const known = Object.keys(spec);
-        if (known.length === 0) this.fail(`${this.label()} takes no flags, but got ${shown(`--${flag}`)}`);
+        if (known.length === 0) this.fail(`${this.label()} takes no flags; leave out ${shown(`--${flag}`)}`);
         const near = nearestWord(flag, known);
         this.fail(
           `${this.label()} has no flag ${shown(`--${flag}`)}; it takes ${known.map((k) => `--${k}`).join(', ')}`,
@@ -180,14 +180,14 @@ export class ArgReader {
     return { positionals, values, bools };
   }
 
-  /** Fails when more positionals came than the subcommand takes. */
-  noMore(args: Args, taken: number): void {
+  /** Fails when more positionals came than the subcommand takes (`readBefore`: words it read itself). */
+  noMore(args: Args, taken: number, readBefore = 0): void {
     const extra = args.positionals.slice(taken);
     if (extra.length === 0) return;
     this.fail(
-      taken === 0
-        ? `${this.label()} takes no arguments, but got ${shown(extra.join(' '))}`
-        : `${shown(extra.join(' '))} is more than ${this.label()} takes`,
+      taken + readBefore === 0
+        ? `${this.label()} takes no arguments; leave out ${shown(extra.join(' '))}`
+        : `${shown(extra.join(' '))} is more than ${this.label()} takes; leave it out, or quote a value that has spaces`,
     );
   }
 
@@ -227,7 +227,7 @@ export class ArgReader {
   }
 
   count(value: string, max: number, what = 'count'): number {
-    const n = parseCount(value, max);
+    const n = parseCount(value, max, what);
     if (typeof n === 'string') this.fail(`${shown(value)} is not a valid ${what}: ${n}`);
     return n;
   }
@@ -262,7 +262,7 @@ export class ArgReader {
     checkValue: (v: string) => string | null,
   ): [string, string] {
     const eq = text.indexOf('=');
-    if (eq <= 0) this.fail(`${what} needs key=value, but got ${shown(text)}`);
+    if (eq <= 0) this.fail(`${what} needs key=value, such as team=ml, not ${shown(text)}`);
     const key = text.slice(0, eq);
     const value = text.slice(eq + 1);
     const keyRule = checkKey(key);
@@ -276,7 +276,10 @@ export class ArgReader {
     const lower = value.toLowerCase();
     if (lower === 'on' || lower === 'off') return lower;
     const near = nearestWord(lower, ['on', 'off']);
-    this.fail(`${shown(value)} is neither on nor off`, near ? `Did you mean \`${near}\`?` : undefined);
+    this.fail(
+      `${shown(value)} is neither on nor off: type on or off`,
+      near ? `Did you mean \`${near}\`?` : undefined,
+    );
   }
 }
 

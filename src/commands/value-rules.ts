@@ -1,4 +1,5 @@
 import { checkTagKey, TAG_KEY_RULE } from '../cloud/rules.js';
+import { MAX_RANGE_SECONDS, MIN_RANGE_SECONDS, RANGE_RULE } from '../metrics/range-rule.js';
 
 // Value rules of the /gpu grammar that need no I/O. Each check returns null when the value passes, or
 // the rule it broke in words, so the parser and the zod schemas share one wording.
@@ -16,20 +17,17 @@ export const MAX_WAITLIST_COUNT = 64;
 export const MAX_AUDIT = 500;
 export const DEFAULT_AUDIT = 20;
 
-/** Whole number in 1..max, written in plain digits (no sign, no exponent, no decimals). */
-export function parseCount(value: string, max: number): number | string {
-  const rule = `a count is a whole number from 1 to ${max}`;
+/** Whole number in 1..max, written in plain digits (no sign, no exponent, no decimals); `noun` names it in the rule. */
+export function parseCount(value: string, max: number, noun = 'count'): number | string {
+  const rule = `a ${noun} is a whole number from 1 to ${max}`;
   if (!/^[0-9]{1,7}$/.test(value)) return rule;
   const n = Number(value);
   return n >= 1 && n <= max ? n : rule;
 }
 
 export const DURATION_UNITS = { s: 1, m: 60, h: 3600, d: 86_400, w: 604_800 } as const;
-export const MIN_RANGE_SECONDS = 60;
-export const MAX_RANGE_SECONDS = 30 * 86_400;
 export const DEFAULT_RANGE_SECONDS = 3600;
-export const RANGE_RULE =
-  'a range is a number with a unit m, h, d or w, such as 15m, 1h, 6h, 1d or 7d, from 1m to 30d';
+export { MAX_RANGE_SECONDS, MIN_RANGE_SECONDS, RANGE_RULE };
 
 /** Parses 15m, 6h, 7d or 1h30m (Prometheus style) into seconds, within 1m..30d. */
 export function parseDuration(value: string): number | string {

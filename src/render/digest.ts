@@ -1,6 +1,7 @@
 import type { KnownBlock } from '@slack/types';
 import { formatUsd } from '../pricing/cost.js';
 import { PRICE_LIST_NOTE } from '../pricing/offered-types.js';
+import { countNoun } from './count-noun.js';
 import { idleFor } from './idle-alert.js';
 import { clip, escapeText } from './job-message.js';
 import { slackDate } from './slack-date.js';
@@ -111,6 +112,6 @@ export function digestMessage(input: DigestInput): { text: string; blocks: Known
       },
     ],
   });
-  const text = `Daily digest ${input.day}: ${input.running.length} running, ${formatUsd(input.spendTodayUsd)} today, ${formatUsd(input.spendMonthUsd)} this month, ${input.idle.length} idle, ${input.approvals.length} approval(s) waiting.`;
+  const text = `Daily digest ${input.day}: ${input.running.length} running, ${formatUsd(input.spendTodayUsd)} today, ${formatUsd(input.spendMonthUsd)} this month, ${input.idle.length} idle, ${countNoun(input.approvals.length, 'approval')} waiting.`;
   return { text, blocks };
 }

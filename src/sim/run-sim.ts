@@ -8,16 +8,17 @@ import {
   wholeNumber,
 } from '../cli-options/options.js';
 import { SHAPES, type Shape } from '../cloud/shape.js';
+import { readyEnvLines } from './ready-env.js';
 import { type SimOptions, startSim } from './start-sim.js';
 
 // `gpuops sim`: starts the simulator, prints the ready line (one JSON object) on stdout, logs on stderr,
 // and stops cleanly on SIGTERM or SIGINT.
 
 /** Parses the arguments of `gpuops sim` (its table: SIM_COMMAND); throws CliUsageError with a sentence a person can act on. */
-export function parseSimArgs(args: readonly string[]): SimOptions | 'help' {
+export function parseSimArgs(args: readonly string[]): (SimOptions & { env?: boolean }) | 'help' {
   const parsed = parseCli(SIM_COMMAND, args);
   if (parsed.help) return 'help';
-  const options: SimOptions = { shape: 'B' };
+  const options: SimOptions & { env?: boolean } = { shape: 'B' };
   const port = optionValue(parsed, '--port');
   if (port !== undefined) options.port = wholeNumber('--port', port, 0, 65535);
   const host = optionValue(parsed, '--host');
@@ -40,13 +41,14 @@ export function parseSimArgs(args: readonly string[]): SimOptions | 'help' {
   if (transition !== undefined)
     options.transitionMs = wholeNumber('--transition-ms', transition, 0, 3_600_000);
   if (optionSet(parsed, '--no-metrics')) options.metrics = false;
+  if (optionSet(parsed, '--env')) options.env = true;
   return options;
 }
 
 export async function runSim(args: string[]): Promise<number> {
   const read = readCommandArgs(SIM_COMMAND, () => parseSimArgs(args), process);
   if ('exit' in read) return read.exit;
-  const options = read.options;
+  const { env, ...options } = read.options;
 
   let sim: Awaited<ReturnType<typeof startSim>>;
   try {
@@ -63,7 +65,7 @@ export async function runSim(args: string[]): Promise<number> {
     return 1;
   }
 
-  process.stdout.write(`${JSON.stringify(sim.info)}\n`);
+  process.stdout.write(env ? `${readyEnvLines(sim.info).join('\n')}\n` : `${JSON.stringify(sim.info)}\n`);
 
   let onSignal: (signal: NodeJS.Signals) => void = () => {};
   const signal = await new Promise<NodeJS.Signals>((resolve) => {

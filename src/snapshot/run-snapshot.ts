@@ -9,6 +9,7 @@ import { isMetricName, METRIC_NAMES } from '../metrics/catalog.js';
 import { metricsTokenProvider } from '../metrics/metrics-auth.js';
 import { createMetricsClient } from '../metrics/metrics-client.js';
 import { metricCatalogOf, metricsAuthOf } from '../metrics/metrics-from-config.js';
+import { MAX_RANGE_SECONDS, MIN_RANGE_SECONDS, RANGE_BOUNDS } from '../metrics/range-rule.js';
 import { findChartFonts } from '../sys/fonts.js';
 import { takeSnapshot } from './take-snapshot.js';
 
@@ -21,8 +22,6 @@ export interface SnapshotIo {
   readonly now?: () => number;
   readonly dispatcher?: Dispatcher;
 }
-
-const MAX_RANGE_MS = 31 * 86_400_000;
 
 /** Parses 90s, 15m, 1h, 1h30m, 2d, 1w into milliseconds; undefined when it is not a duration. */
 export function parseRange(text: string): number | undefined {
@@ -79,7 +78,9 @@ export async function runSnapshot(
     return 0;
   } catch (err) {
     if (err instanceof ConfigError) {
-      io.stderr.write(`gpuops snapshot: ${err.message}\nSee .env.example and docs/metrics.md.\n`);
+      io.stderr.write(
+        `gpuops snapshot: ${err.message}\nSee .env.example and docs/metrics.md. To try it on the simulator, run gpuops sim --env in another terminal and paste its export lines here.\n`,
+      );
       return 1;
     }
     const appError = err instanceof AppError ? err : asAppError(err);
@@ -101,8 +102,10 @@ function parse(args: readonly string[]) {
     throw new CliUsageError(`--metric must be one of ${METRIC_NAMES.join(', ')}, not "${metric}".`);
   const range = optionValue(parsed, '--range') ?? '1h';
   const rangeMs = parseRange(range);
-  if (rangeMs === undefined || rangeMs < 60_000 || rangeMs > MAX_RANGE_MS) {
-    throw new CliUsageError(`--range takes a duration from 1m to 31d such as 15m, 1h or 1d, not "${range}".`);
+  if (rangeMs === undefined || rangeMs < MIN_RANGE_SECONDS * 1000 || rangeMs > MAX_RANGE_SECONDS * 1000) {
+    throw new CliUsageError(
+      `--range takes a duration ${RANGE_BOUNDS} (as /gpu metrics does), such as 15m, 1h or 1d, not "${range}".`,
+    );
   }
   const endText = optionValue(parsed, '--end');
   let end: number | undefined;

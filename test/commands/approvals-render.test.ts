@@ -59,9 +59,15 @@ describe('approval messages', () => {
       { own: Array.from({ length: 30 }, (_, i) => request(i)) },
     );
     expect(checkBlocks(list.blocks, 'message')).toEqual([]);
-    expect(JSON.stringify(list.blocks)).toContain('30 request(s) of yours wait for someone else:');
+    expect(JSON.stringify(list.blocks)).toContain('30 requests of yours wait for someone else:');
     expect(JSON.stringify(list.blocks)).toContain('…and 20 more.');
-    expect(JSON.stringify(list.blocks)).toContain('200 request(s) wait for your approval');
+    expect(JSON.stringify(list.blocks)).toContain('200 requests wait for your approval');
+  });
+
+  it('counts one request as one, not "1 request(s)"', () => {
+    const one = pendingList([request(0)], { own: [request(1)] });
+    expect(one.text).toBe('1 request waits for your approval');
+    expect(JSON.stringify(one.blocks)).toContain('*1 request of yours waits for someone else:*');
   });
 
   it('fits 500 audit entries in one message, saying where the rest is when they do not fit', () => {

@@ -328,7 +328,7 @@ describe('parseCommand: value rules', () => {
 
   it('names what was wrong, why, the usage and an example', () => {
     const e = err('k8s pool add prod gpu-a h100 0');
-    expect(e.message).toBe('"0" is not a valid node count: a count is a whole number from 1 to 1000.');
+    expect(e.message).toBe('"0" is not a valid node count: a node count is a whole number from 1 to 1000.');
     expect(e.usage).toBe('/gpu k8s pool add <cluster> [<name> <type> <count>]');
     expect(e.example).toBe('/gpu k8s pool add prod gpu-a h100-hgx-80gb.8x 2');
   });
@@ -393,7 +393,9 @@ describe('parseCommand: value rules', () => {
     expect(err('k8s upgrade prod latest').message).toContain('"latest" is not a valid version');
     expect(ok('k8s upgrade prod 1.32')).toMatchObject({ version: 'v1.32' });
     expect(err('create a t --tag -bad=1').message).toContain('a tag key has 1 to 63 characters');
-    expect(err('create a t --tag novalue').message).toBe('--tag needs key=value, but got "novalue".');
+    expect(err('create a t --tag novalue').message).toBe(
+      '--tag needs key=value, such as team=ml, not "novalue".',
+    );
     expect(err('create a t --tag a=1 --tag a=2').message).toContain('was given twice');
     expect(err('k8s label prod a=-x').message).toContain('a label value is empty or up to 63 characters');
     expect(err('k8s label prod Bad.Prefix/x=1').message).toContain('a label key is an optional DNS prefix');
@@ -408,7 +410,7 @@ describe('parseCommand: value rules', () => {
   });
 
   it('refuses flags a subcommand does not take, and flags without values', () => {
-    expect(err('jobs --all').message).toBe('`/gpu jobs` takes no flags, but got "--all".');
+    expect(err('jobs --all').message).toBe('`/gpu jobs` takes no flags; leave out "--all".');
     expect(err('ls --all').message).toBe('`/gpu ls` has no flag "--all"; it takes --page.');
     expect(err('metrics a --range').message).toBe('--range needs a value after it.');
     expect(err('create a t --image --preemptible').message).toBe('--image needs a value after it.');
@@ -417,8 +419,10 @@ describe('parseCommand: value rules', () => {
   });
 
   it('refuses extra words', () => {
-    expect(err('ls now').message).toBe('`/gpu ls` takes no arguments, but got "now".');
-    expect(err('start a b').message).toBe('"b" is more than `/gpu start` takes.');
+    expect(err('ls now').message).toBe('`/gpu ls` takes no arguments; leave out "now".');
+    expect(err('start a b').message).toBe(
+      '"b" is more than `/gpu start` takes; leave it out, or quote a value that has spaces.',
+    );
     expect(err('k8s register prod').message).toContain('takes no arguments: it opens a form');
   });
 

@@ -27,9 +27,22 @@ describe('parseWhen', () => {
   });
 
   it.each([
-    [[], 'it needs a time'],
-    [['daily'], '`daily` takes one time of day, such as `daily 20:00`'],
-    [['daily', '24:00'], '`24:00` is not a time of day: write it as HH:MM on a 24-hour clock'],
+    [[], 'a schedule needs a time after its target, such as `weekdays 20:00`'],
+    [['daily'], '`daily` takes one time of day after it, such as `daily 20:00`'],
+    [
+      ['daily', '24:00'],
+      '`24:00` is not a time of day: 24 is not an hour (00 to 23); write it as `daily 23:00`',
+    ],
+    [['daily', '20:61'], '`20:61` is not a time of day: 61 is not a minute (00 to 59)'],
+    [['daily', '7pm'], 'write it as `daily 19:00`'],
+    [
+      ['25:00'],
+      '`25:00` is not a schedule: 25 is not an hour (00 to 23), and a time needs its days in front',
+    ],
+    [
+      ['20:00'],
+      '`20:00` needs the days it is for in front: `daily 20:00`, `weekdays 20:00` or `weekends 20:00`',
+    ],
     [['weekdays', '8pm'], '`8pm` is not a time of day'],
     [['tomorrow', '20:00'], '`tomorrow 20:00` is not a schedule'],
     [['0', '0', '30', '2', '*'], '`0 0 30 2 *` never fires'],

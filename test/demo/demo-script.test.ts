@@ -208,7 +208,9 @@ describe('gpuops demo with lines on standard input and REDIS_URL', () => {
     // Jobs are listed per channel: #ops has none of #gpu-ops' jobs.
     expect(out).toContain('ada in #ops› /gpu jobs');
     expect(answerTo(out, '/gpu jobs')).toContain('No jobs in this channel yet.');
-    expect(answerTo(out, '/press 7')).toContain('There is no button [7] on screen.');
+    expect(answerTo(out, '/press 7')).toContain(
+      'There is no button [7] on screen; press one shown in [brackets], by its number or its label.',
+    );
     expect(demo.stderr()).toContain('gpuops demo: 3 of 6 lines failed:');
     expect(demo.stderr()).toContain('line 2: /gpu show nosuch');
     expect(demo.stderr()).toContain('line 3: /gpu frobnicate');

@@ -25,6 +25,8 @@ interface Step {
   readonly form?: readonly string[];
   /** Only in these shapes (a resource that exists only there). */
   readonly only?: readonly Shape[];
+  /** Lines that follow it (another person's answer to it). */
+  readonly answer?: readonly string[];
 }
 
 const KEY = ed25519PublicKey('ada@laptop');
@@ -86,6 +88,12 @@ const STEPS: readonly Step[] = [
   { line: '/gpu approvals' },
   { line: '/gpu waitlist h100-hgx-80gb.8x 2' },
   { line: '/gpu waitlist' },
+  // Bob denies a costly create with the reason on the same line as the button. With it the script
+  // sends more requests a minute than the default per-person limit: the demo's policy allows more.
+  {
+    line: '/gpu create big-1 h100-hgx-80gb.8x',
+    answer: ['/as bob', '/press Deny reason="too big for the tour, use a 1x"', '/as ada'],
+  },
 ];
 
 /**
@@ -116,7 +124,7 @@ function scriptFor(shape: Shape): { lines: string[]; kinds: Set<GpuCommandKind> 
     const kind = kindOf(step.line);
     if (missing.has(kind) || (step.only && !step.only.includes(shape))) continue;
     kinds.add(kind);
-    lines.push(step.line, ...(step.form ?? []));
+    lines.push(step.line, ...(step.form ?? []), ...(step.answer ?? []));
     if (ALWAYS_APPROVED_KINDS.includes(kind)) lines.push('/as bob', '/press Approve', '/as ada');
   }
   // The admin's commands, as Bob.
@@ -163,6 +171,8 @@ describe.each(SHAPES)('every subcommand shape %s supports, through the demo', (s
     // What the bot answered: the chat after the demo's own start-up banner.
     const chat = out.slice(out.indexOf('Ready.'));
     expect(chat).toContain('› /gpu waitlist\n');
+    expect(chat).toContain('Denied by @bob');
+    expect(chat).not.toContain('You have sent');
     const named = OPERATIONS.filter((op) => new RegExp(`\\b${op}\\b`).test(chat));
     expect(named, chat).toEqual([]);
     expect(chat).not.toMatch(/\bshape [ABC]\b/);

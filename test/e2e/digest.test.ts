@@ -53,7 +53,7 @@ describe('the daily digest (shape C)', () => {
       stack.slack.channelView(CHANNEL).find((m) => String(m.text).startsWith('Daily digest')),
     );
     expect(digest.text).toBe(
-      'Daily digest 2025-03-10: 1 running, $11.56 today, $11.56 this month, 0 idle, 1 approval(s) waiting.',
+      'Daily digest 2025-03-10: 1 running, $11.56 today, $11.56 this month, 0 idle, 1 approval waiting.',
     );
     const blocks = JSON.stringify(digest.blocks);
     expect(blocks).toContain('*Running* (1, 4.0 GPU-hours today)');

@@ -67,7 +67,7 @@ describe('/gpu schedule, shape B', () => {
     const made = await settled(stack, 'schedule stop team=ml weekdays 20:00', 'Done');
     const id = scheduleIdIn(String(made.text));
     expect(made.text).toContain('stop instances tagged team=ml weekdays 20:00 (America/New_York)');
-    expect(made.text).toContain('2 instance(s) carry team=ml now (train-01, train-02)');
+    expect(made.text).toContain('2 instances carry team=ml now (train-01, train-02)');
 
     // The timer is a BullMQ job scheduler in Redis, read in Ada's zone.
     const scheduler = await stack.watch!.queue.getJobScheduler(schedulerIdOf(id));
@@ -170,7 +170,7 @@ describe('/gpu schedule, shape B', () => {
 
   it('answers bad input with one sentence and makes nothing', async () => {
     expect(await listenerAnswer(stack, 'schedule stop train-01 daily 20:00 --tz Mars/Olympus')).toContain(
-      '"Mars/Olympus" is not a time zone gpuops knows: a time zone is an IANA name such as Europe/Berlin',
+      '"Mars/Olympus" is not a time zone gpuops knows (a time zone is an IANA name such as Europe/Berlin',
     );
     expect(await listenerAnswer(stack, 'schedule stop train-01 0 0 30 2 *')).toContain(
       '`0 0 30 2 *` never fires',

@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseCommand } from '../../src/commands/parse-command.js';
 import { parseRange, runSnapshot } from '../../src/snapshot/run-snapshot.js';
 import {
   type MetricsStack,
@@ -130,6 +131,16 @@ describe('gpuops snapshot', () => {
     const noOut = capture();
     expect(await runSnapshot(['train-1'], {}, noOut.io)).toBe(2);
     expect(noOut.out.stderr).toContain('--out <file.png> is required');
+  });
+
+  it('takes the ranges /gpu metrics takes, and no longer one', async () => {
+    const long = capture();
+    expect(await runSnapshot(['train-1', '--out', 'a.png', '--range', '31d'], {}, long.io)).toBe(2);
+    expect(long.out.stderr).toContain('--range takes a duration from 1m to 30d (as /gpu metrics does)');
+    const metrics = parseCommand('metrics train-1 --range 31d');
+    expect(metrics.ok).toBe(false);
+    expect(metrics.ok ? '' : metrics.error.message).toContain('from 1m to 30d');
+    expect(parseCommand('metrics train-1 --range 30d').ok).toBe(true);
   });
 
   it('reads ranges the way people write them', () => {

@@ -1,5 +1,6 @@
 import type { KnownBlock } from '@slack/types';
 import { type CostEstimate, formatCost } from '../../pricing/cost.js';
+import { countNoun } from '../../render/count-noun.js';
 import { clip, escapeText } from '../../render/job-message.js';
 import { slackDate } from '../../render/slack-date.js';
 import type { ApprovalRequest } from '../../store/approvals.js';
@@ -11,6 +12,9 @@ import { describeCommand, type GpuCommand } from '../registry.js';
 
 export const APPROVE_ACTION = 'gpuops.approval.approve';
 export const DENY_ACTION = 'gpuops.approval.deny';
+
+/** "1 request waits for your approval", "3 requests wait …". */
+const waiting = (n: number) => `${countNoun(n, 'request')} ${n === 1 ? 'waits' : 'wait'} for your approval`;
 /** The Deny modal, whose one field is the reason. */
 export const DENY_CALLBACK = 'gpuops.approval.deny-reason';
 export const DENY_REASON_BLOCK = 'reason';
@@ -331,7 +335,7 @@ export function pendingList(
   const ownMore = mine.length > ownShown.length ? `\n…and ${mine.length - ownShown.length} more.` : '';
   const own =
     mine.length > 0
-      ? `\n*${mine.length} request(s) of yours wait for someone else:*\n${ownShown.join('\n')}${ownMore}`
+      ? `\n*${countNoun(mine.length, 'request')} of yours ${mine.length === 1 ? 'waits' : 'wait'} for someone else:*\n${ownShown.join('\n')}${ownMore}`
       : '';
   if (requests.length === 0) {
     const text = clip(`Nothing waits for your approval.${own}`);
@@ -345,7 +349,7 @@ export function pendingList(
       type: 'section',
       text: {
         type: 'mrkdwn',
-        text: clip(`*${requests.length} request(s) wait for your approval*${more}${own}`),
+        text: clip(`*${waiting(requests.length)}*${more}${own}`),
       },
     },
   ];
@@ -358,5 +362,5 @@ export function pendingList(
     blocks.push({ type: 'section', text: { type: 'mrkdwn', text: clip(line) } });
     blocks.push(decisionButtons(r, `decide-${r.id}`.slice(0, 255)));
   }
-  return { text: `${requests.length} request(s) wait for your approval`, blocks };
+  return { text: waiting(requests.length), blocks };
 }

@@ -1,5 +1,6 @@
 import type { ActionsBlock, KnownBlock, ModalView } from '@slack/types';
 import { priceForType } from '../../pricing/price-for-type.js';
+import { formatCounts } from '../../render/capacity.js';
 import { escapeText } from '../../render/job-message.js';
 import {
   type Catalog,
@@ -41,7 +42,7 @@ export function formatAge(ms: number): string {
 }
 
 export function configurationLine(c: CatalogConfiguration): string {
-  const counts = c.gpuCounts.length > 0 ? `${c.gpuCounts.join(', ')} GPUs` : 'GPU counts not given';
+  const counts = c.gpuCounts.length > 0 ? formatCounts(c.gpuCounts) : 'GPU counts not given';
   const regions = c.regions.length > 0 ? c.regions.join(', ') : 'no region given';
   return `• *${escapeText(c.gpuType)}* — $${escapeText(c.pricePerGpuHour)} per GPU-hour ($${escapeText(c.stoppedPricePerHour)}/h stopped) · ${escapeText(counts)} · ${escapeText(regions)} · ready in ~${c.provisioningMinutes} min`;
 }

@@ -23,7 +23,7 @@ export const help = defineDirectCommand({
     }
     const near = nearestWord(words[0]!, r.grammar.topWords, r.grammar.synonyms);
     r.fail(
-      `There is no help topic ${shown(words.join(' '))}; topics are the subcommands`,
+      `There is no help topic ${shown(words.join(' '))}; a topic is a subcommand, such as /gpu help k8s`,
       near ? `Did you mean \`/gpu help ${near}\`?` : undefined,
     );
   },

@@ -29,7 +29,7 @@ const metrics = defineCommand({
         'Did you mean `/gpu metrics query`?',
       );
     }
-    r.noMore(a, 0);
+    r.noMore(a, 0, 1);
     return { kind: 'metrics', instance, rangeSeconds: r.range(a.values.range) };
   },
   delivery: 'channel',

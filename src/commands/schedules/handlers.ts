@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { countNoun } from '../../render/count-noun.js';
 import {
   getSchedule,
   listSchedules,
@@ -74,7 +75,7 @@ async function targetOf(
   const note =
     carrying.length === 0
       ? ` No instance carries ${tag.key}=${tag.value} now; it acts on those that do when it fires.`
-      : ` ${carrying.length} instance(s) carry ${tag.key}=${tag.value} now (${names.join(', ')}); it acts on those that do when it fires.`;
+      : ` ${countNoun(carrying.length, 'instance')} ${carrying.length === 1 ? 'carries' : 'carry'} ${tag.key}=${tag.value} now (${names.join(', ')}); it acts on those that do when it fires.`;
   return { target: { tag }, note };
 }
 

@@ -21,23 +21,55 @@ const GAP_CHECKED = 12;
 
 const DAYS = { daily: '*', weekdays: '1-5', weekends: '0,6' } as const;
 
+/** `20:00`, `7:30`, `09.15` or `20h00` (as typed; the hour and minute are checked apart). */
+const CLOCK = /^(\d{1,2})[:.h](\d{2})$/;
+
+/** Why `typed` is not a time of day on a 24-hour clock (the part out of range named), with a fix. */
+function timeOfDayProblem(typed: string, days: string): { why: string; fix: string } | undefined {
+  const m = CLOCK.exec(typed);
+  if (!m) {
+    const ampm = /^(\d{1,2})(?::(\d{2}))?\s*([ap])\.?m\.?$/i.exec(typed);
+    const hour = ampm ? Number(ampm[1]) : 0;
+    const fix =
+      ampm && hour >= 1 && hour <= 12
+        ? `${String((hour % 12) + (ampm[3]!.toLowerCase() === 'p' ? 12 : 0)).padStart(2, '0')}:${ampm[2] ?? '00'}`
+        : '20:00';
+    return { why: 'it is not HH:MM on a 24-hour clock', fix: `${days} ${fix}` };
+  }
+  const [hour, minute] = [Number(m[1]), Number(m[2])];
+  if (hour > 23) return { why: `${hour} is not an hour (00 to 23)`, fix: `${days} 23:${m[2]}` };
+  if (minute > 59)
+    return { why: `${m[2]} is not a minute (00 to 59)`, fix: `${days} ${m[1]!.padStart(2, '0')}:30` };
+  return undefined;
+}
+
 /** A reason the words are not a schedule, or the schedule. Throws nothing. */
 export function parseWhen(words: readonly string[]): When | string {
   // `"0 20 * * 1-5"` typed in quotes arrives as one word.
   const parts = words.flatMap((w) => w.trim().split(/\s+/)).filter((w) => w.length > 0);
-  if (parts.length === 0) return `it needs a time: ${WHEN_RULE}`;
+  if (parts.length === 0) {
+    return `a schedule needs a time after its target, such as \`weekdays 20:00\`: ${WHEN_RULE}`;
+  }
   const first = parts[0]!.toLowerCase();
   if (Object.hasOwn(DAYS, first)) {
     const days = DAYS[first as keyof typeof DAYS];
-    if (parts.length !== 2) return `\`${first}\` takes one time of day, such as \`${first} 20:00\``;
-    const m = /^([01]?[0-9]|2[0-3])[:.h]([0-5][0-9])$/.exec(parts[1]!);
-    if (!m) {
-      return `\`${parts[1]}\` is not a time of day: write it as HH:MM on a 24-hour clock, such as 07:30 or 20:00`;
+    if (parts.length !== 2) return `\`${first}\` takes one time of day after it, such as \`${first} 20:00\``;
+    const problem = timeOfDayProblem(parts[1]!, first);
+    if (problem !== undefined) {
+      return `\`${parts[1]}\` is not a time of day: ${problem.why}; write it as \`${problem.fix}\`, for example`;
     }
+    const m = CLOCK.exec(parts[1]!)!;
     const hour = Number(m[1]);
     const minute = Number(m[2]);
     const text = `${first} ${String(hour).padStart(2, '0')}:${m[2]}`;
     return { text, pattern: `${minute} ${hour} * * ${days}` };
+  }
+  if (parts.length === 1 && (CLOCK.test(first) || /^\d{1,2}(?::\d{2})?\s*[ap]\.?m\.?$/.test(first))) {
+    // A bare time: it needs its days in front, and may be out of range as well.
+    const problem = timeOfDayProblem(parts[0]!, 'daily');
+    return problem !== undefined
+      ? `\`${parts[0]}\` is not a schedule: ${problem.why}, and a time needs its days in front, such as \`${problem.fix}\``
+      : `\`${parts[0]}\` needs the days it is for in front: \`daily ${parts[0]}\`, \`weekdays ${parts[0]}\` or \`weekends ${parts[0]}\``;
   }
   if (parts.length !== 5) {
     return parts.length === 6

@@ -46,6 +46,8 @@ export function targetText(c: Pick<ScheduleCommand, 'instance' | 'tag'>): string
   return c.tag ? `${c.tag.key}=${c.tag.value}` : (c.instance ?? '');
 }
 
+const capitalised = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
+
 function readSchedule<K extends string>(
   r: ArgReader,
   kind: K,
@@ -60,15 +62,18 @@ function readSchedule<K extends string>(
       })()
     : { instance: r.name(target, TARGET) };
   const when = parseWhen(a.positionals.slice(1));
-  if (typeof when === 'string') r.fail(`The time of a schedule is not valid: ${when}`);
   const tzText = a.values.tz?.[0];
-  let tz: string | undefined;
-  if (tzText !== undefined) {
-    tz = canonicalTimeZone(tzText);
-    if (tz === undefined) {
-      r.fail(`${shown(tzText)} is not a time zone gpuops knows: ${TIME_ZONE_RULE}`);
-    }
-  }
+  const tz = tzText === undefined ? undefined : canonicalTimeZone(tzText);
+  // Both the time and the zone are checked, so one answer names every mistake in the line.
+  const problems = [
+    ...(typeof when === 'string' ? [when] : []),
+    ...(tzText !== undefined && tz === undefined
+      ? [`${shown(tzText)} is not a time zone gpuops knows (${TIME_ZONE_RULE})`]
+      : []),
+  ];
+  if (problems.length === 1) r.fail(capitalised(problems[0]!));
+  if (problems.length > 1) r.fail(`Two mistakes: ${problems.join('; and ')}`);
+  if (typeof when === 'string') throw new Error('unreachable: a bad time is refused above');
   return { kind, ...aimed, when: when.text, pattern: when.pattern, ...(tz ? { tz } : {}) };
 }
 
