@@ -46,12 +46,16 @@ async function slackTimeZone(run: JobRun, userId: string): Promise<string | unde
   }
 }
 
-/** The schedule's id, from its job's: a retried or re-delivered creation writes the same schedule. */
-function scheduleIdFor(jobId: string | undefined): string {
-  return `s-${createHash('sha256')
-    .update(jobId ?? String(Math.random()))
-    .digest('hex')
-    .slice(0, 6)}`;
+/** Ids a creation tries, in order, when the ones before are taken by other schedules. */
+const ID_TRIES = 5;
+
+/**
+ * The schedule's id for the `attempt`-th try, from its job's: a retried or re-delivered creation tries
+ * the same ids in the same order and finds its own record. 12 hex digits (48 bits).
+ */
+export function scheduleIdFor(jobId: string, attempt: number): string {
+  const seed = attempt === 0 ? jobId : `${jobId}#${attempt}`;
+  return `s-${createHash('sha256').update(seed).digest('hex').slice(0, 12)}`;
 }
 
 async function targetOf(
@@ -97,15 +101,14 @@ async function createSchedule(
   }
   const projectId = run.projectId;
   const { target, note } = await targetOf(run, command);
-  const id = scheduleIdFor(run.job.id);
+  const madeBy = run.job.id ?? `${ctx.userId}-${ctx.requestedAt}`;
   const existing = await listSchedules(run.deps.store, { channelId: ctx.channelId });
-  if (existing.length >= MAX_SCHEDULES_PER_CHANNEL && !existing.some((s) => s.id === id)) {
+  if (existing.length >= MAX_SCHEDULES_PER_CHANNEL && !existing.some((s) => s.madeBy === madeBy)) {
     throw new PermanentJobError(
       `This channel already has ${existing.length} schedules, the most it may: remove one with \`/gpu schedule rm <id>\` first.`,
     );
   }
-  const schedule: Schedule = {
-    id,
+  const made: Omit<Schedule, 'id'> = {
     action,
     target,
     when: command.when,
@@ -116,9 +119,21 @@ async function createSchedule(
     ownerId: ctx.userId,
     createdAt: ctx.requestedAt,
     ...(run.data.approvalId ? { approvalId: run.data.approvalId } : {}),
+    madeBy,
   };
   // The record before its timer: a firing that finds no record removes its timer, never the reverse.
-  await saveSchedule(run.deps.store, schedule);
+  // An id another schedule holds is never overwritten: the next one is tried.
+  let schedule: Schedule | undefined;
+  for (let attempt = 0; attempt < ID_TRIES && !schedule; attempt++) {
+    const candidate: Schedule = { id: scheduleIdFor(madeBy, attempt), ...made };
+    if (await saveSchedule(run.deps.store, candidate)) schedule = candidate;
+  }
+  if (!schedule) {
+    throw new PermanentJobError(
+      'gpuops could not find a free id for this schedule, so none was made. Please send the command again.',
+    );
+  }
+  const { id } = schedule;
   await timers.upsert(schedule);
   return {
     detail:
