@@ -6,6 +6,7 @@ import { type CostEstimate, formatCost } from '../pricing/cost.js';
 import { type AuditInput, auditFieldsOf } from '../store/audit.js';
 import type { ProjectBinding } from '../store/store.js';
 import type { EnqueueDeps } from './enqueue-request.js';
+import type { AccessDeadline } from './ports.js';
 
 // What the steps of the request pipeline share (accept-request.ts, request-approval.ts): their
 // dependencies, the caller's extras, and the one way a request goes on the audit trail.
@@ -26,6 +27,8 @@ export interface AcceptExtra {
   readonly deferPosts?: boolean;
   /** Slack's trigger id of a typed command and its signature window: a replay of it starts nothing. */
   readonly trigger?: { readonly id: string; readonly seconds: number };
+  /** The request's deadline: the access check gives up in time for the answer (DeadlinePassed). */
+  readonly deadline?: AccessDeadline;
 }
 
 /** Redis steps of a request give up after this: the listener must answer within Slack's 3 s. */

@@ -30,6 +30,7 @@ import {
 } from './accept-kit.js';
 import { type TargetProblem, targetInstance, targetProblem } from './check-target.js';
 import { type EnqueueResult, enqueueRequest, NOT_STARTED, requestJobId } from './enqueue-request.js';
+import type { AccessDeadline } from './ports.js';
 import { type Assessment, type PendingApproval, requestApproval } from './request-approval.js';
 
 export type { AcceptDeps, AcceptExtra, PendingApproval };
@@ -74,10 +75,11 @@ export async function checkAccess(
   deps: AcceptDeps,
   kind: GpuCommandKind,
   who: { readonly userId: string; readonly channelId: string },
+  deadline?: AccessDeadline,
 ): Promise<Refused | undefined> {
   const guardrails = deps.guardrails;
   const { policy } = guardrails;
-  const userGroups = await deps.ports.groupsOf(who.userId, groupsInPolicy(policy));
+  const userGroups = await deps.ports.groupsOf(who.userId, groupsInPolicy(policy), deadline);
   // A kind that makes another happen later (a schedule's stop) needs that kind's role as well.
   const acts = specFor(kind).actsAs;
   const kinds = acts !== undefined && isCommandKind(acts) ? [kind, acts] : [kind];
@@ -102,9 +104,10 @@ export async function acceptDirect(
   deps: AcceptDeps,
   command: GpuCommand,
   ctx: JobContext,
+  deadline?: AccessDeadline,
 ): Promise<Refused | undefined> {
   const guardrails = deps.guardrails;
-  const refused = await checkAccess(deps, command.kind, ctx);
+  const refused = await checkAccess(deps, command.kind, ctx, deadline);
   await record(deps, guardrails, {
     ...requestAudit(command, ctx),
     outcome: refused ? 'refused' : 'answered',
@@ -292,7 +295,7 @@ export async function acceptRequest(
 ): Promise<AcceptResult> {
   const guardrails = deps.guardrails;
 
-  const refused = await checkAccess(deps, command.kind, ctx);
+  const refused = await checkAccess(deps, command.kind, ctx, extra.deadline);
   if (refused) {
     await record(deps, guardrails, {
       ...requestAudit(command, ctx),
