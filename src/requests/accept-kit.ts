@@ -29,6 +29,12 @@ export interface AcceptExtra {
   readonly trigger?: { readonly id: string; readonly seconds: number };
   /** The request's deadline: the access check gives up in time for the answer (DeadlinePassed). */
   readonly deadline?: AccessDeadline;
+  /**
+   * A power schedule's firing (src/requests/scheduled-action.ts): `approved`, within what an approver
+   * agreed when the schedule was made (no card, the lease still given); `ask`, above it: an approver
+   * is asked again, for the reason given, whatever the policy's threshold.
+   */
+  readonly scheduled?: { readonly approved: true } | { readonly ask: string };
 }
 
 /** Redis steps of a request give up after this: the listener must answer within Slack's 3 s. */
@@ -45,7 +51,11 @@ export async function record(deps: AcceptDeps, guardrails: Guardrails, input: Au
 
 /** The command's audit parameters, and the workflow step that asked, if one did. */
 export function requestParameters(command: GpuCommand, ctx: JobContext): Record<string, unknown> {
-  return { ...auditFieldsOf(command).parameters, ...(ctx.step ? { step: ctx.step.callbackId } : {}) };
+  return {
+    ...auditFieldsOf(command).parameters,
+    ...(ctx.step ? { step: ctx.step.callbackId } : {}),
+    ...(ctx.schedule ? { schedule: ctx.schedule, by: 'schedule' } : {}),
+  };
 }
 
 export function requestAudit(command: GpuCommand, ctx: JobContext): Omit<AuditInput, 'outcome'> {

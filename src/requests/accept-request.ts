@@ -283,6 +283,13 @@ function noPlaceForCard(guardrails: Guardrails, ctx: JobContext): TargetProblem 
   return { message: text, plain: text, field: 'channel' };
 }
 
+/** A schedule's firing: within its approval it needs no other; above it, it needs one whatever it costs. */
+function scheduledAssessment(assessment: Assessment, scheduled: AcceptExtra['scheduled']): Assessment {
+  if (!scheduled) return assessment;
+  if ('approved' in scheduled) return { ...assessment, need: { required: false, reasons: [] } };
+  return { ...assessment, need: { required: true, reasons: [scheduled.ask, ...assessment.need.reasons] } };
+}
+
 /**
  * Accepts a request: refused (with the role it needs), sent to approvers (with where it went), or
  * queued as exactly one job. Every outcome is on the audit trail.
@@ -305,7 +312,10 @@ export async function acceptRequest(
     return refused;
   }
 
-  const assessment = await assess(deps, guardrails, command, ctx, extra.binding);
+  const assessment = scheduledAssessment(
+    await assess(deps, guardrails, command, ctx, extra.binding),
+    extra.scheduled,
+  );
   if (assessment.need.required) {
     const problem = noPlaceForCard(guardrails, ctx) ?? (await checkTarget(deps, command, ctx));
     if (problem) {

@@ -38,6 +38,15 @@ export const scheduleSchema = z.object({
   approvalId: z.string().optional(),
   /** The request (job id) that made it: its retry may write the record again, nothing else may. */
   madeBy: z.string().optional(),
+  /**
+   * What a start schedule was agreed for when it was made: how many machines of each type its target
+   * had then. A firing that would start more (priced with today's price list) asks an approver again.
+   */
+  ceiling: z
+    .object({ machines: z.number().int().min(0), types: z.record(z.string(), z.number().int().min(1)) })
+    .optional(),
+  /** Set when a firing found its owner may no longer use gpuops: it fires no more, and says why. */
+  paused: z.object({ at: z.number(), reason: z.string().max(300) }).optional(),
   /** The last firing: when and what came of it, in words. */
   lastRun: z.object({ at: z.number(), outcome: z.string().max(300) }).optional(),
 });
@@ -162,6 +171,28 @@ export async function removeSchedule(
   return removed === 1 ? schedule : undefined;
 }
 
+/** Pauses a schedule (it then fires nothing); nothing when it was removed meanwhile. */
+export async function pauseSchedule(
+  store: StoreRef,
+  id: string,
+  paused: { readonly at: number; readonly reason: string },
+): Promise<void> {
+  const schedule = await getSchedule(store, id);
+  if (!schedule) return;
+  await writeIfExists(store, { ...schedule, paused: { at: paused.at, reason: paused.reason.slice(0, 300) } });
+}
+
+async function writeIfExists(store: StoreRef, updated: Schedule): Promise<void> {
+  // Only if it still exists: a removal between the read and this write must win.
+  await store.redis.eval(
+    "if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) end",
+    1,
+    allKey(store.prefix),
+    updated.id,
+    JSON.stringify(updated),
+  );
+}
+
 /** Records what the last firing did, for the list; nothing when the schedule was removed meanwhile. */
 export async function recordScheduleRun(
   store: StoreRef,
@@ -170,13 +201,5 @@ export async function recordScheduleRun(
 ): Promise<void> {
   const schedule = await getSchedule(store, id);
   if (!schedule) return;
-  const updated: Schedule = { ...schedule, lastRun: { at: run.at, outcome: run.outcome.slice(0, 300) } };
-  // Only if it still exists: a removal between the read and this write must win.
-  await store.redis.eval(
-    "if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) end",
-    1,
-    allKey(store.prefix),
-    id,
-    JSON.stringify(updated),
-  );
+  await writeIfExists(store, { ...schedule, lastRun: { at: run.at, outcome: run.outcome.slice(0, 300) } });
 }

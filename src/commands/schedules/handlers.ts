@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { instanceOwners } from '../../store/instance-owners.js';
 import {
   getSchedule,
   listSchedules,
@@ -61,7 +62,7 @@ export function scheduleIdFor(jobId: string, attempt: number): string {
 async function targetOf(
   run: JobRun,
   command: CommandOf<'schedule.start' | 'schedule.stop'>,
-): Promise<{ target: ScheduleTarget; note: string }> {
+): Promise<{ target: ScheduleTarget; note: string; types: readonly string[] }> {
   const { cloud } = run.deps;
   if (command.instance !== undefined) {
     const instance = await resolveRef(
@@ -70,7 +71,7 @@ async function targetOf(
       () => cloud.listInstances(run.call),
       (id) => cloud.getInstance({ id }, run.call),
     );
-    return { target: { instance: instance.id, name: instance.name }, note: '' };
+    return { target: { instance: instance.id, name: instance.name }, note: '', types: [instance.type] };
   }
   const tag = command.tag!;
   const carrying = (await cloud.listInstances(run.call)).filter((i) => i.tags?.[tag.key] === tag.value);
@@ -79,7 +80,21 @@ async function targetOf(
     carrying.length === 0
       ? ` No instance carries ${tag.key}=${tag.value} now; it acts on those that do when it fires.`
       : ` ${carrying.length} instance(s) carry ${tag.key}=${tag.value} now (${names.join(', ')}); it acts on those that do when it fires.`;
-  return { target: { tag }, note };
+  // What is agreed for: the requester's own machines (a firing acts on no one else's unless they are
+  // an admin, and then goes beyond this and asks again).
+  const owners = await instanceOwners(
+    run.deps.store,
+    carrying.map((i) => i.id),
+  );
+  const own = carrying.filter((_, i) => owners[i] === run.data.ctx.userId);
+  return { target: { tag }, note, types: own.map((i) => i.type) };
+}
+
+/** What a start schedule is agreed for: the machines of each type its target has now. */
+function ceilingOf(types: readonly string[]): NonNullable<Schedule['ceiling']> {
+  const counts: Record<string, number> = {};
+  for (const t of types) counts[t] = (counts[t] ?? 0) + 1;
+  return { machines: types.length, types: counts };
 }
 
 async function createSchedule(
@@ -100,7 +115,7 @@ async function createSchedule(
     throw new PermanentJobError(`\`${command.when}\` never fires in ${tz}; choose another time.`);
   }
   const projectId = run.projectId;
-  const { target, note } = await targetOf(run, command);
+  const { target, note, types } = await targetOf(run, command);
   const madeBy = run.job.id ?? `${ctx.userId}-${ctx.requestedAt}`;
   const existing = await listSchedules(run.deps.store, { channelId: ctx.channelId });
   if (existing.length >= MAX_SCHEDULES_PER_CHANNEL && !existing.some((s) => s.madeBy === madeBy)) {
@@ -120,6 +135,7 @@ async function createSchedule(
     createdAt: ctx.requestedAt,
     ...(run.data.approvalId ? { approvalId: run.data.approvalId } : {}),
     madeBy,
+    ...(action === 'start' ? { ceiling: ceilingOf(types) } : {}),
   };
   // The record before its timer: a firing that finds no record removes its timer, never the reverse.
   // An id another schedule holds is never overwritten: the next one is tried.
