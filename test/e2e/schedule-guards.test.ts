@@ -10,7 +10,7 @@ import { recordInstanceOwner } from '../../src/store/instance-owners.js';
 import { getSchedule, listSchedules, type Schedule, saveSchedule } from '../../src/store/schedules.js';
 import type { WatchJobData } from '../../src/watch/watch-queue.js';
 import { BOT_TOKEN, type BotStack, startBotStack } from '../support/bot-stack.js';
-import { settled } from '../support/slash-requests.js';
+import { privateAnswer, settled, shown } from '../support/slash-requests.js';
 import { until } from '../support/until.js';
 import { CHANNEL } from './answers.js';
 import { askForApproval, click, finished, primeCatalog } from './guardrails-kit.js';
@@ -230,6 +230,10 @@ describe('a schedule stays within what was agreed when it was made', () => {
     );
     expect(await fire(stack, 's-0000000000a1')).toMatchObject({ paused: true, submitted: 0 });
     expect(alarms('s-0000000000a1')).toHaveLength(1);
+    // The channel's list says so.
+    expect(shown(await privateAnswer(stack, 'schedules', { userId: 'U0BOB' }))).toContain(
+      '`s-0000000000a1` · *start* gus-1 · weekdays 07:30 UTC · :double_vertical_bar: paused: its owner is now a guest account',
+    );
     expect(await stateOf('gus-1')).toBe('stopped');
   });
 });
