@@ -101,6 +101,9 @@ function slackError(err: unknown): string {
  */
 export const OPEN_BUDGET_MS = 500;
 
+/** The preparing form opens at least this long before the request's access look-ups give up. */
+const OPEN_BEFORE_CHECKS_END_MS = 250;
+
 type Settled<T> = { readonly done: true; readonly value: T } | { readonly done: false };
 
 /** The promise's value if it settles within `ms` (a rejection within it is thrown), else not done. */
@@ -137,9 +140,10 @@ export async function openForm(
   const spec = formSpecOf(request.form);
   const preparing = Promise.all([contextFor(deps, request, now), access ?? Promise.resolve(undefined)]);
   preparing.catch(() => {}); // awaited below, in either branch
-  // What the steps before this (the access gate) took is already gone from the trigger's 3 s.
+  // What the steps before this (the access gate) took is already gone from the trigger's 3 s; the
+  // form opens a little before the access look-ups give up, so a late check is shown in it.
   const budget = request.deadline
-    ? Math.min(OPEN_BUDGET_MS, request.deadline.left(CHECK_RESERVE_MS))
+    ? Math.min(OPEN_BUDGET_MS, request.deadline.left(CHECK_RESERVE_MS + OPEN_BEFORE_CHECKS_END_MS))
     : OPEN_BUDGET_MS;
   const quick = await settledWithin(preparing, budget);
   if (quick.done) {
