@@ -76,8 +76,9 @@ export async function submitScheduledAction(
 }
 
 /**
- * Of a tag schedule's machines, the ids its owner may operate: an admin every one, anyone else those
- * gpuops made for them (a machine made elsewhere, or by someone else, is left alone).
+ * Of a tag schedule's machines, the ids its owner may operate: an admin (by their own grants, users
+ * or groups) every one, anyone else those gpuops made for them (a machine made elsewhere, or by
+ * someone else, is left alone).
  */
 export async function operableBy(
   deps: AcceptDeps,
@@ -86,7 +87,8 @@ export async function operableBy(
 ): Promise<ReadonlySet<string>> {
   const { policy } = deps.guardrails;
   const userGroups = await deps.ports.groupsOf(owner.userId, groupsInPolicy(policy));
-  if (roleOf({ policy, userId: owner.userId, userGroups, channelId: owner.channelId }).role === 'admin') {
+  // The owner's own roles: a firing is typed in no channel, so no channel's grant counts for it.
+  if (roleOf({ policy, userId: owner.userId, userGroups }).role === 'admin') {
     return new Set(instanceIds);
   }
   const owners = await instanceOwners(deps.store, instanceIds);

@@ -96,6 +96,7 @@ const POLICY = parsePolicy(`
 default_role: viewer
 roles:
   operator: { users: [U0ADA, U0BOB, U0GUS] }
+  admin: { users: [U0LEAD] }
 approvals:
   threshold_per_hour: 10
   approvers: { users: [U0BOB] }
@@ -205,6 +206,35 @@ describe('a schedule stays within what was agreed when it was made', () => {
       (await stack.guardrails.leases.activeFor('U0ADA')).find((l) => l.instance === 'big-0'),
     );
     expect(lease.stopAt - lease.startedAt).toBe(3_600_000);
+  });
+
+  it("lets an admin's tag schedule act on everyone's machines carrying the tag", async () => {
+    for (const [name, owner] of [
+      ['ops-ada', 'U0ADA'],
+      ['ops-carol', 'U0CAROL'],
+    ] as const) {
+      const made = await stack.cloud.createInstance(
+        { name, type: 'h100-hgx-80gb.1x', tags: { team: 'ops' } },
+        { projectId: projectId() },
+      );
+      await recordInstanceOwner(stack.store, made.id, owner);
+      await settles(name, 'running');
+    }
+    await saveSchedule(stack.store, {
+      id: 's-0000000000b2',
+      action: 'stop',
+      target: { tag: { key: 'team', value: 'ops' } },
+      when: 'weekdays 20:00',
+      pattern: '0 20 * * 1-5',
+      tz: 'UTC',
+      channelId: CHANNEL,
+      projectId: projectId(),
+      ownerId: 'U0LEAD',
+      createdAt: Date.now(),
+    });
+    expect(await fire(stack, 's-0000000000b2')).toMatchObject({ submitted: 2 });
+    await settles('ops-ada', 'stopped');
+    await settles('ops-carol', 'stopped');
   });
 
   it('pauses the schedule of an owner who became a guest, tells the channel once, and acts no more', async () => {
