@@ -148,6 +148,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
       started = await startWorkers({
         ...{ config, clients, store, sealer, queue, queueRedis, workerRedis, guardrails, metrics },
         ...{ slackFetch, lifecycle, log, tuning: options, botUserId: bot.botUserId, routes },
+        botTeamId: bot.teamId,
       });
     }
 

@@ -15,7 +15,7 @@ import type { Logger } from '../log/logger.js';
 import type { BotMetrics } from '../obs/bot-metrics.js';
 import type { Guardrails } from '../policy/guardrails.js';
 import { submitPolicyAction } from '../requests/policy-action.js';
-import { submitScheduledAction } from '../requests/scheduled-action.js';
+import { operableBy, submitScheduledAction } from '../requests/scheduled-action.js';
 import { ConversationPacedWebClient } from '../slack/paced-web-client.js';
 import { slackRequestPorts } from '../slack/request-ports.js';
 import type { Sealer } from '../store/sealed.js';
@@ -77,6 +77,8 @@ export async function startWorkers(input: {
   readonly log: Logger;
   readonly tuning: WorkerTuning;
   readonly botUserId: string;
+  /** The bot's workspace (auth.test), when Slack said it. */
+  readonly botTeamId?: string | undefined;
   readonly routes: RouteTable;
 }): Promise<StartedWorkers> {
   const { config, clients, store, queue, guardrails, metrics, lifecycle, log, tuning } = input;
@@ -164,6 +166,9 @@ export async function startWorkers(input: {
     submit: (action) => submitPolicyAction(acceptDeps, action),
     // A power schedule's firing: a request as its owner, role checked again (docs/schedules.md).
     submitScheduled: (action) => submitScheduledAction(acceptDeps, action),
+    // A tag schedule acts on its owner's machines only, unless they are an admin.
+    operableBy: (owner, ids) => operableBy(acceptDeps, owner, ids),
+    botTeamId: input.botTeamId,
     botUserId: input.botUserId,
     // Home tabs re-published when a look changes someone's machines (docs/home.md).
     home: createHomePublisher({

@@ -54,6 +54,8 @@ export const jobContextSchema = z.object({
   requestedAt: z.number().int().positive(),
   /** Set when a Workflow Builder step made the request. */
   step: stepRefSchema.optional(),
+  /** Set when a power schedule's firing made the request: the schedule's id (docs/schedules.md). */
+  schedule: z.string().min(1).max(40).optional(),
 });
 export type JobContext = z.infer<typeof jobContextSchema>;
 

@@ -6,6 +6,7 @@ import { type CostEstimate, formatCost } from '../pricing/cost.js';
 import { type AuditInput, auditFieldsOf } from '../store/audit.js';
 import type { ProjectBinding } from '../store/store.js';
 import type { EnqueueDeps } from './enqueue-request.js';
+import type { AccessDeadline } from './ports.js';
 
 // What the steps of the request pipeline share (accept-request.ts, request-approval.ts): their
 // dependencies, the caller's extras, and the one way a request goes on the audit trail.
@@ -26,6 +27,14 @@ export interface AcceptExtra {
   readonly deferPosts?: boolean;
   /** Slack's trigger id of a typed command and its signature window: a replay of it starts nothing. */
   readonly trigger?: { readonly id: string; readonly seconds: number };
+  /** The request's deadline: the access check gives up in time for the answer (DeadlinePassed). */
+  readonly deadline?: AccessDeadline;
+  /**
+   * A power schedule's firing (src/requests/scheduled-action.ts): `approved`, within what an approver
+   * agreed when the schedule was made (no card, the lease still given); `ask`, above it: an approver
+   * is asked again, for the reason given, whatever the policy's threshold.
+   */
+  readonly scheduled?: { readonly approved: true } | { readonly ask: string };
 }
 
 /** Redis steps of a request give up after this: the listener must answer within Slack's 3 s. */
@@ -42,7 +51,11 @@ export async function record(deps: AcceptDeps, guardrails: Guardrails, input: Au
 
 /** The command's audit parameters, and the workflow step (and its runs' ids) that asked, if one did. */
 export function requestParameters(command: GpuCommand, ctx: JobContext): Record<string, unknown> {
-  return { ...auditFieldsOf(command).parameters, ...stepAuditParameters(ctx.step) };
+  return {
+    ...auditFieldsOf(command).parameters,
+    ...stepAuditParameters(ctx.step),
+    ...(ctx.schedule ? { schedule: ctx.schedule, by: 'schedule' } : {}),
+  };
 }
 
 export function requestAudit(command: GpuCommand, ctx: JobContext): Omit<AuditInput, 'outcome'> {

@@ -31,6 +31,7 @@ import {
 } from './accept-kit.js';
 import { mayBeNew, type TargetProblem, targetInstance, targetProblem } from './check-target.js';
 import { type EnqueueResult, enqueueRequest, NOT_STARTED, requestJobId } from './enqueue-request.js';
+import type { AccessDeadline } from './ports.js';
 import { type Assessment, type PendingApproval, requestApproval } from './request-approval.js';
 import { type RateLimited, takeRateLimit } from './take-rate-limit.js';
 
@@ -80,10 +81,11 @@ export async function checkAccess(
   deps: AcceptDeps,
   kind: GpuCommandKind,
   who: { readonly userId: string; readonly madeIn?: string | undefined },
+  deadline?: AccessDeadline,
 ): Promise<Refused | undefined> {
   const guardrails = deps.guardrails;
   const { policy } = guardrails;
-  const userGroups = await deps.ports.groupsOf(who.userId, groupsInPolicy(policy));
+  const userGroups = await deps.ports.groupsOf(who.userId, groupsInPolicy(policy), deadline);
   // A kind that makes another happen later (a schedule's stop) needs that kind's role as well.
   const acts = specFor(kind).actsAs;
   const kinds = acts !== undefined && isCommandKind(acts) ? [kind, acts] : [kind];
@@ -128,11 +130,12 @@ export async function acceptDirect(
   deps: AcceptDeps,
   command: GpuCommand,
   ctx: JobContext,
+  deadline?: AccessDeadline,
 ): Promise<Refused | RateLimited | undefined> {
   const guardrails = deps.guardrails;
   const limited = await takeRateLimit(deps, ctx);
   if (limited) return limited;
-  const refused = await checkAccess(deps, command.kind, ctx);
+  const refused = await checkAccess(deps, command.kind, ctx, deadline);
   await record(deps, guardrails, {
     ...requestAudit(command, ctx),
     outcome: refused ? 'refused' : 'answered',
@@ -319,6 +322,13 @@ function noPlaceForCard(guardrails: Guardrails, ctx: JobContext): TargetProblem 
   return { message: text, plain: text, field: 'channel' };
 }
 
+/** A schedule's firing: within its approval it needs no other; above it, it needs one whatever it costs. */
+function scheduledAssessment(assessment: Assessment, scheduled: AcceptExtra['scheduled']): Assessment {
+  if (!scheduled) return assessment;
+  if ('approved' in scheduled) return { ...assessment, need: { required: false, reasons: [] } };
+  return { ...assessment, need: { required: true, reasons: [scheduled.ask, ...assessment.need.reasons] } };
+}
+
 /**
  * Accepts a request: refused (over the rate limits, or with the role it needs), sent to approvers
  * (with where it went), or queued as exactly one job. Every outcome but a rate refusal is on the
@@ -336,7 +346,7 @@ export async function acceptRequest(
   const limited = await takeRateLimit(deps, ctx);
   if (limited) return limited;
 
-  const refused = await checkAccess(deps, command.kind, ctx);
+  const refused = await checkAccess(deps, command.kind, ctx, extra.deadline);
   if (refused) {
     await record(deps, guardrails, {
       ...requestAudit(command, ctx),
@@ -346,7 +356,10 @@ export async function acceptRequest(
     return refused;
   }
 
-  const assessment = await assess(deps, guardrails, command, ctx, extra.binding);
+  const assessment = scheduledAssessment(
+    await assess(deps, guardrails, command, ctx, extra.binding),
+    extra.scheduled,
+  );
   // A name that is not there is told to the requester alone, before anything is queued or posted.
   const problem =
     (assessment.need.required ? noPlaceForCard(guardrails, ctx) : undefined) ??

@@ -1,4 +1,5 @@
 import type { KnownBlock } from '@slack/types';
+import type { Deadline } from '../commands/kit/deadline.js';
 import type { MessageRef } from '../jobs/message-ref.js';
 
 // What the request pipeline needs from the chat it serves, and nothing more: it knows messages and
@@ -16,6 +17,15 @@ export interface RequestPorts {
   post(channel: string, message: ChatMessage): Promise<MessageRef | undefined>;
   /** Deletes a message the bot posted. */
   remove(ref: MessageRef): Promise<void>;
-  /** The groups among `groups` the person belongs to (roles and approvers can be granted to groups). */
-  groupsOf(userId: string, groups: readonly string[]): Promise<readonly string[]>;
+  /**
+   * The groups among `groups` the person belongs to (roles and approvers can be granted to groups).
+   * With the request's `deadline`, rejects with DeadlinePassed when the answer would come too late.
+   */
+  groupsOf(userId: string, groups: readonly string[], deadline?: AccessDeadline): Promise<readonly string[]>;
+}
+
+/** The request's deadline, and how long before it the access look-ups must give up. */
+export interface AccessDeadline {
+  readonly deadline: Deadline;
+  readonly reserveMs: number;
 }

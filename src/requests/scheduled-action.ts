@@ -1,14 +1,17 @@
 import type { GpuCommand } from '../commands/registry.js';
 import type { JobContext } from '../jobs/job-data.js';
+import { groupsInPolicy, roleOf } from '../policy/decide.js';
 import { auditFieldsOf } from '../store/audit.js';
-import { type AcceptDeps, record } from './accept-kit.js';
-import { checkAccess, type Refused } from './accept-request.js';
+import { instanceOwners } from '../store/instance-owners.js';
+import { type AcceptDeps, type AcceptExtra, record } from './accept-kit.js';
+import { type AcceptResult, acceptRequest, checkAccess, type Refused } from './accept-request.js';
 import { type EnqueueResult, enqueueRequest } from './enqueue-request.js';
 
 // One firing of a power schedule (`/gpu schedule stop …`): a start or stop request made as the
-// schedule's owner, whose role is checked again now (it may have been taken away since), with no
-// approval step (a costly start had its approval when the schedule was made) and an audit entry that
-// names the schedule. docs/schedules.md.
+// schedule's owner, whose role is checked again now (it may have been taken away since), with an audit
+// entry that names the schedule. A start goes through the same door as a typed `/gpu start`: priced,
+// given the same lease, and sent to an approver when the firing goes beyond what was agreed when the
+// schedule was made (`scheduled`). docs/schedules.md.
 
 export interface ScheduledAction {
   /** `start` or `stop` of one instance. */
@@ -21,9 +24,11 @@ export interface ScheduledAction {
   readonly projectId: string;
   /** When this firing was due (ms): the same firing run twice makes one job. */
   readonly firedAt: number;
+  /** For a start: within the schedule's approval, or beyond it (and why). Absent: today's rule decides. */
+  readonly scheduled?: AcceptExtra['scheduled'];
 }
 
-export type ScheduledResult = EnqueueResult | Refused;
+export type ScheduledResult = EnqueueResult | AcceptResult | Refused;
 
 export async function submitScheduledAction(
   deps: AcceptDeps,
@@ -36,7 +41,12 @@ export async function submitScheduledAction(
     userName: `schedule ${action.scheduleId}`,
     projectId: action.projectId,
     requestedAt: action.firedAt,
+    schedule: action.scheduleId,
   };
+  if (action.command.kind === 'start') {
+    return acceptRequest(deps, action.command, ctx, action.scheduled ? { scheduled: action.scheduled } : {});
+  }
+  // A stop saves money: no price, no approval, no lease; the role is still checked.
   const fields = auditFieldsOf(action.command);
   const audited = { ...fields.parameters, schedule: action.scheduleId, by: 'schedule' };
   const base = {
@@ -63,4 +73,24 @@ export async function submitScheduledAction(
     jobId: result.jobId,
   });
   return result;
+}
+
+/**
+ * Of a tag schedule's machines, the ids its owner may operate: an admin (by their own grants, users
+ * or groups) every one, anyone else those gpuops made for them (a machine made elsewhere, or by
+ * someone else, is left alone).
+ */
+export async function operableBy(
+  deps: AcceptDeps,
+  owner: { readonly userId: string; readonly channelId: string },
+  instanceIds: readonly string[],
+): Promise<ReadonlySet<string>> {
+  const { policy } = deps.guardrails;
+  const userGroups = await deps.ports.groupsOf(owner.userId, groupsInPolicy(policy));
+  // The owner's own roles: a firing is typed in no channel, so no channel's grant counts for it.
+  if (roleOf({ policy, userId: owner.userId, userGroups }).role === 'admin') {
+    return new Set(instanceIds);
+  }
+  const owners = await instanceOwners(deps.store, instanceIds);
+  return new Set(instanceIds.filter((_, i) => owners[i] === owner.userId));
 }

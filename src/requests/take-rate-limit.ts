@@ -23,10 +23,12 @@ export interface RateLimited {
  */
 export async function takeRateLimit(
   deps: AcceptDeps,
-  ctx: Pick<JobContext, 'userId' | 'channelId' | 'step'>,
+  ctx: Pick<JobContext, 'userId' | 'channelId' | 'step' | 'schedule'>,
 ): Promise<RateLimited | undefined> {
   const limiter = deps.guardrails.rateLimiter;
-  if (!limiter) return undefined;
+  // A schedule's firing is no door a person acts through: it was checked and agreed when it was made,
+  // and a tag schedule acting on forty machines at once must not be cut off at the thirtieth.
+  if (!limiter || ctx.schedule !== undefined) return undefined;
   // A step's channel is only where it reports; the workflow, not that channel, sent it.
   const channel = ctx.step ? undefined : ctx.channelId;
   const decision = await withDeadline(limiter.take(ctx.userId, channel), REDIS_MS, 'Redis');

@@ -1,5 +1,7 @@
 import type { AnyMiddlewareArgs, Middleware } from '@slack/bolt';
+import { type Deadline, isDeadlinePassed } from '../commands/kit/deadline.js';
 import { mayUse, needsStanding } from '../policy/workspace-access.js';
+import { ACCESS_TOO_SLOW, CHECK_RESERVE_MS, requestDeadline } from './request-deadline.js';
 import type { SlackDeps } from './slack-deps.js';
 import { standingOf } from './user-standing.js';
 
@@ -9,6 +11,7 @@ import { standingOf } from './user-standing.js';
 // there instead of their Home. Other events and options requests pass: they act for no one.
 
 type Args = AnyMiddlewareArgs & {
+  context?: Record<string, unknown>;
   ack?: (answer?: unknown) => Promise<void>;
   respond?: (answer: Record<string, unknown>) => Promise<unknown>;
   next: () => Promise<void>;
@@ -72,13 +75,15 @@ async function refuse(deps: SlackDeps, args: Args, caller: Caller, text: string)
  * Why `userId` (of `teamId`) may not use gpuops, in a sentence; undefined when they may. Guests and
  * other workspaces are refused unless the policy's access section allows them; a deactivated account
  * is refused whenever its standing is read (always, with `alwaysRead`: a workflow step's person, whom
- * no sign-in to Slack vouches for at the moment the step runs).
+ * no sign-in to Slack vouches for at the moment the step runs). With `deadline` (the request's), the
+ * look-up stops in time for the answer.
  */
 export async function callerRefusal(
   deps: SlackDeps,
   botTeamId: string | undefined,
   caller: { readonly userId: string; readonly teamId: string | undefined; readonly kind: string },
   alwaysRead = false,
+  deadline?: Deadline,
 ): Promise<string | undefined> {
   const { policy } = deps.guardrails;
   let guest: boolean | undefined;
@@ -89,10 +94,15 @@ export async function callerRefusal(
     const standing = await standingOf(
       { client: deps.client, store: deps.store, log: deps.log },
       caller.userId,
-    ).catch(() => ({ unreadable: 'Redis did not answer' }));
+      deadline ? { deadline, reserveMs: CHECK_RESERVE_MS } : undefined,
+    ).catch((err: unknown) =>
+      isDeadlinePassed(err) ? { unreadable: 'late' as const } : { unreadable: 'Redis did not answer' },
+    );
     if (typeof standing === 'object' && 'unreadable' in standing) {
       // Unchecked is refused: a guest must not get in because Slack was slow.
-      if (!policy.access.allowGuests) return COULD_NOT_CHECK(standing.unreadable);
+      if (!policy.access.allowGuests) {
+        return standing.unreadable === 'late' ? ACCESS_TOO_SLOW : COULD_NOT_CHECK(standing.unreadable);
+      }
     } else if (standing !== 'unknown') {
       guest = standing.guest;
       homeTeamId = standing.teamId;
@@ -118,7 +128,7 @@ export function accessGate(deps: SlackDeps, botTeamId: string | undefined): Midd
     const args = raw as Args;
     const caller = callerOf(args.body as unknown as Record<string, unknown>);
     if (!caller) return args.next();
-    const refusal = await callerRefusal(deps, botTeamId, caller);
+    const refusal = await callerRefusal(deps, botTeamId, caller, false, requestDeadline(args.context));
     if (refusal !== undefined) return refuse(deps, args, caller, refusal);
     return args.next();
   };

@@ -1,4 +1,5 @@
 import type { WebClient } from '@slack/web-api';
+import type { Deadline } from '../commands/kit/deadline.js';
 import { withDeadline } from '../commands/kit/with-deadline.js';
 import type { Logger } from '../log/logger.js';
 import type { Store } from '../store/store.js';
@@ -52,13 +53,20 @@ function membersOf(deps: MembershipDeps, group: string): Promise<readonly string
   return pending;
 }
 
-/** The groups among `groups` that `userId` belongs to. */
+/**
+ * The groups among `groups` that `userId` belongs to. With the request's `deadline`, DeadlinePassed
+ * once `reserveMs` before it comes first: a late answer is not taken as "not a member".
+ */
 export async function groupsOf(
   deps: MembershipDeps,
   userId: string,
   groups: readonly string[],
+  deadline?: { readonly deadline: Deadline; readonly reserveMs: number },
 ): Promise<string[]> {
   if (groups.length === 0) return [];
-  const members = await Promise.all(groups.map((g) => membersOf(deps, g)));
+  const all = Promise.all(groups.map((g) => membersOf(deps, g)));
+  const members = await (deadline
+    ? deadline.deadline.race(all, 'Slack usergroups.users.list', { reserveMs: deadline.reserveMs })
+    : all);
   return groups.filter((_, i) => members[i]?.includes(userId) ?? false);
 }

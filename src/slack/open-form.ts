@@ -1,6 +1,7 @@
 import { catalogFailedView } from '../commands/forms/catalog-blocks.js';
 import { type FormContext, filesystemFieldFor, formModal, section } from '../commands/forms/form-kit.js';
 import { encodeModalMetadata, type FormKind, type ModalMetadata } from '../commands/forms/modal-metadata.js';
+import { type Deadline, isDeadlinePassed } from '../commands/kit/deadline.js';
 import { withDeadline } from '../commands/kit/with-deadline.js';
 import { docFor, formFor, formSpecOf } from '../commands/registry.js';
 import type { CatalogRefreshData } from '../jobs/job-data.js';
@@ -8,6 +9,7 @@ import { jobIdFor } from '../jobs/queue.js';
 import { addSystemJob } from '../jobs/system-jobs.js';
 import type { Refused } from '../requests/accept-request.js';
 import { CATALOG_STALE_MS, readCatalog } from '../store/catalog-cache.js';
+import { ACCESS_TOO_SLOW, CHECK_RESERVE_MS } from './request-deadline.js';
 import type { SlackDeps } from './slack-deps.js';
 
 // Opening a form inside the interaction: Slack's trigger id lives three seconds, so everything here
@@ -21,6 +23,8 @@ export interface OpenFormRequest {
   readonly channelId: string;
   readonly userId: string;
   readonly responseUrl?: string | undefined;
+  /** The request's deadline (src/slack/request-deadline.ts): the form opens well before it. */
+  readonly deadline?: Deadline | undefined;
 }
 
 export type OpenFormResult =
@@ -97,6 +101,9 @@ function slackError(err: unknown): string {
  */
 export const OPEN_BUDGET_MS = 500;
 
+/** The preparing form opens at least this long before the request's access look-ups give up. */
+const OPEN_BEFORE_CHECKS_END_MS = 250;
+
 type Settled<T> = { readonly done: true; readonly value: T } | { readonly done: false };
 
 /** The promise's value if it settles within `ms` (a rejection within it is thrown), else not done. */
@@ -133,7 +140,12 @@ export async function openForm(
   const spec = formSpecOf(request.form);
   const preparing = Promise.all([contextFor(deps, request, now), access ?? Promise.resolve(undefined)]);
   preparing.catch(() => {}); // awaited below, in either branch
-  const quick = await settledWithin(preparing, OPEN_BUDGET_MS);
+  // What the steps before this (the access gate) took is already gone from the trigger's 3 s; the
+  // form opens a little before the access look-ups give up, so a late check is shown in it.
+  const budget = request.deadline
+    ? Math.min(OPEN_BUDGET_MS, request.deadline.left(CHECK_RESERVE_MS + OPEN_BEFORE_CHECKS_END_MS))
+    : OPEN_BUDGET_MS;
+  const quick = await settledWithin(preparing, budget);
   if (quick.done) {
     const [ctx, refused] = quick.value;
     if (refused) return { ok: false, text: refused.message };
@@ -177,11 +189,13 @@ export async function openForm(
   } catch (err) {
     deps.log.warn({ err, form: request.form }, 'could not prepare a form');
     await update(
-      catalogFailedView(
-        spec,
-        { metadata: placeholder } as FormContext,
-        'gpuops cannot reach its queue right now.',
-      ),
+      isDeadlinePassed(err)
+        ? formModal(spec, placeholder, [section(`:no_entry: ${ACCESS_TOO_SLOW}`)], undefined)
+        : catalogFailedView(
+            spec,
+            { metadata: placeholder } as FormContext,
+            'gpuops cannot reach its queue right now.',
+          ),
     ).catch((updateErr: unknown) => deps.log.warn({ err: updateErr }, 'could not update the form'));
     return { ok: true, viewId };
   }
@@ -230,7 +244,7 @@ async function afterOpen(
 
 /** deps.openModal: the form of a `/gpu …` command typed without its arguments. */
 export function createOpenModal(deps: SlackDeps): NonNullable<SlackDeps['openModal']> {
-  return async (command, slash, access) => {
+  return async (command, slash, access, deadline) => {
     const target = formFor(command);
     if (!target) return { text: 'That form is not available; give the arguments instead (see /gpu help).' };
     const result = await openForm(
@@ -242,6 +256,7 @@ export function createOpenModal(deps: SlackDeps): NonNullable<SlackDeps['openMod
         channelId: slash.channel_id,
         userId: slash.user_id,
         responseUrl: slash.response_url,
+        deadline,
       },
       access,
     );

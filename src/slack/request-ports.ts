@@ -16,6 +16,6 @@ export function slackRequestPorts(deps: MembershipDeps): RequestPorts {
     async remove(ref) {
       await deps.client.chat.delete({ channel: ref.channel, ts: ref.ts });
     },
-    groupsOf: (userId, groups) => groupsOf(deps, userId, groups),
+    groupsOf: (userId, groups, deadline) => groupsOf(deps, userId, groups, deadline),
   };
 }

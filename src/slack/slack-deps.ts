@@ -2,6 +2,7 @@ import type { SlashCommand } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
 import type { RouteTable } from '../cloud/routes.js';
 import type { Shape } from '../cloud/shape.js';
+import type { Deadline } from '../commands/kit/deadline.js';
 import type { GpuCommand } from '../commands/registry.js';
 import type { HomePublisher } from '../home/home-deps.js';
 import type { GpuQueue } from '../jobs/queue.js';
@@ -31,6 +32,7 @@ export interface SlackDeps {
     command: GpuCommand,
     slash: SlashCommand,
     access?: Promise<Refused | undefined>,
+    deadline?: Deadline,
   ) => Promise<{ text?: string } | undefined>;
   /** Seals secrets typed into forms (user data, kubeconfigs) before their job is queued. */
   readonly sealer?: Sealer | undefined;

@@ -1,4 +1,5 @@
 import type { WebClient } from '@slack/web-api';
+import type { Deadline } from '../commands/kit/deadline.js';
 import { withDeadline } from '../commands/kit/with-deadline.js';
 import type { Logger } from '../log/logger.js';
 import type { Store } from '../store/store.js';
@@ -76,7 +77,15 @@ async function lookUp(deps: StandingDeps, userId: string, key: string): Promise<
   return cached.value;
 }
 
-export function standingOf(deps: StandingDeps, userId: string): Promise<StandingAnswer> {
+/**
+ * With `deadline`: rejects with DeadlinePassed once `reserveMs` before it comes first (the look-up
+ * itself goes on, and fills the cache for the next request).
+ */
+export function standingOf(
+  deps: StandingDeps,
+  userId: string,
+  deadline?: { readonly deadline: Deadline; readonly reserveMs: number },
+): Promise<StandingAnswer> {
   const key = `${deps.store.prefix}\u0000${userId}`;
   const known = remembered.get(key);
   if (known && known.until > Date.now()) return Promise.resolve(known.standing);
@@ -86,5 +95,7 @@ export function standingOf(deps: StandingDeps, userId: string): Promise<Standing
     pending = lookUp(deps, userId, key).finally(() => inFlight.delete(key));
     inFlight.set(key, pending);
   }
-  return pending;
+  return deadline
+    ? deadline.deadline.race(pending, 'Slack users.info', { reserveMs: deadline.reserveMs })
+    : pending;
 }

@@ -8,7 +8,8 @@ import type { Store } from './store.js';
 // Keys (one hash tag, so the transaction stays in one Redis Cluster slot):
 // <prefix>:{schedules}:all (hash id → JSON), …:channel:<channel> and …:user:<user> (sets of ids).
 
-export const SCHEDULE_ID = /^s-[0-9a-f]{6,12}$/;
+/** New ids have 12 hex digits; schedules made before that keep their 6. */
+export const SCHEDULE_ID = /^s-[0-9a-f]{6,24}$/;
 
 export const scheduleTargetSchema = z.union([
   /** The instance's id (names can be reused), and its name when the schedule was made, to show. */
@@ -33,8 +34,19 @@ export const scheduleSchema = z.object({
   /** Who made it: each firing acts as this person, whose role is checked again then. */
   ownerId: z.string().min(1),
   createdAt: z.number(),
-  /** The approval a costly start had at creation; firings need none. */
+  /** The approval a costly start had at creation. */
   approvalId: z.string().optional(),
+  /** The request (job id) that made it: its retry may write the record again, nothing else may. */
+  madeBy: z.string().optional(),
+  /**
+   * What a start schedule was agreed for when it was made: how many machines of each type its target
+   * had then. A firing that would start more (priced with today's price list) asks an approver again.
+   */
+  ceiling: z
+    .object({ machines: z.number().int().min(0), types: z.record(z.string(), z.number().int().min(1)) })
+    .optional(),
+  /** Set when a firing found its owner may no longer use gpuops: it fires no more, and says why. */
+  paused: z.object({ at: z.number(), reason: z.string().max(300) }).optional(),
   /** The last firing: when and what came of it, in words. */
   lastRun: z.object({ at: z.number(), outcome: z.string().max(300) }).optional(),
 });
@@ -63,16 +75,37 @@ function read(raw: string | null | undefined): Schedule | undefined {
   }
 }
 
-/** Stores a schedule (a retried creation writes the same record again). */
-export async function saveSchedule(store: StoreRef, schedule: Schedule): Promise<void> {
+// KEYS: all, channel set, user set. ARGV: id, record, madeBy ('' for none).
+// Writes unless the id holds another request's schedule: 1 written, 0 taken.
+const SAVE_NEW = `
+local current = redis.call('HGET', KEYS[1], ARGV[1])
+if current then
+  local ok, held = pcall(cjson.decode, current)
+  if ARGV[3] == '' or not ok or type(held) ~= 'table' or held.madeBy ~= ARGV[3] then return 0 end
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('SADD', KEYS[2], ARGV[1])
+redis.call('SADD', KEYS[3], ARGV[1])
+return 1`;
+
+/**
+ * Stores a new schedule; false, and nothing written, when its id already holds another schedule (a
+ * retried creation, same `madeBy`, writes its own record again). Never replaces someone else's.
+ */
+export async function saveSchedule(store: StoreRef, schedule: Schedule): Promise<boolean> {
   const valid = scheduleSchema.parse(schedule);
   const { redis, prefix } = store;
-  await redis
-    .multi()
-    .hset(allKey(prefix), valid.id, JSON.stringify(valid))
-    .sadd(channelKey(prefix, valid.channelId), valid.id)
-    .sadd(userKey(prefix, valid.ownerId), valid.id)
-    .exec();
+  const written = await redis.eval(
+    SAVE_NEW,
+    3,
+    allKey(prefix),
+    channelKey(prefix, valid.channelId),
+    userKey(prefix, valid.ownerId),
+    valid.id,
+    JSON.stringify(valid),
+    valid.madeBy ?? '',
+  );
+  return written === 1;
 }
 
 export async function getSchedule(store: StoreRef, id: string): Promise<Schedule | undefined> {
@@ -138,6 +171,28 @@ export async function removeSchedule(
   return removed === 1 ? schedule : undefined;
 }
 
+/** Pauses a schedule (it then fires nothing); nothing when it was removed meanwhile. */
+export async function pauseSchedule(
+  store: StoreRef,
+  id: string,
+  paused: { readonly at: number; readonly reason: string },
+): Promise<void> {
+  const schedule = await getSchedule(store, id);
+  if (!schedule) return;
+  await writeIfExists(store, { ...schedule, paused: { at: paused.at, reason: paused.reason.slice(0, 300) } });
+}
+
+async function writeIfExists(store: StoreRef, updated: Schedule): Promise<void> {
+  // Only if it still exists: a removal between the read and this write must win.
+  await store.redis.eval(
+    "if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) end",
+    1,
+    allKey(store.prefix),
+    updated.id,
+    JSON.stringify(updated),
+  );
+}
+
 /** Records what the last firing did, for the list; nothing when the schedule was removed meanwhile. */
 export async function recordScheduleRun(
   store: StoreRef,
@@ -146,13 +201,5 @@ export async function recordScheduleRun(
 ): Promise<void> {
   const schedule = await getSchedule(store, id);
   if (!schedule) return;
-  const updated: Schedule = { ...schedule, lastRun: { at: run.at, outcome: run.outcome.slice(0, 300) } };
-  // Only if it still exists: a removal between the read and this write must win.
-  await store.redis.eval(
-    "if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) end",
-    1,
-    allKey(store.prefix),
-    id,
-    JSON.stringify(updated),
-  );
+  await writeIfExists(store, { ...schedule, lastRun: { at: run.at, outcome: run.outcome.slice(0, 300) } });
 }

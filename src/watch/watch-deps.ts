@@ -39,6 +39,16 @@ export interface WatchDeps {
    * with the schedule's id (src/requests/scheduled-action.ts). Absent: schedules fire nothing.
    */
   readonly submitScheduled?: (action: ScheduledAction) => Promise<ScheduledResult>;
+  /**
+   * Of a tag schedule's machines, the ids its owner may operate: their own (made through gpuops by
+   * them), or all of them for an admin (src/requests/scheduled-action.ts). Absent: none.
+   */
+  readonly operableBy?: (
+    owner: { readonly userId: string; readonly channelId: string },
+    instanceIds: readonly string[],
+  ) => Promise<ReadonlySet<string>>;
+  /** The bot's own workspace (auth.test): a schedule owner of another one is paused unless the policy allows. */
+  readonly botTeamId?: string | undefined;
   /** The bot's own Slack user: who such a change is made by. */
   readonly botUserId: string;
   /** Re-publishes Home tabs when a look changes someone's machines (docs/home.md). */

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parsePolicy } from '../../src/policy/load-policy.js';
+import { recordInstanceOwner } from '../../src/store/instance-owners.js';
 import { listSchedules, removeSchedule, saveSchedule } from '../../src/store/schedules.js';
 import { schedulerIdOf } from '../../src/watch/schedule-timers.js';
 import type { WatchJobData } from '../../src/watch/watch-queue.js';
@@ -271,6 +272,9 @@ describe('/gpu schedule with guardrails', () => {
     await until('big-1 running', async () =>
       (await stateOf(stack, 'big-1')) === 'running' ? true : undefined,
     );
+    // Ada's own machine (a tag schedule acts only on its owner's), as if she had made it with gpuops.
+    const big1 = (await stack.cloud.listInstances()).find((i) => i.name === 'big-1')!;
+    await recordInstanceOwner(stack.store, big1.id, 'U0ADA');
     expect(await fire(stack, 's-00000b')).toMatchObject({ refused: true, submitted: 0 });
     const told = await until('the channel told', () => alarms(stack)[0]);
     expect(told.text).toContain(

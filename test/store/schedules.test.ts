@@ -88,3 +88,18 @@ describe('schedules in Redis', () => {
     expect(await getSchedule(store, 's-00000a')).toBeUndefined();
   });
 });
+
+describe('making a schedule', () => {
+  it('never overwrites another schedule at the same id; the request that made it may write it again', async () => {
+    expect(await saveSchedule(store, schedule('s-00000f00000f', { madeBy: 'job-1' }))).toBe(true);
+    expect(
+      await saveSchedule(store, schedule('s-00000f00000f', { channelId: 'C0OTHER', madeBy: 'job-2' })),
+    ).toBe(false);
+    expect(await saveSchedule(store, schedule('s-00000f00000f', { channelId: 'C0OTHER' }))).toBe(false);
+    expect((await getSchedule(store, 's-00000f00000f'))?.channelId).toBe('C0ML');
+    expect((await listSchedules(store, { channelId: 'C0OTHER' })).map((s) => s.id)).toEqual([]);
+    // A retried creation (same request) writes its own record again.
+    expect(await saveSchedule(store, schedule('s-00000f00000f', { madeBy: 'job-1', tz: 'UTC' }))).toBe(true);
+    expect((await getSchedule(store, 's-00000f00000f'))?.tz).toBe('UTC');
+  });
+});

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { countNoun } from '../../render/count-noun.js';
+import { instanceOwners } from '../../store/instance-owners.js';
 import {
   getSchedule,
   listSchedules,
@@ -47,18 +48,22 @@ async function slackTimeZone(run: JobRun, userId: string): Promise<string | unde
   }
 }
 
-/** The schedule's id, from its job's: a retried or re-delivered creation writes the same schedule. */
-function scheduleIdFor(jobId: string | undefined): string {
-  return `s-${createHash('sha256')
-    .update(jobId ?? String(Math.random()))
-    .digest('hex')
-    .slice(0, 6)}`;
+/** Ids a creation tries, in order, when the ones before are taken by other schedules. */
+const ID_TRIES = 5;
+
+/**
+ * The schedule's id for the `attempt`-th try, from its job's: a retried or re-delivered creation tries
+ * the same ids in the same order and finds its own record. 12 hex digits (48 bits).
+ */
+export function scheduleIdFor(jobId: string, attempt: number): string {
+  const seed = attempt === 0 ? jobId : `${jobId}#${attempt}`;
+  return `s-${createHash('sha256').update(seed).digest('hex').slice(0, 12)}`;
 }
 
 async function targetOf(
   run: JobRun,
   command: CommandOf<'schedule.start' | 'schedule.stop'>,
-): Promise<{ target: ScheduleTarget; note: string }> {
+): Promise<{ target: ScheduleTarget; note: string; types: readonly string[] }> {
   const { cloud } = run.deps;
   if (command.instance !== undefined) {
     const instance = await resolveRef(
@@ -67,7 +72,7 @@ async function targetOf(
       () => cloud.listInstances(run.call),
       (id) => cloud.getInstance({ id }, run.call),
     );
-    return { target: { instance: instance.id, name: instance.name }, note: '' };
+    return { target: { instance: instance.id, name: instance.name }, note: '', types: [instance.type] };
   }
   const tag = command.tag!;
   const carrying = (await cloud.listInstances(run.call)).filter((i) => i.tags?.[tag.key] === tag.value);
@@ -76,7 +81,21 @@ async function targetOf(
     carrying.length === 0
       ? ` No instance carries ${tag.key}=${tag.value} now; it acts on those that do when it fires.`
       : ` ${countNoun(carrying.length, 'instance')} ${carrying.length === 1 ? 'carries' : 'carry'} ${tag.key}=${tag.value} now (${names.join(', ')}); it acts on those that do when it fires.`;
-  return { target: { tag }, note };
+  // What is agreed for: the requester's own machines (a firing acts on no one else's unless they are
+  // an admin, and then goes beyond this and asks again).
+  const owners = await instanceOwners(
+    run.deps.store,
+    carrying.map((i) => i.id),
+  );
+  const own = carrying.filter((_, i) => owners[i] === run.data.ctx.userId);
+  return { target: { tag }, note, types: own.map((i) => i.type) };
+}
+
+/** What a start schedule is agreed for: the machines of each type its target has now. */
+function ceilingOf(types: readonly string[]): NonNullable<Schedule['ceiling']> {
+  const counts: Record<string, number> = {};
+  for (const t of types) counts[t] = (counts[t] ?? 0) + 1;
+  return { machines: types.length, types: counts };
 }
 
 async function createSchedule(
@@ -97,16 +116,15 @@ async function createSchedule(
     throw new PermanentJobError(`\`${command.when}\` never fires in ${tz}; choose another time.`);
   }
   const projectId = run.projectId;
-  const { target, note } = await targetOf(run, command);
-  const id = scheduleIdFor(run.job.id);
+  const { target, note, types } = await targetOf(run, command);
+  const madeBy = run.job.id ?? `${ctx.userId}-${ctx.requestedAt}`;
   const existing = await listSchedules(run.deps.store, { channelId: ctx.channelId });
-  if (existing.length >= MAX_SCHEDULES_PER_CHANNEL && !existing.some((s) => s.id === id)) {
+  if (existing.length >= MAX_SCHEDULES_PER_CHANNEL && !existing.some((s) => s.madeBy === madeBy)) {
     throw new PermanentJobError(
       `This channel already has ${existing.length} schedules, the most it may: remove one with \`/gpu schedule rm <id>\` first.`,
     );
   }
-  const schedule: Schedule = {
-    id,
+  const made: Omit<Schedule, 'id'> = {
     action,
     target,
     when: command.when,
@@ -117,9 +135,22 @@ async function createSchedule(
     ownerId: ctx.userId,
     createdAt: ctx.requestedAt,
     ...(run.data.approvalId ? { approvalId: run.data.approvalId } : {}),
+    madeBy,
+    ...(action === 'start' ? { ceiling: ceilingOf(types) } : {}),
   };
   // The record before its timer: a firing that finds no record removes its timer, never the reverse.
-  await saveSchedule(run.deps.store, schedule);
+  // An id another schedule holds is never overwritten: the next one is tried.
+  let schedule: Schedule | undefined;
+  for (let attempt = 0; attempt < ID_TRIES && !schedule; attempt++) {
+    const candidate: Schedule = { id: scheduleIdFor(madeBy, attempt), ...made };
+    if (await saveSchedule(run.deps.store, candidate)) schedule = candidate;
+  }
+  if (!schedule) {
+    throw new PermanentJobError(
+      'gpuops could not find a free id for this schedule, so none was made. Please send the command again.',
+    );
+  }
+  const { id } = schedule;
   await timers.upsert(schedule);
   return {
     detail:

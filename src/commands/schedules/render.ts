@@ -21,8 +21,9 @@ export function scheduleLine(
   viewerTz: string,
   viewerTzKnown = true,
 ): string {
-  const when =
-    next === undefined
+  const when = s.paused
+    ? `:double_vertical_bar: paused: ${escapeText(s.paused.reason)}`
+    : next === undefined
       ? ':warning: no next run: its timer is gone; remove it and make it again'
       : `next ${formatInZone(next, viewerTz)} ${viewerTzKnown ? 'your time' : 'UTC'}`;
   const last = s.lastRun ? ` · last: ${escapeText(s.lastRun.outcome)}` : '';

@@ -3,6 +3,7 @@ import type { KnownBlock } from '@slack/types';
 import { answerDirect } from '../../commands/answers.js';
 import { orphanWarning, unavailableIn } from '../../commands/availability.js';
 import { formatParseError } from '../../commands/help.js';
+import { type Deadline, isDeadlinePassed } from '../../commands/kit/deadline.js';
 import type { DirectContext } from '../../commands/kit/direct.js';
 import { sections } from '../../commands/kit/direct.js';
 import { parseCommand } from '../../commands/parse-command.js';
@@ -13,6 +14,7 @@ import { approvableBy, groupsInPolicy } from '../../policy/decide.js';
 import { acceptDirect, acceptRequest, checkAccess } from '../../requests/accept-request.js';
 import { isRedisFull, REDIS_FULL } from '../../store/redis-full.js';
 import { SLASH_COMMAND } from '../app-manifest.js';
+import { ACCESS_TOO_SLOW, CHECK_RESERVE_MS, requestDeadline } from '../request-deadline.js';
 import type { SlackDeps } from '../slack-deps.js';
 import { REPLAYED_COMMAND, SIGNATURE_WINDOW_SECONDS } from '../trigger-replays.js';
 
@@ -34,11 +36,8 @@ export const REDIS_DOWN =
 export const MAYBE_QUEUED =
   'gpuops lost touch with Redis while storing this request, so it may or may not run. Check `/gpu jobs` in a minute before sending it again.';
 
-/**
- * The listener answers within this, whatever Redis does (Slack gives up after 3 s): a request still
- * being stored then gets MAYBE_QUEUED, as it may yet be stored.
- */
-const ANSWER_WITHIN_MS = 2_500;
+/** The channel's project binding is read within this (Redis), inside the request's deadline. */
+const BINDING_MS = 1_000;
 
 class AnswerTooSlow extends Error {}
 
@@ -53,20 +52,30 @@ export function registerGpuCommand(app: App, deps: SlackDeps): void {
   // a bare Bolt app 20 listeners cost 0.12 ms of CPU a request, more than half the app's own).
   app.use(async (args) => {
     if ((args.body as { command?: unknown }).command !== SLASH_COMMAND) return args.next();
-    await answerCommand(args as unknown as SlackCommandMiddlewareArgs, deps);
+    // The deadline started when the request arrived (the access gate before this shares it).
+    const deadline = requestDeadline(args.context as Record<string, unknown>);
+    await answerCommand(args as unknown as SlackCommandMiddlewareArgs, deps, deadline);
   });
 }
 
 async function answerCommand(
   { command, ack, respond }: SlackCommandMiddlewareArgs,
   deps: SlackDeps,
+  deadline: Deadline,
 ): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
+  // The listener answers by the request's deadline, whatever Redis does (Slack gives up after 3 s): a
+  // request still being stored then gets MAYBE_QUEUED, as it may yet be stored.
   const tooSlow = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new AnswerTooSlow('no answer within 2.5 s')), ANSWER_WITHIN_MS);
+    timer = setTimeout(() => reject(new AnswerTooSlow('no answer by the deadline')), deadline.left());
   });
-  const { followUp, ...reply } = await Promise.race([answer(command, deps), tooSlow])
+  const { followUp, ...reply } = await Promise.race([answer(command, deps, deadline), tooSlow])
     .catch((err: unknown): Reply => {
+      // The access look-ups ran out of time: nothing was stored, so nothing was started.
+      if (isDeadlinePassed(err)) {
+        deps.log.warn({ err }, 'could not check access in time for /gpu');
+        return { response_type: 'ephemeral', text: ACCESS_TOO_SLOW };
+      }
       deps.log.error({ err }, 'could not accept /gpu');
       const maybe = err instanceof MaybeQueuedError || err instanceof AnswerTooSlow;
       const text = maybe ? MAYBE_QUEUED : isRedisFull(err) ? REDIS_FULL : REDIS_DOWN;
@@ -87,7 +96,7 @@ async function answerCommand(
   }
 }
 
-async function answer(slash: SlashCommand, deps: SlackDeps): Promise<Reply> {
+async function answer(slash: SlashCommand, deps: SlackDeps, deadline: Deadline): Promise<Reply> {
   const parsed = parseCommand(slash.text);
   if (!parsed.ok) {
     const text = formatParseError(parsed.error);
@@ -98,7 +107,11 @@ async function answer(slash: SlashCommand, deps: SlackDeps): Promise<Reply> {
   if (missing) return { text: missing };
   deps.onCommand?.(command.kind);
 
-  const binding = await deps.store.projectOf(slash.channel_id);
+  const access = { deadline, reserveMs: CHECK_RESERVE_MS };
+  const binding = await deadline.race(deps.store.projectOf(slash.channel_id), 'Redis', {
+    capMs: BINDING_MS,
+    reserveMs: CHECK_RESERVE_MS,
+  });
   const projectId = binding?.projectId ?? deps.defaultProjectId;
   const ctx: JobContext = {
     teamId: slash.team_id,
@@ -114,7 +127,7 @@ async function answer(slash: SlashCommand, deps: SlackDeps): Promise<Reply> {
   switch (deliveryOf(command.kind)) {
     case 'direct': {
       // Answered here, but still checked (`/gpu audit` is for admins) and on the audit trail.
-      const refused = await acceptDirect(deps, command, ctx);
+      const refused = await acceptDirect(deps, command, ctx, access);
       if (refused) return { text: refused.message };
       return answerDirect(
         command,
@@ -127,9 +140,9 @@ async function answer(slash: SlashCommand, deps: SlackDeps): Promise<Reply> {
   if ('modal' in command && command.modal) {
     // No form for someone who may not submit it; but the form opens before Slack's trigger id expires,
     // whatever the check takes (the submission is checked again).
-    const access = checkAccess(deps, command.kind, ctx);
-    if (deps.openModal) return (await deps.openModal(command, slash, access)) ?? {};
-    const refused = await access;
+    const checked = checkAccess(deps, command.kind, ctx, access);
+    if (deps.openModal) return (await deps.openModal(command, slash, checked, deadline)) ?? {};
+    const refused = await checked;
     if (refused) return { text: refused.message };
     return {
       text: 'That form is not available in this version; give the arguments instead (see /gpu help).',
@@ -139,6 +152,7 @@ async function answer(slash: SlashCommand, deps: SlackDeps): Promise<Reply> {
   // claimed with the request itself.
   const result = await acceptRequest(deps, command, ctx, {
     deferPosts: true,
+    deadline: access,
     binding: binding ?? null,
     ...(slash.trigger_id ? { trigger: { id: slash.trigger_id, seconds: SIGNATURE_WINDOW_SECONDS } } : {}),
   });
