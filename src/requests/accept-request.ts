@@ -5,11 +5,12 @@ import {
   type GpuCommand,
   type GpuCommandKind,
   isCommandKind,
+  operationClassOf,
   specFor,
 } from '../commands/registry.js';
 import type { JobContext } from '../jobs/job-data.js';
 import { jobIdFor } from '../jobs/queue.js';
-import { MaybeQueuedError } from '../jobs/replicated.js';
+import { degradedRefusal, MaybeQueuedError } from '../jobs/replicated.js';
 import { addSystemJob } from '../jobs/system-jobs.js';
 import { authorize, groupsInPolicy, leaseFor, needsApproval } from '../policy/decide.js';
 import type { Guardrails } from '../policy/guardrails.js';
@@ -280,6 +281,15 @@ function noPlaceForCard(guardrails: Guardrails, ctx: JobContext): TargetProblem 
   return { message: text, plain: text, field: 'channel' };
 }
 
+/** A change while Redis has no replica: the refusal, in one sentence that names the cause. */
+async function degradedNow(deps: AcceptDeps, command: GpuCommand): Promise<Rejected | undefined> {
+  if (!deps.degraded || operationClassOf(command.kind) === 'read') return undefined;
+  const why = await withDeadline(deps.degraded(), REDIS_MS, 'Redis').catch(() => undefined);
+  if (!why) return undefined;
+  const message = degradedRefusal(why);
+  return { status: 'rejected', message, plain: message.replace(/^:warning: /, ''), field: 'channel' };
+}
+
 /**
  * Accepts a request: refused (with the role it needs), sent to approvers (with where it went), or
  * queued as exactly one job. Every outcome is on the audit trail.
@@ -300,6 +310,12 @@ export async function acceptRequest(
       outcome: 'refused',
     });
     return refused;
+  }
+  // Degraded mode: a change whose job could die with the primary is refused before anything is stored.
+  const degraded = await degradedNow(deps, command);
+  if (degraded) {
+    await record(deps, guardrails, { ...requestAudit(command, ctx), outcome: 'rejected' });
+    return degraded;
   }
 
   const assessment = await assess(deps, guardrails, command, ctx, extra.binding);
