@@ -155,6 +155,8 @@ export async function driveApproved(
     await editCard(deps, request, 'no-replica');
     await withDeadline(approvals.markHeld(request.id), 1_500, 'Redis').catch(() => {});
   }
+  // This attempt is over: the next sweep may try again at once, not when the claim runs out.
+  await withDeadline(approvals.releaseEnqueue(request.id), 1_500, 'Redis').catch(() => {});
   return 'waiting';
 }
 

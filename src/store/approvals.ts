@@ -105,6 +105,8 @@ export interface Approvals<C extends QueuedCommand = QueuedCommand> {
   markHeld(id: string): Promise<void>;
   /** Claims an approved request's open enqueue intent for `leaseMs`: true for the one caller that acts on it. */
   claimEnqueue(id: string, leaseMs: number, now?: number): Promise<boolean>;
+  /** Gives up a claim once its attempt is over, so the next sweep may try at once. */
+  releaseEnqueue(id: string): Promise<void>;
   /** Approved requests whose job is not known to be queued, soonest deadline first. */
   listQueuing(limit?: number): Promise<{ readonly id: string; readonly runBy: number }[]>;
   /** The one atomic transition out of pending. */
@@ -288,6 +290,10 @@ export function createApprovals<C extends QueuedCommand = QueuedCommand>(
 
     async claimEnqueue(id, leaseMs, now = Date.now()) {
       return (await r.gpuopsApprovalClaim(reqKey(id), queuingKey, String(now), String(leaseMs))) === 1;
+    },
+
+    async releaseEnqueue(id) {
+      await r.gpuopsApprovalSet(reqKey(id), 'claimedAt', '0');
     },
 
     async listQueuing(limit = 100) {
