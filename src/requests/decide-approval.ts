@@ -20,6 +20,8 @@ import {
 /** A card still showing buttons this long after its decision missed its edit: the next click repairs it. */
 const REPAIR_AFTER_MS = 10_000;
 
+const LAPSED_NOTE = ' It never reached the queue and is too old to run now: the requester can ask again.';
+
 export type Decided = { readonly ok: true } | { readonly ok: false; readonly message: string };
 
 export interface DecisionInput {
@@ -128,10 +130,10 @@ async function staleClick(
       const outcome = await driveApproved(deps, done);
       if (outcome === 'waiting')
         note = ' Its job is not stored yet: it runs once gpuops can store it on two servers.';
-      if (outcome === 'lapsed') note = ' Its job could not be stored in time, so it never ran.';
+      if (outcome === 'lapsed') note = LAPSED_NOTE;
     } else {
       await editCard(deps, done);
-      if (done.stage === 'lapsed') note = ' Its job could not be stored in time, so it never ran.';
+      if (done.stage === 'lapsed') note = LAPSED_NOTE;
     }
   }
   const how =
