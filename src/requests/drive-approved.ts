@@ -29,7 +29,7 @@ export interface DecisionPorts {
   update(ref: MessageRef, message: ChatMessage): Promise<void>;
   /** A message only `user` sees, in `channel`. */
   tell(channel: string, user: string, message: ChatMessage): Promise<void>;
-  /** A Workflow Builder step waiting for a denied or expired request fails with why. */
+  /** A Workflow Builder step waiting for a denied, expired or lapsed request fails with why. */
   failWaitingStep(request: ApprovalRequest<GpuCommand>): Promise<void>;
 }
 
@@ -177,6 +177,9 @@ async function lapse(deps: LifecycleDeps, request: ApprovalRequest<GpuCommand>):
   await tellRequester(deps, lapsed);
   await editCard(deps, lapsed);
   await discardSealed(deps, lapsed);
+  await deps.chat
+    .failWaitingStep(lapsed)
+    .catch((err: unknown) => deps.log.warn({ err, approvalId: request.id }, 'could not fail a waiting step'));
   await deps.guardrails.audit
     .append({
       event: 'outcome',

@@ -1,6 +1,7 @@
 import type { KnownBlock } from '@slack/types';
 import type { WebClient } from '@slack/web-api';
-import { failWaitingStep } from '../commands/kit/finish-step.js';
+import { failWaitingStep, finishStep } from '../commands/kit/finish-step.js';
+import { describeCommand } from '../commands/registry.js';
 import type { Logger } from '../log/logger.js';
 import type { DecisionPorts } from '../requests/drive-approved.js';
 
@@ -28,6 +29,14 @@ export function slackDecisionPorts(deps: {
         ...blocksOf(message.blocks),
       });
     },
-    failWaitingStep: (request) => failWaitingStep({ slack: deps.client, log: deps.log }, request),
+    async failWaitingStep(request) {
+      const step = request.ctx.step;
+      if (step && request.stage === 'lapsed') {
+        const error = `${describeCommand(request.command)} was approved, but gpuops could not store its job on two servers in time. Nothing was changed; run the workflow again.`;
+        await finishStep({ slack: deps.client, log: deps.log }, step, { ok: false, error });
+        return;
+      }
+      await failWaitingStep({ slack: deps.client, log: deps.log }, request);
+    },
   };
 }
