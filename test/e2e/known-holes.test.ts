@@ -1,6 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningBot, startBot } from '../../src/app/start-bot.js';
+import { parseConfig } from '../../src/config.js';
+import { createLogger } from '../../src/log/logger.js';
 import { type BotStack, startBotStack } from '../support/bot-stack.js';
+import { OPEN_TEST_POLICY } from '../support/guardrails.js';
 import { until } from '../support/until.js';
+import { runStep } from '../support/workflow-steps.js';
 
 // Holes docs/reliability.md lists as open ("Known holes"), pinned by what they do today: when one is
 // closed, its test here fails and moves to the test of the fix.
@@ -49,5 +54,46 @@ describe('known holes', () => {
     expect(JSON.stringify(shown[1]!.blocks).length).toBeLessThan(JSON.stringify(shown[0]!.blocks).length);
     // It does not act again: one machine.
     expect(stack.sim.control.createCount('createInstance', 'twice-shown-1')).toBe(1);
+  });
+});
+
+describe('known holes: a workflow step', () => {
+  let stack: BotStack;
+  let worker: RunningBot | undefined;
+  beforeAll(async () => {
+    // The listener alone: the test leaves the job as a dead worker left it, then starts a worker.
+    stack = await startBotStack({ shape: 'B', workers: 0 });
+  });
+  afterAll(async () => {
+    await worker?.stop();
+    await stack?.close();
+  });
+
+  it('stays running when the process that recorded its outcome died before completing it', async () => {
+    const made = await stack.cloud.createInstance({ name: 'wf-hole-1', type: TYPE });
+    await until('the machine to run', async () =>
+      (await stack.cloud.getInstance({ id: made.id })).state === 'running' ? true : undefined,
+    );
+    const run = await runStep(stack, 'stop_instance', { user_id: 'U0ADA', instance: 'wf-hole-1' });
+    expect(run.response.status).toBe(200);
+    const job = await until("the step's job to be queued", async () =>
+      (await stack.queue.getJobs(['waiting', 'delayed'])).find(
+        (j) => j && JSON.stringify(j.data).includes('wf-hole-1'),
+      ),
+    );
+    // What the dead worker left: the outcome recorded and shown, functions.completeSuccess never sent.
+    await stack.store.updateJob(job.id!, { state: 'done', detail: 'wf-hole-1 is stopped.', answered: true });
+    worker = await startBot(parseConfig({ ...stack.env(), ROLE: 'worker' }, 'bot'), {
+      role: 'worker',
+      log: createLogger({ level: 'silent' }),
+      host: '127.0.0.1',
+      policy: OPEN_TEST_POLICY,
+      shutdownGraceMs: 2_000,
+    });
+    await until('the job to end', async () =>
+      (await (await stack.queue.getJob(job.id!))?.getState()) === 'completed' ? true : undefined,
+    );
+    // The hole: the job ends as answered, and nothing completes the step; Slack times it out later.
+    expect(stack.slack.functionRuns.runs.get(run.executionId)?.state).toBe('running');
   });
 });
