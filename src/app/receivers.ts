@@ -3,7 +3,6 @@ import type { Redis } from 'ioredis';
 import type { RouteTable } from '../cloud/index.js';
 import type { Config } from '../config.js';
 import type { GpuQueue } from '../jobs/queue.js';
-import { replicationCheck } from '../jobs/replicated.js';
 import { type Logger, redactText } from '../log/logger.js';
 import type { BotMetrics } from '../obs/bot-metrics.js';
 import type { DependencyStatus } from '../obs/dependency-health.js';
@@ -16,6 +15,7 @@ import type { Sealer } from '../store/sealed.js';
 import type { Store } from '../store/store.js';
 import { homeChartFonts } from './home-fonts.js';
 import { type Lifecycle, StartError, within } from './lifecycle.js';
+import { replicationGuards } from './replication.js';
 import { TOKEN_REFUSED } from './slack-token.js';
 
 // The web role's doors: the operations port (OPS_PORT: /healthz, /readyz and /metrics), and Slack's
@@ -72,8 +72,11 @@ export async function startReceivers(input: {
   readonly evictionPolicy?: string | undefined;
   readonly lifecycle: Lifecycle;
   readonly log: Logger;
+  /** How long an approved request may wait for its job to be stored (BotOptions.approvedRunWithinMs). */
+  readonly runWithinMs?: number | undefined;
 }): Promise<Receivers> {
   const { config, web, socketMode, host, bot, store, queue, metrics, lifecycle } = input;
+  const guards = replicationGuards(input.queueRedis, config);
   const probes = healthRoutes({
     redisPing: () => store.redis.ping(),
     queueCheck: () => queue.getJobCounts('active'),
@@ -81,6 +84,7 @@ export async function startReceivers(input: {
     shuttingDown: input.shuttingDown,
     ...(input.dependencies ? { dependencies: input.dependencies } : {}),
     ...(input.evictionPolicy ? { redisEvictionPolicy: input.evictionPolicy } : {}),
+    ...(guards.degraded ? { replication: guards.degraded } : {}),
   });
   const clientOptions: SlackClientOptions = {
     fetch: input.slackFetch,
@@ -98,12 +102,11 @@ export async function startReceivers(input: {
     sealer: input.sealer,
     onCommand: (kind) => metrics.commandReceived(kind),
     guardrails: input.guardrails,
-    // On a replicated Redis an acknowledgement means the job is on a replica too (docs/operations.md).
-    replicated: replicationCheck(
-      input.queueRedis,
-      config.REDIS_WAIT_REPLICAS ?? (config.REDIS_SENTINELS || config.REDIS_CLUSTER_NODES ? 1 : 0),
-      config.REDIS_WAIT_MS,
-    ),
+    // On a replicated Redis an acknowledgement means the job is on a replica too (docs/operations.md);
+    // without one, changes are refused and lookups answered (degraded mode, docs/reliability.md).
+    replicated: guards.replicated,
+    degraded: guards.degraded,
+    runWithinMs: input.runWithinMs,
     botTeamId: bot.teamId,
     botEnterpriseId: bot.enterpriseId,
     homeFonts: homeChartFonts(input.log),

@@ -157,6 +157,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
       ...{ config, web, socketMode, host: options.host ?? '0.0.0.0', bot, store, queue, queueRedis, sealer },
       ...{ guardrails, routes, metrics, slackFetch, listener: options.listener, startTimeoutMs },
       ...{ shuttingDown: () => shuttingDown, lifecycle, log, evictionPolicy },
+      runWithinMs: options.approvedRunWithinMs,
       ...(health ? { dependencies: report(health) } : {}),
     });
     await firstCheck;

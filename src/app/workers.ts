@@ -7,15 +7,17 @@ import type { RouteTable } from '../cloud/routes.js';
 import type { WorkerTiming } from '../commands/kit/handler-deps.js';
 import type { Config } from '../config.js';
 import { createHomePublisher } from '../home/create-home-publisher.js';
-import { scheduleApprovalExpiry } from '../jobs/guardrail-jobs.js';
+import { scheduleApprovalExpiry, scheduleRequestSweep } from '../jobs/guardrail-jobs.js';
 import type { JobData } from '../jobs/job-data.js';
 import type { GpuQueue } from '../jobs/queue.js';
 import { scheduleCatalogRefresh } from '../jobs/system-jobs.js';
 import type { Logger } from '../log/logger.js';
 import type { BotMetrics } from '../obs/bot-metrics.js';
 import type { Guardrails } from '../policy/guardrails.js';
+import { sweepApproved } from '../requests/drive-approved.js';
 import { submitPolicyAction } from '../requests/policy-action.js';
 import { operableBy, submitScheduledAction } from '../requests/scheduled-action.js';
+import { slackDecisionPorts } from '../slack/decision-ports.js';
 import { ConversationPacedWebClient } from '../slack/paced-web-client.js';
 import { slackRequestPorts } from '../slack/request-ports.js';
 import type { Sealer } from '../store/sealed.js';
@@ -33,6 +35,7 @@ import { createWorker } from '../workers/create-worker.js';
 import type { CloudClients } from './clients.js';
 import { homeChartFonts } from './home-fonts.js';
 import type { Lifecycle } from './lifecycle.js';
+import { replicationGuards } from './replication.js';
 import { respondTo } from './respond.js';
 
 // The worker role: the request queue's worker, the system job schedulers, and the watchers on their
@@ -49,6 +52,10 @@ export interface WorkerTuning {
   readonly watchMinIntervalMs?: number;
   /** How often expired approvals are closed; default once a minute. */
   readonly approvalExpiryEveryMs?: number;
+  /** How often the sweeper drives stuck requests forward; default every 10 s. */
+  readonly requestSweepEveryMs?: number;
+  /** How long an approved request may wait for its job to be stored before it lapses; default 30 min. */
+  readonly approvedRunWithinMs?: number;
 }
 
 /** What the worker role runs: the request worker, and the watchers' queue with what they run with. */
@@ -97,6 +104,18 @@ export async function startWorkers(input: {
   const jobSlack = new ConversationPacedWebClient(config.SLACK_BOT_TOKEN, slackOptions);
   // The watchers' queue: its job schedulers also fire the power schedules the request worker makes.
   const watchQueue = createWatchQueue(input.queueRedis);
+  // The sweeper queues approved jobs as the listener does: on two servers, or not yet.
+  const lifecycleDeps = {
+    queue,
+    store,
+    log,
+    guardrails,
+    sealer: input.sealer,
+    ports: slackRequestPorts({ client: jobSlack, store, log }),
+    chat: slackDecisionPorts({ client: jobSlack, log }),
+    ...replicationGuards(input.queueRedis, config),
+    runWithinMs: tuning.approvedRunWithinMs,
+  };
   watchQueue.on('error', () => {}); // the connection's own listener reports it
   lifecycle.opened('watch queue', () => watchQueue.close());
   const worker = createWorker(
@@ -113,6 +132,7 @@ export async function startWorkers(input: {
       schedules: watchScheduleTimers(watchQueue),
       guardrails,
       queue,
+      sweep: () => sweepApproved(lifecycleDeps),
       ...(tuning.workerTiming ? { timing: tuning.workerTiming } : {}),
     },
     {
@@ -141,6 +161,11 @@ export async function startWorkers(input: {
     ...(tuning.approvalExpiryEveryMs !== undefined ? { everyMs: tuning.approvalExpiryEveryMs } : {}),
   }).catch((err: unknown) =>
     log.warn({ err }, 'could not schedule the approval expiry; expired cards close on their next click'),
+  );
+  await scheduleRequestSweep(queue, {
+    ...(tuning.requestSweepEveryMs !== undefined ? { everyMs: tuning.requestSweepEveryMs } : {}),
+  }).catch((err: unknown) =>
+    log.warn({ err }, 'could not schedule the request sweeper; approved jobs are queued on their next click'),
   );
 
   // Watchers: state changes, idle GPUs, digests, the capacity waitlist, power schedules (docs/watch.md).

@@ -3,8 +3,8 @@ import { type SystemJobData, systemJobDataSchema } from './job-data.js';
 import type { GpuQueue } from './queue.js';
 import { SYSTEM_JOB_OPTIONS } from './system-jobs.js';
 
-// The guardrails' own jobs on the one queue: the approval expiry (a job scheduler, so it fires once
-// per period however many replicas run) and each lease's reminder and stop (delayed jobs whose ids
+// The guardrails' own jobs on the one queue: the approval expiry and the request sweeper (job
+// schedulers, so each fires once per period however many replicas run) and each lease's reminder and stop (delayed jobs whose ids
 // carry the stop time, so re-adding them is a no-op and an extended lease gets new ones).
 
 export const APPROVALS_EXPIRY_SCHEDULER_ID = 'approvals.expire';
@@ -22,6 +22,22 @@ export async function scheduleApprovalExpiry(
     APPROVALS_EXPIRY_SCHEDULER_ID,
     { every: options.everyMs ?? DEFAULT_EXPIRY_EVERY_MS },
     { name: 'approvals.expire', data, opts: SYSTEM_JOB_OPTIONS },
+  );
+}
+
+export const REQUESTS_SWEEP_SCHEDULER_ID = 'requests.sweep';
+export const DEFAULT_SWEEP_EVERY_MS = 10_000;
+
+/** The sweeper: drives requests stuck between states forward every `everyMs` (default 10 s). */
+export async function scheduleRequestSweep(
+  queue: GpuQueue,
+  options: { readonly everyMs?: number } = {},
+): Promise<void> {
+  const data = systemJobDataSchema.parse({ v: 1, system: 'requests.sweep' });
+  await systemQueue(queue).upsertJobScheduler(
+    REQUESTS_SWEEP_SCHEDULER_ID,
+    { every: options.everyMs ?? DEFAULT_SWEEP_EVERY_MS },
+    { name: 'requests.sweep', data, opts: SYSTEM_JOB_OPTIONS },
   );
 }
 

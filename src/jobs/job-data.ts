@@ -163,6 +163,12 @@ export const approvalsExpireDataSchema = z.object({
   system: z.literal('approvals.expire'),
 });
 
+/** Drives every request stuck between two states one step on (the sweeper, src/requests/drive-approved.ts). */
+export const requestsSweepDataSchema = z.object({
+  v: z.literal(1),
+  system: z.literal('requests.sweep'),
+});
+
 /** A lease's reminder or stop, made for one stop time: a no-op once the lease was extended. */
 const leaseJob = <S extends 'lease.remind' | 'lease.stop'>(system: S) =>
   z.object({
@@ -178,6 +184,7 @@ export type LeaseJobData = z.infer<typeof leaseRemindDataSchema> | z.infer<typeo
 export const systemJobDataSchema = z.discriminatedUnion('system', [
   catalogRefreshDataSchema,
   approvalsExpireDataSchema,
+  requestsSweepDataSchema,
   leaseRemindDataSchema,
   leaseStopDataSchema,
 ]);

@@ -32,6 +32,44 @@ export function replicationCheck(
   };
 }
 
+/**
+ * Degraded mode: why no change can be stored now, or undefined. Reads the queue primary's replication
+ * (INFO replication: replicas whose link is online) at most once a second, so the listener can refuse a
+ * change in one sentence before storing anything, answer lookups (their jobs need no second copy), and
+ * /readyz can say which mode gpuops is in. Unknown (Redis not answering) reads as not degraded: the
+ * WAIT after each add still decides.
+ */
+export function replicaShortage(
+  queueConnection: Redis,
+  replicas: number,
+  cacheMs = 1_000,
+): (() => Promise<string | undefined>) | undefined {
+  if (replicas <= 0) return undefined;
+  let last: { at: number; answer: Promise<string | undefined> } | undefined;
+  const read = async (): Promise<string | undefined> => {
+    const node = queueConnection.isCluster
+      ? await queuePrimary(queueConnection as unknown as Cluster)
+      : queueConnection;
+    if (!node) return undefined;
+    const info = await node.info('replication');
+    const online = info.split(/\r?\n/).filter((l) => /^slave\d+:.*state=online/.test(l)).length;
+    if (online >= replicas) return undefined;
+    return `Redis has ${online} of the ${replicas} replica(s) gpuops needs to keep a second copy of each job`;
+  };
+  return () => {
+    const now = Date.now();
+    if (!last || now - last.at >= cacheMs) {
+      last = { at: now, answer: read().catch(() => undefined) };
+    }
+    return last.answer;
+  };
+}
+
+/** What a person is told when a change is refused in degraded mode (`why` from replicaShortage). */
+export function degradedRefusal(why: string): string {
+  return `:warning: gpuops takes no changes right now: ${why}, so a job stored now could be lost; nothing was started. Lookups still work; try again in a few minutes.`;
+}
+
 let queueSlot: number | undefined;
 
 /** The cluster's connection to the primary that holds the queue's slot now, if it knows one. */

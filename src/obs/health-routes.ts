@@ -30,8 +30,19 @@ export interface ProbeDeps {
    * "degraded" (a full Redis could evict accepted requests).
    */
   readonly redisEvictionPolicy?: string;
+  /**
+   * On a replicated Redis (Sentinel, Cluster): why no change can be stored now (no replica), else
+   * undefined. /readyz then names the mode: `normal`, or `degraded` (lookups answered, changes
+   * refused, approvals kept for the sweeper) with why.
+   */
+  readonly replication?: () => Promise<string | undefined>;
   /** Per check; default 1000 ms. */
   readonly timeoutMs?: number;
+}
+
+/** /readyz's reason for degraded mode: the cause, and what gpuops does meanwhile. */
+export function degradedModeReason(why: string): string {
+  return `Degraded mode: ${why}. Lookups are answered; changes are refused; approvals decided meanwhile are kept and run once a replica is back (or lapse with a message).`;
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
@@ -92,21 +103,31 @@ export function healthRoutes(deps: ProbeDeps): HttpRoute[] {
           }
           const policy = deps.redisEvictionPolicy;
           if (policy) checks.redis_maxmemory_policy = policy;
-          const reasons = dependencies
-            .filter((d) => isDegraded(d.state))
-            .map((d) => d.reason ?? `${d.name}: ${d.state}`);
+          const shortage = deps.replication
+            ? await Promise.race([
+                deps.replication().catch(() => undefined),
+                new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), ms).unref()),
+              ])
+            : undefined;
+          const mode = deps.replication ? { mode: shortage ? 'degraded' : 'normal' } : {};
+          const reasons = [
+            ...(shortage ? [degradedModeReason(shortage)] : []),
+            ...dependencies
+              .filter((d) => isDegraded(d.state))
+              .map((d) => d.reason ?? `${d.name}: ${d.state}`),
+          ];
           if (policy && policy !== 'noeviction') {
             reasons.push(
               `Redis evicts keys when full (maxmemory-policy ${policy}); set noeviction so that a full Redis refuses new requests instead of dropping queued ones.`,
             );
           }
           if (reasons.length === 0) {
-            sendJson(res, 200, { status: 'ready', checks });
+            sendJson(res, 200, { status: 'ready', ...mode, checks });
             return;
           }
           // Still ready: requests are taken and answered; those that need the API wait and retry.
           const reason = reasons.join(' ');
-          sendJson(res, 200, { status: 'degraded', reason, checks });
+          sendJson(res, 200, { status: 'degraded', ...mode, reason, checks });
         })().catch(() => {
           if (!res.headersSent)
             sendJson(res, 503, { status: 'unavailable', reason: 'readiness check failed' });

@@ -5,20 +5,18 @@ import {
   type GpuCommand,
   type GpuCommandKind,
   isCommandKind,
-  referencesOf,
+  operationClassOf,
   specFor,
 } from '../commands/registry.js';
 import type { JobContext } from '../jobs/job-data.js';
-import { jobIdFor } from '../jobs/queue.js';
-import { MaybeQueuedError } from '../jobs/replicated.js';
-import { addSystemJob } from '../jobs/system-jobs.js';
+import { degradedRefusal, MaybeQueuedError } from '../jobs/replicated.js';
 import { authorize, groupsInPolicy, leaseFor, needsApproval } from '../policy/decide.js';
 import type { Guardrails } from '../policy/guardrails.js';
 import type { PolicyRole } from '../policy/policy-schema.js';
 import { type CostEstimate, formatCost, type PriceBook } from '../pricing/cost.js';
 import { type Catalog, readCatalog } from '../store/catalog-cache.js';
-import { type CatalogAndType, catalogAndTypeOf, instanceTypeOf } from '../store/instance-types-seen.js';
-import { listSchedules, stopSchedulesOn } from '../store/schedules.js';
+import { type CatalogAndType, catalogAndTypeOf } from '../store/instance-types-seen.js';
+import { stopSchedulesOn } from '../store/schedules.js';
 import type { ProjectBinding } from '../store/store.js';
 import {
   type AcceptDeps,
@@ -29,7 +27,8 @@ import {
   requestAudit,
   requestParameters,
 } from './accept-kit.js';
-import { mayBeNew, type TargetProblem, targetInstance, targetProblem } from './check-target.js';
+import { askForCatalog, checkTarget } from './check-names.js';
+import { type TargetProblem, targetInstance } from './check-target.js';
 import { type EnqueueResult, enqueueRequest, NOT_STARTED, requestJobId } from './enqueue-request.js';
 import type { AccessDeadline } from './ports.js';
 import { type Assessment, type PendingApproval, requestApproval } from './request-approval.js';
@@ -67,10 +66,6 @@ export interface Rejected {
 
 /** What became of a request a person made, from any entry point (command, form, button). */
 export type AcceptResult = EnqueueResult | Refused | RateLimited | PendingApproval | Rejected;
-
-/** How long the listener waits for a fresh catalogue before sending a request on unchecked. */
-const FRESH_CATALOG_WAIT_MS = 1_500;
-const FRESH_CATALOG_POLL_MS = 100;
 
 /**
  * Whether `userId` may run `kind`: undefined when allowed, else the refusal. For the kinds the
@@ -242,75 +237,6 @@ async function assess(
 }
 
 /**
- * No prices cached: ask for them in the background, so the next request is priced (at most one such
- * refresh a minute). `now` asks for one of its own, for a check that waits on it.
- */
-async function askForCatalog(
-  deps: AcceptDeps,
-  projectId: string | undefined,
-  when: 'soon' | 'now' = 'soon',
-): Promise<void> {
-  const slot =
-    when === 'now'
-      ? `now-${Date.now()}-${Math.random().toString(36).slice(2, 6)}`
-      : `${Math.floor(Date.now() / 60_000)}`;
-  await withDeadline(
-    addSystemJob(
-      deps.queue,
-      { v: 1, system: 'catalog.refresh', ...(projectId ? { projectId } : {}) },
-      `catalog-${jobIdFor(projectId ?? 'none')}-${slot}`,
-    ),
-    REDIS_MS,
-    'the queue',
-  ).catch((err: unknown) => deps.log.warn({ err }, 'could not ask for a catalogue refresh'));
-}
-
-/**
- * Before it is queued or an approver sees it: the names it gives exist and the type is sold, judged
- * from the cached catalogue and the channel's schedules. A name the catalogue does not know may be
- * new, so a refresh is asked for and awaited briefly (Redis only: a worker reads the cloud), and only
- * a listing made after the request can say it does not exist; if none comes in time the request goes
- * on unchecked rather than making anyone wait. A request that names nothing reads nothing.
- */
-async function checkTarget(
-  deps: AcceptDeps,
-  command: GpuCommand,
-  ctx: JobContext,
-): Promise<TargetProblem | undefined> {
-  const refs = referencesOf(command);
-  if (refs.length === 0) return undefined;
-  const pricing = deps.guardrails.policy.pricing;
-  const ref = targetInstance(command);
-  const redis = <T>(p: Promise<T>) => withDeadline(p, REDIS_MS, 'Redis');
-  const read = () => redis(readCatalog(deps.store, ctx.projectId));
-  const [remembered, schedules, cached] = await Promise.all([
-    ref !== undefined
-      ? redis(instanceTypeOf(deps.store, ctx.projectId, ref, undefined)).then((t) => t !== undefined)
-      : false,
-    refs.some((r) => r.what === 'schedule')
-      ? redis(listSchedules(deps.store, { channelId: ctx.channelId })).then((all) => all.map((s) => s.id))
-      : undefined,
-    read(),
-  ]);
-  const listings = { remembered, schedules, pricing };
-  const problem = targetProblem(command, { ...listings, catalog: cached?.catalog });
-  // Types change seldom and schedules are in Redis: those decide now. A listed name may be seconds old.
-  const listed = refs.some((r) => mayBeNew(r.what) && !(r.what === 'instance' && remembered));
-  if (cached ? !problem || !mayBeNew(problem.field) : !listed) return problem;
-  const asked = Date.now();
-  await askForCatalog(deps, ctx.projectId, 'now');
-  const until = asked + FRESH_CATALOG_WAIT_MS;
-  while (Date.now() < until) {
-    await new Promise((resolve) => setTimeout(resolve, FRESH_CATALOG_POLL_MS));
-    const fresh = await read();
-    if (fresh && fresh.catalog.refreshedAt >= asked) {
-      return targetProblem(command, { ...listings, catalog: fresh.catalog });
-    }
-  }
-  return undefined;
-}
-
-/**
  * A workflow step given no channel has nowhere to show an approval card unless the policy names an
  * approvals channel (without one the card goes to the request's channel).
  */
@@ -327,6 +253,15 @@ function scheduledAssessment(assessment: Assessment, scheduled: AcceptExtra['sch
   if (!scheduled) return assessment;
   if ('approved' in scheduled) return { ...assessment, need: { required: false, reasons: [] } };
   return { ...assessment, need: { required: true, reasons: [scheduled.ask, ...assessment.need.reasons] } };
+}
+
+/** A change while Redis has no replica: the refusal, in one sentence that names the cause. */
+async function degradedNow(deps: AcceptDeps, command: GpuCommand): Promise<Rejected | undefined> {
+  if (!deps.degraded || operationClassOf(command.kind) === 'read') return undefined;
+  const why = await withDeadline(deps.degraded(), REDIS_MS, 'Redis').catch(() => undefined);
+  if (!why) return undefined;
+  const message = degradedRefusal(why);
+  return { status: 'rejected', message, plain: message.replace(/^:warning: /, ''), field: 'channel' };
 }
 
 /**
@@ -354,6 +289,12 @@ export async function acceptRequest(
       outcome: 'refused',
     });
     return refused;
+  }
+  // Degraded mode: a change whose job could die with the primary is refused before anything is stored.
+  const degraded = await degradedNow(deps, command);
+  if (degraded) {
+    await record(deps, guardrails, { ...requestAudit(command, ctx), outcome: 'rejected' });
+    return degraded;
   }
 
   const assessment = scheduledAssessment(

@@ -4,7 +4,7 @@ import { type CommandJobData, commandJobDataSchema } from '../commands/job-paylo
 import { CANNOT_POST, slackCode } from '../commands/kit/slack-failure.js';
 import { withDeadline } from '../commands/kit/with-deadline.js';
 import type { GpuCommand } from '../commands/registry.js';
-import { deliveryOf, describeCommand } from '../commands/registry.js';
+import { deliveryOf, describeCommand, operationClassOf } from '../commands/registry.js';
 import type { JobContext, LeaseTerms, SealedInputs } from '../jobs/job-data.js';
 import type { MessageRef } from '../jobs/message-ref.js';
 import { type GpuQueue, jobIdFor } from '../jobs/queue.js';
@@ -25,6 +25,11 @@ export interface EnqueueDeps {
    * the request is taken back (src/jobs/replicated.ts).
    */
   readonly replicated?: (() => Promise<void>) | undefined;
+  /**
+   * On a replicated Redis: why no change can be stored now (no replica), else undefined. Changes are
+   * then refused before anything is stored; lookups go on (jobs/replicated.ts replicaShortage).
+   */
+  readonly degraded?: (() => Promise<string | undefined>) | undefined;
 }
 
 export type EnqueueResult =
@@ -126,11 +131,14 @@ export function requestJobId(
 }
 
 export async function enqueueRequest(
-  deps: EnqueueDeps,
+  given: EnqueueDeps,
   command: GpuCommand,
   ctx: JobContext,
   extra: EnqueueExtra = {},
 ): Promise<EnqueueResult> {
+  // A lookup changes nothing: losing its job with a primary is harmless, so it needs no second copy
+  // and is answered even while Redis has no replica (degraded mode, docs/reliability.md).
+  const deps = operationClassOf(command.kind) === 'read' ? { ...given, replicated: undefined } : given;
   const fingerprint = requestFingerprint(command, ctx);
   const jobId = extra.approvalId ?? requestJobId(command, ctx, fingerprint);
   const audit = extra.audit;

@@ -7,7 +7,7 @@ import type { MessageRef } from '../jobs/message-ref.js';
 import { type ApprovalNeed, approvalChannelFor, describeApprovers } from '../policy/decide.js';
 import type { Guardrails } from '../policy/guardrails.js';
 import { escapeText } from '../render/job-message.js';
-import { approvalIdFor } from '../store/approvals.js';
+import { approvalIdFor, SYSTEM_ACTOR } from '../store/approvals.js';
 import { type AcceptDeps, type AcceptExtra, pricedRequestAudit, REDIS_MS, record } from './accept-kit.js';
 import { dedupeSeconds, type EnqueueResult, requestFingerprint } from './enqueue-request.js';
 
@@ -103,6 +103,22 @@ export async function requestApproval(
     'Redis',
   );
   if (!created) return { status: 'duplicate', jobId: approvalId };
+  // On a replicated Redis, "sent for approval" means the request survives its primary, as a queued job
+  // does: otherwise its card could be decided on a request a failover lost. Taken back if not.
+  if (deps.replicated) {
+    try {
+      await withDeadline(deps.replicated(), REDIS_MS, 'the Redis replicas');
+    } catch (err) {
+      await approvals
+        .decide(approvalId, {
+          state: 'denied',
+          by: SYSTEM_ACTOR,
+          reason: 'gpuops could not store it on two servers',
+        })
+        .catch(() => {});
+      throw err;
+    }
+  }
 
   const what = `\`${escapeText(describeCommand(command))}\``;
   const why = assessment.need.reasons.join(' ');

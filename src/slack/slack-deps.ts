@@ -46,6 +46,10 @@ export interface SlackDeps {
   readonly guardrails: Guardrails;
   /** On a replicated Redis: the check that an added job reached a replica (src/jobs/replicated.ts). */
   readonly replicated?: (() => Promise<void>) | undefined;
+  /** On a replicated Redis: why no change can be stored now (no replica), else undefined (degraded mode). */
+  readonly degraded?: (() => Promise<string | undefined>) | undefined;
+  /** How long an approved request may wait for its job to be stored before it lapses (default 30 min). */
+  readonly runWithinMs?: number | undefined;
   /** Publishes Home tabs; default: one built from these deps, without the spend chart's picture. */
   readonly home?: HomePublisher | undefined;
   /** The fonts the default publisher draws the Home tab's spend chart with; none, no picture. */

@@ -17,6 +17,14 @@ import type { AuditInput } from './audit.js';
 export const APPROVAL_STATES = ['pending', 'approved', 'denied', 'expired'] as const;
 export type ApprovalState = (typeof APPROVAL_STATES)[number];
 
+/**
+ * Where an approved request is after its decision (docs/reliability.md, "One lifecycle per request"):
+ * its job on the way to the queue (the enqueue intent is open), on it, taken by a worker, or lapsed
+ * (its deadline passed before its job could be stored: it never runs).
+ */
+export const APPROVED_STAGES = ['queuing', 'queued', 'running', 'lapsed'] as const;
+export type ApprovedStage = (typeof APPROVED_STAGES)[number];
+
 const costSchema = z.union([
   z.looseObject({ known: z.literal(true), perHour: z.number(), perDay: z.number() }),
   z.looseObject({ known: z.literal(false), reason: z.string() }),
@@ -114,6 +122,12 @@ export interface ApprovalRequest<C extends QueuedCommand = QueuedCommand> {
    * a stale click re-queues an approved request only while this is absent.
    */
   readonly enqueuedAt?: number;
+  /** An approved request's stage; one approved before the lifecycle reads `queued` or `queuing`. */
+  readonly stage?: ApprovedStage;
+  /** Until when an approved request's job may still be queued; after it, the request lapses. */
+  readonly runBy?: number;
+  /** Its messages say the job waits for gpuops to store it on two servers (Redis had no replica). */
+  readonly held?: true;
   /** The decision's audit entry, stored with the decision, while it is not yet on the audit trail. */
   readonly pendingAudit?: AuditInput;
 }
@@ -142,6 +156,14 @@ export function fromFields<C extends QueuedCommand>(
     : undefined;
   const enqueuedAt = Number(h.enqueuedAt);
   const pendingAudit = h.audit ? pendingAuditSchema.safeParse(JSON.parse(h.audit)) : undefined;
+  const runBy = Number(h.runBy);
+  const stage =
+    state !== 'approved'
+      ? undefined
+      : z
+          .enum(APPROVED_STAGES)
+          .catch(Number.isFinite(enqueuedAt) && enqueuedAt > 0 ? 'queued' : 'queuing')
+          .parse(h.stage);
   const { v: _v, cost, lease, sealed, display, ...rest } = data.data;
   return {
     ...rest,
@@ -154,6 +176,9 @@ export function fromFields<C extends QueuedCommand>(
     ...(card?.success ? { card: card.data } : {}),
     ...(requesterMessage?.success ? { requesterMessage: requesterMessage.data } : {}),
     ...(Number.isFinite(enqueuedAt) && enqueuedAt > 0 ? { enqueuedAt } : {}),
+    ...(stage ? { stage } : {}),
+    ...(Number.isFinite(runBy) && runBy > 0 ? { runBy } : {}),
+    ...(h.held === '1' ? { held: true as const } : {}),
     ...(pendingAudit?.success ? { pendingAudit: pendingAudit.data as AuditInput } : {}),
   };
 }

@@ -29,10 +29,54 @@ else
   -- The decision's audit entry, kept with it until it is on the audit trail (another Cluster slot).
   if ARGV[5] and ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'audit', ARGV[5]) end
   redis.call('ZREM', KEYS[2], ARGV[4])
+  -- An approval's intent to enqueue, with its deadline, in the same step: the sweeper finds it.
+  if ARGV[1] == 'approved' and ARGV[6] and ARGV[6] ~= '' then
+    redis.call('HSET', KEYS[1], 'stage', 'queuing', 'runBy', ARGV[6], 'claimedAt', ARGV[3])
+    redis.call('ZADD', KEYS[3], ARGV[6], ARGV[4])
+  end
 end
 local out = {status}
 for _, v in ipairs(redis.call('HGETALL', KEYS[1])) do table.insert(out, v) end
 return out
+`;
+
+// KEYS: request, queuing index. ARGV: now, lease (ms). Whoever claims an open enqueue intent acts on it
+// for the lease; a second claimant (a click, another sweeper) leaves it. An approved request from
+// before the lifecycle (no stage, no enqueuedAt) counts as queuing.
+const CLAIM = `
+if redis.call('HGET', KEYS[1], 'state') ~= 'approved' then return 0 end
+local stage = redis.call('HGET', KEYS[1], 'stage')
+if stage == false and redis.call('HEXISTS', KEYS[1], 'enqueuedAt') == 0 then stage = 'queuing' end
+if stage ~= 'queuing' then return 0 end
+local claimed = tonumber(redis.call('HGET', KEYS[1], 'claimedAt') or '0')
+if claimed + tonumber(ARGV[2]) > tonumber(ARGV[1]) then return 0 end
+redis.call('HSET', KEYS[1], 'claimedAt', ARGV[1])
+return 1
+`;
+
+// KEYS: request, queuing index. ARGV: the stage wanted (queued, running, lapsed), now, id. The moves
+// of an approved request after its decision; returns the stage after the call. queuing → queued →
+// running; queuing → lapsed (its deadline passed before its job reached the queue). A lapsed request
+// never runs and a queued or running one never lapses: the worker and the sweeper race through here.
+const STAGE = `
+if redis.call('HGET', KEYS[1], 'state') ~= 'approved' then
+  redis.call('ZREM', KEYS[2], ARGV[3])
+  return 'not-approved'
+end
+local stage = redis.call('HGET', KEYS[1], 'stage')
+if stage == false then
+  if redis.call('HEXISTS', KEYS[1], 'enqueuedAt') == 1 then stage = 'queued' else stage = 'queuing' end
+end
+local to = ARGV[1]
+if stage == 'lapsed' or stage == 'running' then return stage end
+if to == 'lapsed' and stage ~= 'queuing' then return stage end
+if to == 'queued' and stage == 'queued' then return stage end
+redis.call('HSET', KEYS[1], 'stage', to)
+if redis.call('HEXISTS', KEYS[1], 'enqueuedAt') == 0 and to ~= 'lapsed' then
+  redis.call('HSET', KEYS[1], 'enqueuedAt', ARGV[2])
+end
+redis.call('ZREM', KEYS[2], ARGV[3])
+return to
 `;
 
 const SET_IF_EXISTS = `
@@ -43,15 +87,24 @@ return 1
 
 export interface ApprovalScripts {
   gpuopsApprovalCreate(reqKey: string, pendingKey: string, ...args: string[]): Promise<string[] | null>;
-  gpuopsApprovalDecide(reqKey: string, pendingKey: string, ...args: string[]): Promise<string[]>;
+  gpuopsApprovalDecide(
+    reqKey: string,
+    pendingKey: string,
+    queuingKey: string,
+    ...args: string[]
+  ): Promise<string[]>;
   gpuopsApprovalSet(reqKey: string, field: string, value: string): Promise<number>;
+  gpuopsApprovalClaim(reqKey: string, queuingKey: string, now: string, leaseMs: string): Promise<number>;
+  gpuopsApprovalStage(reqKey: string, queuingKey: string, ...args: string[]): Promise<string>;
 }
 
 export function withScripts(redis: Redis): Redis & ApprovalScripts {
   const r = redis as Redis & Partial<ApprovalScripts>;
   if (typeof r.gpuopsApprovalDecide !== 'function') {
     redis.defineCommand('gpuopsApprovalCreate', { numberOfKeys: 2, lua: CREATE });
-    redis.defineCommand('gpuopsApprovalDecide', { numberOfKeys: 2, lua: DECIDE });
+    redis.defineCommand('gpuopsApprovalDecide', { numberOfKeys: 3, lua: DECIDE });
+    redis.defineCommand('gpuopsApprovalClaim', { numberOfKeys: 2, lua: CLAIM });
+    redis.defineCommand('gpuopsApprovalStage', { numberOfKeys: 2, lua: STAGE });
     redis.defineCommand('gpuopsApprovalSet', { numberOfKeys: 1, lua: SET_IF_EXISTS });
   }
   return redis as Redis & ApprovalScripts;

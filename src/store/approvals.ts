@@ -10,9 +10,11 @@ import {
 import { type MessageRef, messageRefSchema } from '../jobs/message-ref.js';
 import type { CostEstimate } from '../pricing/cost.js';
 import {
+  APPROVED_STAGES,
   type ApprovalDisplay,
   type ApprovalRequest,
   type ApprovalState,
+  type ApprovedStage,
   fromFields,
   fromHash,
   requestDataSchemaFor,
@@ -29,14 +31,19 @@ import type { AuditInput } from './audit.js';
 //                                   enqueuedAt (ms: the approved job reached the queue), audit (the
 //                                   decision's audit entry until it is on the trail)
 //   <prefix>:{approvals}:pending    sorted set of pending ids, scored by expiresAt (ms)
+//   <prefix>:{approvals}:queuing    sorted set of approved ids whose job is not known to be on the
+//                                   queue yet (the enqueue intent), scored by their deadline (runBy, ms)
+// An approved request also has stage (queuing | queued | running | lapsed), runBy and claimedAt.
 
 // What a stored request is, and how it reads back, is in approval-record.ts.
 export {
   APPROVAL_STATES,
+  APPROVED_STAGES,
   type ApprovalDecision,
   type ApprovalDisplay,
   type ApprovalRequest,
   type ApprovalState,
+  type ApprovedStage,
 } from './approval-record.js';
 
 /** Who closed a request that expired: not a person. */
@@ -84,6 +91,24 @@ export interface Approvals<C extends QueuedCommand = QueuedCommand> {
   setRequesterMessage(id: string, ref: MessageRef): Promise<void>;
   /** Records that the approved request's job is in the queue (nothing if the request is gone). */
   setEnqueued(id: string, at?: number): Promise<void>;
+  /**
+   * Moves an approved request on (queuing → queued → running, or queuing → lapsed) in one atomic step;
+   * returns its stage after the call (`not-approved` for anything else). A lapsed request never runs,
+   * and one queued or running never lapses.
+   */
+  advance(
+    id: string,
+    to: Exclude<ApprovedStage, 'queuing'>,
+    at?: number,
+  ): Promise<ApprovedStage | 'not-approved'>;
+  /** Its messages now say that its job waits for a replica (told once, not on every sweep). */
+  markHeld(id: string): Promise<void>;
+  /** Claims an approved request's open enqueue intent for `leaseMs`: true for the one caller that acts on it. */
+  claimEnqueue(id: string, leaseMs: number, now?: number): Promise<boolean>;
+  /** Gives up a claim once its attempt is over, so the next sweep may try at once. */
+  releaseEnqueue(id: string): Promise<void>;
+  /** Approved requests whose job is not known to be queued, soonest deadline first. */
+  listQueuing(limit?: number): Promise<{ readonly id: string; readonly runBy: number }[]>;
   /** The one atomic transition out of pending. */
   decide(
     id: string,
@@ -94,6 +119,8 @@ export interface Approvals<C extends QueuedCommand = QueuedCommand> {
       readonly reason?: string;
       /** Its audit entry, stored in the same atomic step as the decision (see auditWritten). */
       readonly audit?: AuditInput;
+      /** An approval's deadline to reach the queue: stored with it as its enqueue intent. */
+      readonly runBy?: number;
     },
   ): Promise<DecideResult<C>>;
   /** The decision's audit entry is on the audit trail: forget the copy kept with the decision. */
@@ -136,6 +163,7 @@ export function createApprovals<C extends QueuedCommand = QueuedCommand>(
   const r = withScripts(redis);
   const reqKey = (id: string) => `${prefix}:{approvals}:req:${id}`;
   const pendingKey = `${prefix}:{approvals}:pending`;
+  const queuingKey = `${prefix}:{approvals}:queuing`;
 
   const get = async (id: string) => fromFields(requestDataSchema, await redis.hgetall(reqKey(id)));
 
@@ -149,11 +177,13 @@ export function createApprovals<C extends QueuedCommand = QueuedCommand>(
     const [status, ...flat] = await r.gpuopsApprovalDecide(
       reqKey(id),
       pendingKey,
+      queuingKey,
       decision.state,
       JSON.stringify(stored),
       String(at),
       id,
       decision.audit ? JSON.stringify(decision.audit) : '',
+      decision.runBy !== undefined ? String(decision.runBy) : '',
     );
     if (status === 'not-found') return { outcome: 'not-found' };
     const request = fromHash(requestDataSchema, flat);
@@ -245,6 +275,32 @@ export function createApprovals<C extends QueuedCommand = QueuedCommand>(
 
     async setEnqueued(id, at = Date.now()) {
       await r.gpuopsApprovalSet(reqKey(id), 'enqueuedAt', String(at));
+    },
+
+    async advance(id, to, at = Date.now()) {
+      const stage = await r.gpuopsApprovalStage(reqKey(id), queuingKey, to, String(at), id);
+      return (APPROVED_STAGES as readonly string[]).includes(stage)
+        ? (stage as ApprovedStage)
+        : 'not-approved';
+    },
+
+    async markHeld(id) {
+      await r.gpuopsApprovalSet(reqKey(id), 'held', '1');
+    },
+
+    async claimEnqueue(id, leaseMs, now = Date.now()) {
+      return (await r.gpuopsApprovalClaim(reqKey(id), queuingKey, String(now), String(leaseMs))) === 1;
+    },
+
+    async releaseEnqueue(id) {
+      await r.gpuopsApprovalSet(reqKey(id), 'claimedAt', '0');
+    },
+
+    async listQueuing(limit = 100) {
+      const flat = await redis.zrange(queuingKey, '0', String(limit - 1), 'WITHSCORES');
+      const out: { id: string; runBy: number }[] = [];
+      for (let i = 0; i + 1 < flat.length; i += 2) out.push({ id: flat[i]!, runBy: Number(flat[i + 1]) });
+      return out;
     },
 
     decide,

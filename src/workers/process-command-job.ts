@@ -46,6 +46,13 @@ export async function processCommandJob(
     );
     return record.detail ?? record.state;
   }
+  // An approved request's record is the source of truth, not BullMQ's job ids: it is marked running in
+  // one atomic step before anything acts, so a request that lapsed (its messages say it never ran)
+  // stays unrun, and a repair never queues again a request that ran (requests/drive-approved.ts).
+  if (data.approvalId && (await deps.guardrails.approvals.advance(data.approvalId, 'running')) === 'lapsed') {
+    deps.log.warn({ jobId: job.id, name: job.name }, 'approved request lapsed before its job ran; not run');
+    return 'not run: the approved request lapsed before its job could be stored';
+  }
   const run = new JobRun(job, data, deps, signal, record, message);
   // A job that waited past the response_url's 30 minutes (held, retried, approved late) keeps it no longer.
   await forgetResponseUrl(run, false);

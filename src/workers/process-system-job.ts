@@ -48,6 +48,8 @@ export async function processSystemJob(job: Job, deps: WorkerDeps, signal: Abort
         return await catalogRefresh(job, data, deps, signal);
       case 'approvals.expire':
         return await expireApprovals(deps);
+      case 'requests.sweep':
+        return deps.sweep ? await deps.sweep() : 'no sweeper in this process';
       case 'lease.remind':
         return await remindLease(deps, data);
       case 'lease.stop':

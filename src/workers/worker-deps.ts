@@ -8,4 +8,6 @@ export interface WorkerDeps extends HandlerDeps {
   readonly guardrails: Guardrails;
   /** The queue, for jobs a job adds: a lease's reminder and stop. */
   readonly queue?: GpuQueue | undefined;
+  /** The sweeper's pass over requests stuck between states (requests/drive-approved.ts), composed in app/. */
+  readonly sweep?: (() => Promise<string>) | undefined;
 }

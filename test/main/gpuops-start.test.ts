@@ -240,7 +240,7 @@ describe('gpuops start', () => {
     const queue = new Queue(QUEUE_NAME, { connection: redis, prefix: QUEUE_PREFIX });
     try {
       // Nothing of a request is left; only the job schedulers' next runs wait.
-      const scheduled = new Set(['catalog.refresh', 'approvals.expire']);
+      const scheduled = new Set(['catalog.refresh', 'approvals.expire', 'requests.sweep']);
       const left = await queue.getJobs(['waiting', 'active', 'delayed', 'prioritized']);
       expect(left.filter((j) => !scheduled.has(j.name))).toEqual([]);
       const schedulers = await queue.getJobSchedulers();

@@ -343,4 +343,43 @@ describe('approval requests: what the cards and the expiry job rely on', () => {
     expect((await approvals.get(kept.id))?.state).toBe('pending');
     expect(await redis.zrange(`${p}:{approvals}:pending`, '0', '-1')).toEqual([kept.id]);
   });
+
+  it("keeps an approval's enqueue intent with its decision, and lets a lapsed request never run nor a run one lapse", async () => {
+    const p = `${prefix}-stages`;
+    const approvals = createApprovals(redis, { prefix: p });
+    const a = (await make(approvals, 'rm stage-a', 'U0STAGE001', T0)).request;
+    const b = (await make(approvals, 'rm stage-b', 'U0STAGE002', T0)).request;
+    for (const r of [a, b]) {
+      const decided = await approvals.decide(r.id, {
+        state: 'approved',
+        by: 'U0LEAD0001',
+        at: T0 + 1_000,
+        runBy: T0 + 60_000,
+      });
+      expect(decided.outcome === 'decided' && decided.request.stage).toBe('queuing');
+    }
+    expect(await approvals.listQueuing()).toEqual([
+      { id: expect.any(String), runBy: T0 + 60_000 },
+      { id: expect.any(String), runBy: T0 + 60_000 },
+    ]);
+    // The decision holds the claim until its attempt ends; then one claimant at a time.
+    expect(await approvals.claimEnqueue(a.id, 15_000, T0 + 2_000)).toBe(false);
+    await approvals.releaseEnqueue(a.id);
+    expect(await approvals.claimEnqueue(a.id, 15_000, T0 + 2_000)).toBe(true);
+    expect(await approvals.claimEnqueue(a.id, 15_000, T0 + 3_000)).toBe(false);
+    // a lapses: a worker can no longer take it.
+    expect(await approvals.advance(a.id, 'lapsed')).toBe('lapsed');
+    expect(await approvals.advance(a.id, 'running')).toBe('lapsed');
+    expect(await approvals.advance(a.id, 'queued')).toBe('lapsed');
+    // b is taken by a worker: it can no longer lapse, nor be claimed for another enqueue.
+    expect(await approvals.advance(b.id, 'running')).toBe('running');
+    expect(await approvals.advance(b.id, 'lapsed')).toBe('running');
+    expect(await approvals.claimEnqueue(b.id, 0, T0 + 100_000)).toBe(false);
+    expect((await approvals.get(b.id))?.enqueuedAt).toBeGreaterThan(0);
+    expect(await approvals.listQueuing()).toEqual([]);
+    // A denied request has no stage to move.
+    const c = (await make(approvals, 'rm stage-c', 'U0STAGE003', T0)).request;
+    await approvals.decide(c.id, { state: 'denied', by: 'U0LEAD0001', at: T0 + 1_000, runBy: T0 + 60_000 });
+    expect(await approvals.advance(c.id, 'running')).toBe('not-approved');
+  });
 });

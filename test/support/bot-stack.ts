@@ -75,6 +75,10 @@ export interface BotStackOptions {
   readonly policy?: Policy;
   /** How often the approval expiry runs when `policy` is set (else the production minute); default 200 ms. */
   readonly approvalExpiryEveryMs?: number;
+  /** How often the request sweeper runs when `policy` is set (else the production 10 s); default 200 ms. */
+  readonly requestSweepEveryMs?: number;
+  /** How long an approved request may wait for its job to be stored (default the production 30 min). */
+  readonly approvedRunWithinMs?: number;
   /**
    * Short watcher periods (`/gpu watch`, idle alerts, the waitlist: docs/watch.md) and `stack.watch`
    * to run them by hand. Without it the watchers still run, as in every worker, on the policy's periods.
@@ -203,6 +207,10 @@ export async function startBotStack(options: BotStackOptions = {}): Promise<BotS
     workerTiming: { ...TEST_TIMING, progressQuietMs: options.progressQuietMs ?? 0 },
     watchMinIntervalMs: w?.minIntervalMs ?? 5,
     ...(options.policy ? { approvalExpiryEveryMs: options.approvalExpiryEveryMs ?? 200 } : {}),
+    ...(options.policy ? { requestSweepEveryMs: options.requestSweepEveryMs ?? 200 } : {}),
+    ...(options.approvedRunWithinMs !== undefined
+      ? { approvedRunWithinMs: options.approvedRunWithinMs }
+      : {}),
     // Watchers run in every worker as in production; a test that asks for them gets short periods.
     ...(w
       ? {

@@ -5,6 +5,7 @@ import { clip, escapeText } from '../../render/job-message.js';
 import { slackDate } from '../../render/slack-date.js';
 import type { ApprovalRequest } from '../../store/approvals.js';
 import { describeCommand, type GpuCommand } from '../registry.js';
+import { approvedCardLine, approvedTail, type QueuingNote } from './stage-text.js';
 
 // What approvals look like in Slack: the card approvers act on (Approve / Deny: labels other
 // tools click by name, so they never change), the requester's message that says where the request went, the same two after a
@@ -207,15 +208,22 @@ const STATE_WORD = {
 } as const;
 
 /** The card once decided or expired: the same details, the decision in place of the buttons. */
-export function closedCard(request: ApprovalRequest<GpuCommand>): Message {
+export function closedCard(request: ApprovalRequest<GpuCommand>, note?: QueuingNote): Message {
   const what = describeCommand(request.command);
   const d = request.decision;
   const by = d && request.state !== 'expired' ? ` by ${who(d.by)}` : '';
   const reason = request.state === 'denied' && d?.reason ? `: ${d.reason}` : '';
+  const stage = approvedCardLine(request, slackDate, note);
   return {
     text: clip(`${STATE_WORD[request.state]}${by}: ${what}${reason}`, 3000),
     blocks: [
-      { type: 'section', text: { type: 'mrkdwn', text: clip(decisionLine(request)) } },
+      {
+        type: 'section',
+        text: {
+          type: 'mrkdwn',
+          text: clip(stage ? `${decisionLine(request)}\n${stage}` : decisionLine(request)),
+        },
+      },
       ...detailBlocks(request),
       contextBlock(request),
     ],
@@ -251,19 +259,23 @@ export function waitingMessage(request: ApprovalRequest<GpuCommand>): Message {
 }
 
 /** The requester's message after the decision (an approved one then shows its job's progress). */
-export function decidedMessage(request: ApprovalRequest<GpuCommand>): Message {
+export function decidedMessage(request: ApprovalRequest<GpuCommand>, note?: QueuingNote): Message {
   const what = describeCommand(request.command);
   const d = request.decision;
   const tail =
     request.state === 'approved'
-      ? ' Queued: it starts in a moment.'
+      ? approvedTail(request, slackDate, note)
       : request.state === 'denied'
         ? ' Nothing was done.'
         : ' Nothing was done; ask again if it is still needed.';
   const by = d && request.state !== 'expired' ? ` by ${who(d.by)}` : '';
   const reason = request.state === 'denied' && d?.reason ? ` — ${d.reason}` : '';
+  const head =
+    request.stage === 'lapsed'
+      ? `Not run (approved${by}, never stored)`
+      : `${STATE_WORD[request.state]}${by}`;
   return {
-    text: clip(`${STATE_WORD[request.state]}${by}: ${what}${reason}`, 3000),
+    text: clip(`${head}: ${what}${reason}`, 3000),
     blocks: [
       {
         type: 'section',
