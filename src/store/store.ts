@@ -65,8 +65,16 @@ export interface AcceptJobInput {
   readonly record: JobRecord;
   /** Slack's trigger id of the request, held for `seconds` (the signature window). */
   readonly trigger?: { readonly id: string; readonly seconds: number };
-  /** The request's fingerprint, held for `seconds` with the job's id (the dedupe window). */
+  /**
+   * The request's fingerprint, held for `seconds` with the job's id (the dedupe window). A repeat finds
+   * the holder only while its job has not finished and no other request named the same target since.
+   */
   readonly claim?: { readonly fingerprint: string; readonly seconds: number };
+  /**
+   * What the request changes (`<project>:instance:train-1`): it becomes the target's latest request for
+   * `seconds`, so a repeat of an earlier request on it runs again rather than finding that one.
+   */
+  readonly target?: { readonly id: string; readonly seconds: number };
   /**
    * The request's audit entry, stored in the same step once the job is recorded (Audit.prepare): one
    * round trip fewer, and a repeat or replay, which records nothing, adds no entry either.
@@ -87,18 +95,38 @@ export type AcceptJobAnswer =
   | { readonly status: 'recorded'; readonly auditId?: string }
   | { readonly status: 'replay' | 'duplicate'; readonly holder: string };
 
-// KEYS: trigger, dedupe, job, the channel's job list, the audit stream (all in the store's slot on a
-// Cluster). ARGV: job id, trigger seconds, dedupe seconds (0: that claim is not made), record, record
-// seconds, list length, then the audit entry (empty: none), its MINID and its id's milliseconds. Each
-// claim holds the job's id, so a repeat can name the job it repeats. An entry id at or below the
-// stream's last (another replica's clock ahead) is left to Redis, as Audit.append does.
+// KEYS: trigger, dedupe, job, the channel's job list, the audit stream, the target's latest request
+// (all in the store's slot on a Cluster). ARGV: job id, trigger seconds, dedupe seconds (0: that claim
+// is not made), record, record seconds, list length, then the audit entry (empty: none), its MINID and
+// its id's milliseconds, then target seconds (0: no target) and the prefix of job record keys. Each
+// claim holds the job's id, so a repeat can name the job it repeats. A dedupe claim only counts while
+// its job is pending: a finished record (done, failed) or another request on the same target since
+// frees it; a holder with no record yet (a request waiting for approval) is pending. The holder's
+// record key is built from the prefix: it shares the store's hash tag, so it is in the same slot. An
+// entry id at or below the stream's last (another replica's clock ahead) is left to Redis, as
+// Audit.append does.
 const ACCEPT_JOB = `
 if ARGV[2] ~= '0' and not redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2], 'NX') then
   return {'replay', redis.call('GET', KEYS[1])}
 end
-if ARGV[3] ~= '0' and not redis.call('SET', KEYS[2], ARGV[1], 'EX', ARGV[3], 'NX') then
-  return {'duplicate', redis.call('GET', KEYS[2])}
+if ARGV[3] ~= '0' then
+  local holder = redis.call('GET', KEYS[2])
+  if holder then
+    local pending = true
+    local held = redis.call('GET', ARGV[11] .. holder)
+    if held then
+      local state = cjson.decode(held).state
+      pending = state ~= 'done' and state ~= 'failed'
+    end
+    if pending and ARGV[10] ~= '0' then
+      local latest = redis.call('GET', KEYS[6])
+      pending = not latest or latest == holder
+    end
+    if pending then return {'duplicate', holder} end
+  end
+  redis.call('SET', KEYS[2], ARGV[1], 'EX', ARGV[3])
 end
+if ARGV[10] ~= '0' then redis.call('SET', KEYS[6], ARGV[1], 'EX', ARGV[10]) end
 redis.call('SET', KEYS[3], ARGV[4], 'EX', ARGV[5])
 redis.call('LPUSH', KEYS[4], ARGV[1])
 redis.call('LTRIM', KEYS[4], 0, tonumber(ARGV[6]) - 1)
@@ -128,8 +156,9 @@ export interface Store {
 
   /**
    * A new request in one atomic step: claims its Slack trigger (a replay of the same delivery),
-   * then its fingerprint (a repeat within `seconds`), then records the job. Nothing is written past
-   * a claim that fails.
+   * then its fingerprint (a repeat within `seconds` of a job still pending, with nothing else asked of
+   * its target since), marks its target, then records the job. Nothing is written past a claim that
+   * fails.
    */
   acceptJob(input: AcceptJobInput): Promise<AcceptJobAnswer>;
 
@@ -175,7 +204,7 @@ export function createStore(redis: Redis, prefix = 'gpuops'): Store {
   const k = (...parts: string[]) => [prefix, ...parts].join(':');
   const scripted = redis as Redis & Partial<AcceptJobScript>;
   if (typeof scripted.gpuopsAcceptJob !== 'function') {
-    redis.defineCommand('gpuopsAcceptJob', { numberOfKeys: 5, lua: ACCEPT_JOB });
+    redis.defineCommand('gpuopsAcceptJob', { numberOfKeys: 6, lua: ACCEPT_JOB });
   }
   const parse = <T>(raw: string | null): T | undefined => (raw === null ? undefined : (JSON.parse(raw) as T));
   const claim = async (key: string, value: string, seconds: number): Promise<string | undefined> => {
@@ -188,6 +217,7 @@ export function createStore(redis: Redis, prefix = 'gpuops'): Store {
     record,
     trigger,
     claim: dedupe,
+    target,
     audit,
   }: AcceptJobInput): Promise<AcceptJobAnswer> => {
     const [status, second] = await (redis as Redis & AcceptJobScript).gpuopsAcceptJob(
@@ -196,6 +226,7 @@ export function createStore(redis: Redis, prefix = 'gpuops'): Store {
       k('job', record.id),
       k('channel', record.channelId, 'jobs'),
       audit?.key ?? k('audit'),
+      k('target', target?.id ?? ''),
       record.id,
       String(trigger?.seconds ?? 0),
       String(dedupe?.seconds ?? 0),
@@ -205,6 +236,8 @@ export function createStore(redis: Redis, prefix = 'gpuops'): Store {
       audit?.json ?? '',
       audit?.minId ?? '0',
       String(audit?.idMs ?? 0),
+      String(target?.seconds ?? 0),
+      `${k('job')}:`,
     );
     if (status === 'replay' || status === 'duplicate') return { status, holder: second ?? '' };
     return { status: 'recorded', ...(second ? { auditId: second } : {}) };
