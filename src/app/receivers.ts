@@ -2,6 +2,7 @@ import type { FetchFunction } from '@slack/web-api';
 import type { Redis } from 'ioredis';
 import type { RouteTable } from '../cloud/index.js';
 import type { Config } from '../config.js';
+import type { MachineReader } from '../home/home-deps.js';
 import type { GpuQueue } from '../jobs/queue.js';
 import { replicationCheck } from '../jobs/replicated.js';
 import { type Logger, redactText } from '../log/logger.js';
@@ -66,6 +67,8 @@ export async function startReceivers(input: {
   readonly shuttingDown: () => boolean;
   /** The cloud, platform and metrics APIs' states, where this process calls them (the worker role). */
   readonly dependencies?: () => readonly DependencyStatus[];
+  /** Reads unwatched projects' machines for Home tabs, where this process has the cloud client. */
+  readonly readMachines?: MachineReader | undefined;
   readonly startTimeoutMs: number;
   /** Redis' maxmemory-policy as read at start, when Redis told it. */
   readonly evictionPolicy?: string | undefined;
@@ -105,6 +108,7 @@ export async function startReceivers(input: {
     ),
     botTeamId: bot.teamId,
     homeFonts: homeChartFonts(input.log),
+    ...(input.readMachines ? { homeMachines: input.readMachines } : {}),
   };
   const listen = async <T>(key: 'PORT' | 'OPS_PORT', start: () => Promise<T>): Promise<T> => {
     try {

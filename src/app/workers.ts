@@ -32,6 +32,7 @@ import {
 import { createWorker } from '../workers/create-worker.js';
 import type { CloudClients } from './clients.js';
 import { homeChartFonts } from './home-fonts.js';
+import { cloudMachineReader } from './home-machines.js';
 import type { Lifecycle } from './lifecycle.js';
 import { respondTo } from './respond.js';
 
@@ -178,6 +179,7 @@ export async function startWorkers(input: {
       routes: input.routes,
       defaultProjectId: config.CLOUD_PROJECT_ID,
       fonts: homeChartFonts(log),
+      readMachines: cloudMachineReader(clients.cloud, store, log),
     }),
     ...(tuning.watchMinIntervalMs !== undefined ? { minIntervalMs: tuning.watchMinIntervalMs } : {}),
   };

@@ -3,7 +3,7 @@ import type { WebClient } from '@slack/web-api';
 import type { RouteTable } from '../cloud/routes.js';
 import type { Shape } from '../cloud/shape.js';
 import type { GpuCommand } from '../commands/registry.js';
-import type { HomePublisher } from '../home/home-deps.js';
+import type { HomePublisher, MachineReader } from '../home/home-deps.js';
 import type { GpuQueue } from '../jobs/queue.js';
 import type { Logger } from '../log/logger.js';
 import type { Guardrails } from '../policy/guardrails.js';
@@ -48,6 +48,11 @@ export interface SlackDeps {
   readonly home?: HomePublisher | undefined;
   /** The fonts the default publisher draws the Home tab's spend chart with; none, no picture. */
   readonly homeFonts?: ChartFonts | undefined;
+  /**
+   * Lists an unwatched project's machines from the cloud for the default publisher, handed over by the
+   * composition root where the process has the cloud client; without it they show "state unknown".
+   */
+  readonly homeMachines?: MachineReader | undefined;
   /** The bot's own workspace (auth.test team_id): requests from others are refused unless the policy allows. */
   readonly botTeamId?: string | undefined;
 }

@@ -45,6 +45,7 @@ export function homePublisherOf(deps: SlackDeps): HomePublisher {
       routes: deps.routes,
       defaultProjectId: deps.defaultProjectId,
       fonts: deps.homeFonts,
+      readMachines: deps.homeMachines,
     })
   );
 }
