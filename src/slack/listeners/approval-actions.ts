@@ -13,6 +13,7 @@ import {
   who,
 } from '../../commands/approvals/render.js';
 import { failWaitingStep } from '../../commands/kit/finish-step.js';
+import { requesterTarget } from '../../commands/kit/reply-port.js';
 import type { GpuCommand } from '../../commands/registry.js';
 import type { JobContext } from '../../jobs/job-data.js';
 import { JOB_IDS_KEPT_MS } from '../../jobs/queue.js';
@@ -23,6 +24,7 @@ import { enqueueRequest } from '../../requests/enqueue-request.js';
 import { type ApprovalRequest, SYSTEM_ACTOR } from '../../store/approvals.js';
 import { type AuditInput, auditFieldsOf } from '../../store/audit.js';
 import { groupsOf } from '../group-membership.js';
+import { createReplyPort } from '../reply-port.js';
 import type { SlackDeps } from '../slack-deps.js';
 import { answerOnHome, fromHome } from './home-actions.js';
 
@@ -129,14 +131,12 @@ async function editCard(deps: SlackDeps, request: ApprovalRequest<GpuCommand>): 
 }
 
 async function tellRequester(deps: SlackDeps, request: ApprovalRequest<GpuCommand>): Promise<void> {
-  const told = decidedMessage(request);
-  const mine = request.requesterMessage;
-  await (mine
-    ? deps.client.chat.update({ channel: mine.channel, ts: mine.ts, ...told })
-    : deps.client.chat.postEphemeral({ channel: request.ctx.channelId, user: request.requester, ...told })
-  ).catch((err: unknown) =>
-    deps.log.warn({ err, approvalId: request.id }, 'could not tell the requester the decision'),
-  );
+  // Their message, else privately: an ephemeral where they asked, else a DM where the bot cannot post.
+  await createReplyPort({ client: deps.client, log: deps.log })
+    .show(requesterTarget(request), decidedMessage(request), request.requesterMessage)
+    .catch((err: unknown) =>
+      deps.log.warn({ err, approvalId: request.id }, 'could not tell the requester the decision'),
+    );
 }
 
 async function discardSealed(deps: SlackDeps, request: ApprovalRequest<GpuCommand>): Promise<void> {
