@@ -1,7 +1,10 @@
+import type { Redis } from 'ioredis';
 import type { InfraClient } from '../cloud/index.js';
 import type { ListedMachine, MachineListing, MachineReader } from '../home/home-deps.js';
 import type { Logger } from '../log/logger.js';
 import type { Store } from '../store/store.js';
+import { addWatchJob, createWatchQueue, type WatchQueue } from '../watch/watch-queue.js';
+import type { Lifecycle } from './lifecycle.js';
 
 // The Home tab's reader of the cloud (docs/home.md): a project no channel watches has its machines
 // listed when someone opens their Home, at most once per CACHE_SECONDS for everyone (the listing is
@@ -39,5 +42,23 @@ export function cloudMachineReader(cloud: InfraClient, store: Store, log: Logger
       );
       return undefined;
     }
+  };
+}
+
+/**
+ * For a process without the cloud client (`gpuops web`): asks a worker to publish someone's Home again
+ * (the watchers' `home` job, under the same id as their re-publish after changes), so that its machines
+ * of unwatched projects are read from the cloud there. The queue is opened on first use.
+ */
+export function homeByWorker(connection: Redis, lifecycle: Lifecycle): (userId: string) => Promise<void> {
+  let queue: WatchQueue | undefined;
+  return async (userId) => {
+    if (!queue) {
+      queue = createWatchQueue(connection);
+      queue.on('error', () => {}); // the connection's own listener reports it
+      const opened = queue;
+      lifecycle.opened('home watch queue', () => opened.close());
+    }
+    await addWatchJob(queue, { v: 1, job: 'home', userId }, `home-${userId}`);
   };
 }

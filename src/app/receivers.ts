@@ -16,6 +16,7 @@ import type { SlackDeps } from '../slack/slack-deps.js';
 import type { Sealer } from '../store/sealed.js';
 import type { Store } from '../store/store.js';
 import { homeChartFonts } from './home-fonts.js';
+import { homeByWorker } from './home-machines.js';
 import { type Lifecycle, StartError, within } from './lifecycle.js';
 import { TOKEN_REFUSED } from './slack-token.js';
 
@@ -108,7 +109,9 @@ export async function startReceivers(input: {
     ),
     botTeamId: bot.teamId,
     homeFonts: homeChartFonts(input.log),
-    ...(input.readMachines ? { homeMachines: input.readMachines } : {}),
+    ...(input.readMachines
+      ? { homeMachines: input.readMachines }
+      : { homeLater: homeByWorker(input.queueRedis, lifecycle) }),
   };
   const listen = async <T>(key: 'PORT' | 'OPS_PORT', start: () => Promise<T>): Promise<T> => {
     try {

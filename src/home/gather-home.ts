@@ -35,6 +35,7 @@ export const LIVE_PROJECTS_READ = 5;
 
 async function projectViews(
   deps: HomeDeps,
+  userId: string,
   projectIds: readonly string[],
   channels: readonly string[],
 ): Promise<Map<string, ProjectView>> {
@@ -51,6 +52,11 @@ async function projectViews(
   // given (bounded and cached by it); without one, or past the bound, its machines show unknown.
   const unwatched = stored.filter(([, v]) => !v.snapshot).slice(0, LIVE_PROJECTS_READ);
   const read = deps.readMachines;
+  if (!read && unwatched.length > 0) {
+    await deps.publishLater?.(userId).catch((err: unknown) => {
+      deps.log.warn({ err }, 'could not ask a worker to publish a Home tab with the cloud’s listing');
+    });
+  }
   const listings = new Map(
     read
       ? await Promise.all(unwatched.map(async ([p]) => [p, await read(p).catch(() => undefined)] as const))
@@ -113,6 +119,7 @@ async function gatherMachines(
   const projectOf = (p: string | undefined) => p ?? deps.defaultProjectId ?? '';
   const projects = await projectViews(
     deps,
+    userId,
     [...new Set(owned.map((o) => projectOf(o.projectId)))].filter((p) => p !== ''),
     [...new Set(owned.map((o) => o.channelId))],
   );

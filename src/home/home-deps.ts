@@ -49,8 +49,12 @@ export interface HomeDeps {
   readonly shape: Shape;
   readonly routes: RouteTable;
   readonly defaultProjectId?: string | undefined;
-  /** Without it (a listener-only process), machines of unwatched projects show "state unknown". */
+  /**
+   * Without it (a listener-only process), machines of unwatched projects show "state unknown", and
+   * `publishLater` asks a worker, which has the reader, to publish the Home again.
+   */
   readonly readMachines?: MachineReader | undefined;
+  readonly publishLater?: ((userId: string) => Promise<void>) | undefined;
   /** Without fonts the spend chart is left out (the figures stay). */
   readonly fonts?: ChartFonts | undefined;
   readonly now?: () => number;

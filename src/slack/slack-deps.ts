@@ -53,6 +53,8 @@ export interface SlackDeps {
    * composition root where the process has the cloud client; without it they show "state unknown".
    */
   readonly homeMachines?: MachineReader | undefined;
+  /** Where there is no reader: asks a worker to publish someone's Home again, with the cloud's listing. */
+  readonly homeLater?: ((userId: string) => Promise<void>) | undefined;
   /** The bot's own workspace (auth.test team_id): requests from others are refused unless the policy allows. */
   readonly botTeamId?: string | undefined;
 }

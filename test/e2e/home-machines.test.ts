@@ -108,3 +108,25 @@ describe('the Home tab of a project no channel watches', () => {
     }
   });
 });
+
+describe('the Home tab when the listener runs apart from the workers', () => {
+  let stack: BotStack;
+  beforeAll(async () => {
+    // `gpuops web` (no cloud client) and one `gpuops worker`, on one Redis.
+    stack = await startBotStack({ shape: 'B', workers: 0, watch: { replicas: 2, schedulers: false } });
+  });
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  it('has a worker publish it again with the state read from the cloud', async () => {
+    await settled(stack, 'create apart-1 h100-hgx-80gb.1x', 'Done');
+    const since = stack.slack.mark();
+    await openHome(stack, ADA);
+    // The listener cannot read the cloud: it says so at once, and a worker follows with the state.
+    const first = await published(stack, since, () => true, ADA);
+    expect(JSON.stringify(first.body.view)).toContain('*apart-1* · _state unknown');
+    const second = await published(stack, since, (t) => t.includes('*apart-1* · *running*'), ADA);
+    expect(JSON.stringify(second.body.view)).toContain('1 made through gpuops, 1 running');
+  });
+});

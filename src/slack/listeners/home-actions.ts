@@ -46,6 +46,7 @@ export function homePublisherOf(deps: SlackDeps): HomePublisher {
       defaultProjectId: deps.defaultProjectId,
       fonts: deps.homeFonts,
       readMachines: deps.homeMachines,
+      publishLater: deps.homeLater,
     })
   );
 }
