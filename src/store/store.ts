@@ -95,34 +95,44 @@ export type AcceptJobAnswer =
   | { readonly status: 'recorded'; readonly auditId?: string }
   | { readonly status: 'replay' | 'duplicate'; readonly holder: string };
 
+// Whether the request holding a dedupe claim is still pending: its job record is not final (done,
+// failed); with no record yet, its approval (a request waiting for approvers shares the claim under
+// its approval's id) is not denied or expired; and, with a target, no other request named that target
+// since. Record and approval keys are built from prefixes: they share the store's hash tag, so they
+// sit in the script's slot on a Cluster.
+const HOLDER_PENDING = `
+local function holderPending(holder, targetKey, useTarget, jobPrefix, approvalPrefix)
+  local held = redis.call('GET', jobPrefix .. holder)
+  if held then
+    local state = cjson.decode(held).state
+    if state == 'done' or state == 'failed' then return false end
+  else
+    local decided = redis.call('HGET', approvalPrefix .. holder, 'state')
+    if decided == 'denied' or decided == 'expired' then return false end
+  end
+  if useTarget then
+    local latest = redis.call('GET', targetKey)
+    if latest and latest ~= holder then return false end
+  end
+  return true
+end
+`;
+
 // KEYS: trigger, dedupe, job, the channel's job list, the audit stream, the target's latest request
 // (all in the store's slot on a Cluster). ARGV: job id, trigger seconds, dedupe seconds (0: that claim
 // is not made), record, record seconds, list length, then the audit entry (empty: none), its MINID and
-// its id's milliseconds, then target seconds (0: no target) and the prefix of job record keys. Each
-// claim holds the job's id, so a repeat can name the job it repeats. A dedupe claim only counts while
-// its job is pending: a finished record (done, failed) or another request on the same target since
-// frees it; a holder with no record yet (a request waiting for approval) is pending. The holder's
-// record key is built from the prefix: it shares the store's hash tag, so it is in the same slot. An
-// entry id at or below the stream's last (another replica's clock ahead) is left to Redis, as
-// Audit.append does.
-const ACCEPT_JOB = `
+// its id's milliseconds, then target seconds (0: no target), the prefix of job record keys and that
+// of approval keys. Each claim holds the job's id, so a repeat can name the job it repeats; a dedupe
+// claim only counts while its holder is pending (HOLDER_PENDING). An entry id at or below the
+// stream's last (another replica's clock ahead) is left to Redis, as Audit.append does.
+const ACCEPT_JOB = `${HOLDER_PENDING}
 if ARGV[2] ~= '0' and not redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2], 'NX') then
   return {'replay', redis.call('GET', KEYS[1])}
 end
 if ARGV[3] ~= '0' then
   local holder = redis.call('GET', KEYS[2])
-  if holder then
-    local pending = true
-    local held = redis.call('GET', ARGV[11] .. holder)
-    if held then
-      local state = cjson.decode(held).state
-      pending = state ~= 'done' and state ~= 'failed'
-    end
-    if pending and ARGV[10] ~= '0' then
-      local latest = redis.call('GET', KEYS[6])
-      pending = not latest or latest == holder
-    end
-    if pending then return {'duplicate', holder} end
+  if holder and holderPending(holder, KEYS[6], ARGV[10] ~= '0', ARGV[11], ARGV[12]) then
+    return {'duplicate', holder}
   end
   redis.call('SET', KEYS[2], ARGV[1], 'EX', ARGV[3])
 end
@@ -138,8 +148,18 @@ end
 return {'recorded', id}
 `;
 
+// The dedupe claim alone, for a request that goes to approvers. KEYS: dedupe. ARGV: holder id,
+// seconds, the prefix of job record keys and that of approval keys. Returns the pending holder, if any.
+const CLAIM_REQUEST = `${HOLDER_PENDING}
+local holder = redis.call('GET', KEYS[1])
+if holder and holderPending(holder, '', false, ARGV[3], ARGV[4]) then return holder end
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+return false
+`;
+
 interface AcceptJobScript {
   gpuopsAcceptJob(...keysAndArgs: string[]): Promise<[string, string?]>;
+  gpuopsClaimRequest(...keysAndArgs: string[]): Promise<string | null>;
 }
 
 export interface Store {
@@ -149,7 +169,10 @@ export interface Store {
   bindProject(channelId: string, binding: ProjectBinding): Promise<void>;
   projectOf(channelId: string): Promise<ProjectBinding | undefined>;
 
-  /** Claims a request fingerprint for `seconds`; returns the job id already holding it, if any. */
+  /**
+   * Claims a request fingerprint for `seconds`; returns the job or approval id holding it, if that one
+   * is still pending (the rules of acceptJob, without a target).
+   */
   claimRequest(fingerprint: string, jobId: string, seconds: number): Promise<string | undefined>;
   /** Claims a Slack trigger id for `seconds`; returns what already holds it, if it was seen. */
   claimTrigger(triggerId: string, holder: string, seconds: number): Promise<string | undefined>;
@@ -205,7 +228,12 @@ export function createStore(redis: Redis, prefix = 'gpuops'): Store {
   const scripted = redis as Redis & Partial<AcceptJobScript>;
   if (typeof scripted.gpuopsAcceptJob !== 'function') {
     redis.defineCommand('gpuopsAcceptJob', { numberOfKeys: 6, lua: ACCEPT_JOB });
+    redis.defineCommand('gpuopsClaimRequest', { numberOfKeys: 1, lua: CLAIM_REQUEST });
   }
+  const scripts = redis as Redis & AcceptJobScript;
+  // Where a claim's holder is recorded: its job record, or its approval (src/store/approvals.ts).
+  const jobPrefix = `${k('job')}:`;
+  const approvalPrefix = `${prefix}:{approvals}:req:`;
   const parse = <T>(raw: string | null): T | undefined => (raw === null ? undefined : (JSON.parse(raw) as T));
   const claim = async (key: string, value: string, seconds: number): Promise<string | undefined> => {
     const set = await redis.set(key, value, 'EX', seconds, 'NX');
@@ -220,7 +248,7 @@ export function createStore(redis: Redis, prefix = 'gpuops'): Store {
     target,
     audit,
   }: AcceptJobInput): Promise<AcceptJobAnswer> => {
-    const [status, second] = await (redis as Redis & AcceptJobScript).gpuopsAcceptJob(
+    const [status, second] = await scripts.gpuopsAcceptJob(
       k('trigger', trigger?.id ?? ''),
       k('dedupe', dedupe?.fingerprint ?? ''),
       k('job', record.id),
@@ -237,7 +265,8 @@ export function createStore(redis: Redis, prefix = 'gpuops'): Store {
       audit?.minId ?? '0',
       String(audit?.idMs ?? 0),
       String(target?.seconds ?? 0),
-      `${k('job')}:`,
+      jobPrefix,
+      approvalPrefix,
     );
     if (status === 'replay' || status === 'duplicate') return { status, holder: second ?? '' };
     return { status: 'recorded', ...(second ? { auditId: second } : {}) };
@@ -254,7 +283,14 @@ export function createStore(redis: Redis, prefix = 'gpuops'): Store {
       return parse<ProjectBinding>(await redis.get(k('channel', channelId, 'project')));
     },
 
-    claimRequest: (fingerprint, jobId, seconds) => claim(k('dedupe', fingerprint), jobId, seconds),
+    claimRequest: async (fingerprint, jobId, seconds) =>
+      (await scripts.gpuopsClaimRequest(
+        k('dedupe', fingerprint),
+        jobId,
+        String(seconds),
+        jobPrefix,
+        approvalPrefix,
+      )) ?? undefined,
     claimTrigger: (triggerId, holder, seconds) => claim(k('trigger', triggerId), holder, seconds),
 
     acceptJob,

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parsePolicy } from '../../src/policy/load-policy.js';
 import { type BotStack, startBotStack } from '../support/bot-stack.js';
 import { channelRequest, privateAnswer, settled, shown } from '../support/slash-requests.js';
 import { until } from '../support/until.js';
+import { askForApproval, denyWithReason, stored } from './guardrails-kit.js';
 
 // Honest repeats (docs/reliability.md): "Already on it" only while the same request is still pending and
 // nothing else was asked of its target since; a request asked again after the first finished runs again,
@@ -75,5 +77,41 @@ describe('repeated requests, shape B', () => {
     expect(stack.slack.message('C0GPU', ts)?.text).toMatch(/^Working/);
     const running = await stack.queue.getJobs(['active', 'waiting', 'delayed']);
     expect(running.filter((j) => j && 'command' in (j.data as object))).toHaveLength(1);
+  });
+});
+
+describe('a request asked again after an approver decided it', () => {
+  let stack: BotStack;
+  beforeAll(async () => {
+    stack = await startBotStack({
+      shape: 'B',
+      policy: parsePolicy(`
+roles:
+  operator: { users: [U0ADA] }
+approvals:
+  approvers: { users: [U0BOB] }
+  channel: C0APPR
+  expires_after: 1h
+`),
+    });
+  });
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  it('is "Already on it" while the approvers have not decided, and goes to them again once denied', async () => {
+    await stack.cloud.createInstance({ name: 'keep-1', type: 'rtx-a5000-24gb.1x' });
+    const first = await askForApproval(stack, 'rm keep-1', { approvalChannel: 'C0APPR' });
+    expect(String((await (await stack.command('rm keep-1')).answer()).text)).toBe(
+      `Already on it: that same request is job ${first.approvalId}.`,
+    );
+    await denyWithReason(stack, first, 'U0BOB', 'still in use');
+    await until('the denial', async () =>
+      (await stored(stack, first.approvalId)).state === 'denied' ? true : undefined,
+    );
+    // Before: "Already on it", naming the denied request, for 30 s.
+    const second = await askForApproval(stack, 'rm keep-1', { approvalChannel: 'C0APPR' });
+    expect(second.approvalId).not.toBe(first.approvalId);
+    expect((await stored(stack, second.approvalId)).state).toBe('pending');
   });
 });

@@ -141,6 +141,24 @@ describe('Store.acceptJob', () => {
     ).toEqual({ status: 'duplicate', holder: 'appr-9' });
   });
 
+  it('frees the claim of a request an approver denied or that expired, not of one still waiting', async () => {
+    const approval = (id: string) => `${store.prefix}:{approvals}:req:${id}`;
+    expect(await store.claimRequest('fp-den', 'appr-d1', 30)).toBeUndefined();
+    await redis.hset(approval('appr-d1'), 'state', 'pending');
+    // Asked again while the approvers have not decided: the same request.
+    expect(await store.claimRequest('fp-den', 'appr-d2', 30)).toBe('appr-d1');
+    await redis.hset(approval('appr-d1'), 'state', 'denied');
+    // Denied: asking again is a new request, for approvers to see.
+    expect(await store.claimRequest('fp-den', 'appr-d3', 30)).toBeUndefined();
+    await redis.hset(approval('appr-d3'), 'state', 'expired');
+    expect(
+      await store.acceptJob({
+        record: record('job-d4', 'C0DEN'),
+        claim: { fingerprint: 'fp-den', seconds: 30 },
+      }),
+    ).toEqual({ status: 'recorded' });
+  });
+
   it('records without claims (an approved request: its approval already made it happen once)', async () => {
     expect(await store.acceptJob({ record: record('job-5', 'C0APP') })).toEqual({ status: 'recorded' });
     expect(await store.acceptJob({ record: record('job-5', 'C0APP') })).toEqual({ status: 'recorded' });
