@@ -2,6 +2,7 @@ import type { FetchFunction } from '@slack/web-api';
 import type { Redis } from 'ioredis';
 import type { RouteTable } from '../cloud/index.js';
 import type { Config } from '../config.js';
+import type { MachineReader } from '../home/home-deps.js';
 import type { GpuQueue } from '../jobs/queue.js';
 import { type Logger, redactText } from '../log/logger.js';
 import type { BotMetrics } from '../obs/bot-metrics.js';
@@ -14,6 +15,7 @@ import type { SlackDeps } from '../slack/slack-deps.js';
 import type { Sealer } from '../store/sealed.js';
 import type { Store } from '../store/store.js';
 import { homeChartFonts } from './home-fonts.js';
+import { homeByWorker } from './home-machines.js';
 import { type Lifecycle, StartError, within } from './lifecycle.js';
 import { replicationGuards } from './replication.js';
 import { TOKEN_REFUSED } from './slack-token.js';
@@ -67,6 +69,8 @@ export async function startReceivers(input: {
   readonly shuttingDown: () => boolean;
   /** The cloud, platform and metrics APIs' states, where this process calls them (the worker role). */
   readonly dependencies?: () => readonly DependencyStatus[];
+  /** Reads unwatched projects' machines for Home tabs, where this process has the cloud client. */
+  readonly readMachines?: MachineReader | undefined;
   readonly startTimeoutMs: number;
   /** Redis' maxmemory-policy as read at start, when Redis told it. */
   readonly evictionPolicy?: string | undefined;
@@ -110,6 +114,9 @@ export async function startReceivers(input: {
     botTeamId: bot.teamId,
     botEnterpriseId: bot.enterpriseId,
     homeFonts: homeChartFonts(input.log),
+    ...(input.readMachines
+      ? { homeMachines: input.readMachines }
+      : { homeLater: homeByWorker(input.queueRedis, lifecycle) }),
   };
   const listen = async <T>(key: 'PORT' | 'OPS_PORT', start: () => Promise<T>): Promise<T> => {
     try {

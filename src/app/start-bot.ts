@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parseRouteOverrides, resolveRoutes } from '../cloud/index.js';
 import type { Config, Role } from '../config.js';
+import type { MachineReader } from '../home/home-deps.js';
 import { createQueue, type GpuQueue } from '../jobs/queue.js';
 import { createLogger, type Logger } from '../log/logger.js';
 import { type BotMetrics, createBotMetrics } from '../obs/bot-metrics.js';
@@ -14,6 +15,7 @@ import { createSealer, type Sealer, sealKeyFrom, sealKeyWarning } from '../store
 import { CLUSTER_STORE_PREFIX, createStore, type Store } from '../store/store.js';
 import { createCloudClients } from './clients.js';
 import { createGuardrails } from './guardrails.js';
+import { cloudMachineReader } from './home-machines.js';
 import { Lifecycle } from './lifecycle.js';
 import { type ListenerFactory, startReceivers } from './receivers.js';
 import {
@@ -136,6 +138,8 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
     // 5. Workers and watchers, with the cloud clients: only where jobs run.
     let started: StartedWorkers | undefined;
     let health: DependencyHealth | undefined;
+    // Where the cloud client is, the listener's Home tabs read unwatched projects through it too.
+    let readMachines: MachineReader | undefined;
     let firstCheck: Promise<void> = Promise.resolve();
     if (working) {
       const { health: checks, ...clients } = createCloudClients(config, routes, metrics, lifecycle, log);
@@ -143,6 +147,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
       // the setting to check, not a failed start (the listener can still answer; jobs retry).
       health = checks;
       firstCheck = checks.checkAll();
+      readMachines = cloudMachineReader(clients.cloud, store, log);
       // BullMQ's blocking commands need a connection that never gives up on a request.
       const workerRedis = await connect('worker', BLOCKING);
       started = await startWorkers({
@@ -159,6 +164,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
       ...{ shuttingDown: () => shuttingDown, lifecycle, log, evictionPolicy },
       runWithinMs: options.approvedRunWithinMs,
       ...(health ? { dependencies: report(health) } : {}),
+      ...(readMachines ? { readMachines } : {}),
     });
     await firstCheck;
     health?.start(options.dependencyCheckEveryMs ?? DEFAULT_DEPENDENCY_CHECK_EVERY_MS);

@@ -19,6 +19,7 @@ import { submitPolicyAction } from '../requests/policy-action.js';
 import { operableBy, submitScheduledAction } from '../requests/scheduled-action.js';
 import { slackDecisionPorts } from '../slack/decision-ports.js';
 import { ConversationPacedWebClient } from '../slack/paced-web-client.js';
+import { createReplyPort } from '../slack/reply-port.js';
 import { slackRequestPorts } from '../slack/request-ports.js';
 import type { Sealer } from '../store/sealed.js';
 import type { Store } from '../store/store.js';
@@ -34,9 +35,9 @@ import {
 import { createWorker } from '../workers/create-worker.js';
 import type { CloudClients } from './clients.js';
 import { homeChartFonts } from './home-fonts.js';
+import { cloudMachineReader } from './home-machines.js';
 import type { Lifecycle } from './lifecycle.js';
 import { replicationGuards } from './replication.js';
-import { respondTo } from './respond.js';
 
 // The worker role: the request queue's worker, the system job schedulers, and the watchers on their
 // own queue (so frequent looks and rate-limited posting never hold up a person's request).
@@ -127,7 +128,7 @@ export async function startWorkers(input: {
       log,
       shape: config.CLOUD_API_SHAPE,
       defaultProjectId: config.CLOUD_PROJECT_ID,
-      respond: (url, body) => respondTo(url, body, log),
+      reply: createReplyPort({ client: jobSlack, log }),
       sealer: input.sealer,
       schedules: watchScheduleTimers(watchQueue),
       guardrails,
@@ -208,6 +209,7 @@ export async function startWorkers(input: {
       routes: input.routes,
       defaultProjectId: config.CLOUD_PROJECT_ID,
       fonts: homeChartFonts(log),
+      readMachines: cloudMachineReader(clients.cloud, store, log),
     }),
     ...(tuning.watchMinIntervalMs !== undefined ? { minIntervalMs: tuning.watchMinIntervalMs } : {}),
   };

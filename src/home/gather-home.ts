@@ -5,15 +5,16 @@ import { approvableBy, groupsInPolicy, roleOf } from '../policy/decide.js';
 import { type CostEstimate, estimateMachines, type PriceBook } from '../pricing/cost.js';
 import { readCatalog } from '../store/catalog-cache.js';
 import { runningSince } from '../store/home-state.js';
-import { forgetOwnedInstance, instancesOwnedBy } from '../store/instance-owners.js';
+import { forgetOwnedInstance, instancesOwnedBy, type OwnedInstance } from '../store/instance-owners.js';
 import { listSchedules } from '../store/schedules.js';
 import { createWaitlist } from '../store/waitlist.js';
 import { createSnapshotStore } from '../store/watch-snapshots.js';
 import type { HomeDeps, ProjectView } from './home-deps.js';
 import { gatherSpend } from './home-spend.js';
 
-// Everything a Home tab shows, read from Redis alone: the person's machines as the state watcher last
-// saw them, the approvals they may decide, the spend ledger, their waitlist entries and schedules.
+// Everything a Home tab shows: the person's machines as gpuops last saw them (the state watcher's look,
+// the create job's record, or for a project no channel watches a listing read from the cloud as the
+// Home opens), the approvals they may decide, the spend ledger, their waitlist entries and schedules.
 
 /** The forms a Home tab offers, where the API shape has them. */
 const FORMS: readonly HomeForm[] = [
@@ -22,31 +23,103 @@ const FORMS: readonly HomeForm[] = [
   { form: 'slurm.adduser', label: 'Join a Slurm cluster…' },
 ];
 
+/**
+ * How long the state a create job recorded is shown when nothing has looked at the machine since: long
+ * enough for the watcher's next look or a Home opened soon after, short enough not to show a state
+ * days old as current.
+ */
+const RECORD_TRUSTED_MS = 10 * 60_000;
+
+/** At most this many unwatched projects are read from the cloud per Home opened; the rest show unknown. */
+export const LIVE_PROJECTS_READ = 5;
+
 async function projectViews(
   deps: HomeDeps,
+  userId: string,
   projectIds: readonly string[],
   channels: readonly string[],
 ): Promise<Map<string, ProjectView>> {
   const snapshots = createSnapshotStore(deps.store);
   const bindings = await Promise.all(channels.map((c) => deps.store.projectOf(c)));
-  const views = await Promise.all(
+  const stored = await Promise.all(
     projectIds.map(async (p) => {
-      const [stored, cached] = await Promise.all([snapshots.read(p), readCatalog(deps.store, p)]);
+      const [read, cached] = await Promise.all([snapshots.read(p), readCatalog(deps.store, p)]);
       const name = bindings.find((b) => b?.projectId === p && b.name)?.name;
-      return [p, { name, snapshot: stored.snapshot, catalog: cached?.catalog }] as const;
+      return [p, { name, snapshot: read.snapshot, catalog: cached?.catalog }] as const;
     }),
   );
-  return new Map(views);
+  // A project no channel watches is read from the cloud now, through the reader the process was
+  // given (bounded and cached by it); without one, or past the bound, its machines show unknown.
+  const unwatched = stored.filter(([, v]) => !v.snapshot).slice(0, LIVE_PROJECTS_READ);
+  const read = deps.readMachines;
+  if (!read && unwatched.length > 0) {
+    await deps.publishLater?.(userId).catch((err: unknown) => {
+      deps.log.warn({ err }, 'could not ask a worker to publish a Home tab with the cloud’s listing');
+    });
+  }
+  const listings = new Map(
+    read
+      ? await Promise.all(unwatched.map(async ([p]) => [p, await read(p).catch(() => undefined)] as const))
+      : [],
+  );
+  return new Map(
+    stored.map(([p, view]) => {
+      const listing = listings.get(p);
+      return [p, listing ? { ...view, listing } : view] as const;
+    }),
+  );
+}
+
+/** What gpuops knows of one owned machine, newest first; `gone` when a listing newer than its record lacks it. */
+function machineSeen(
+  o: OwnedInstance,
+  view: ProjectView | undefined,
+  now: number,
+): { gone: true } | { gone: false; state?: string; type?: string; seenAt?: number } {
+  const snapshot = view?.snapshot;
+  const fromSnapshot = snapshot?.resources[`instance:${o.id}`];
+  const listed = view?.listing?.machines.find((m) => m.id === o.id);
+  const looks = [
+    ...(snapshot ? [{ at: snapshot.polledAt, found: fromSnapshot?.fields }] : []),
+    ...(view?.listing ? [{ at: view.listing.listedAt, found: listed }] : []),
+  ].sort((a, b) => b.at - a.at);
+  const newest = looks[0];
+  // A listing made before the create job recorded the machine may simply predate it: only a newer
+  // one (or one of a record from before records were dated) can say it is gone.
+  if (newest && !newest.found && (o.recordedAt === undefined || newest.at > o.recordedAt)) {
+    return { gone: true };
+  }
+  // In a watched project the create job's record stands for the machine's state until the watcher's
+  // next look, for a while. Elsewhere nothing follows the machine after it was made (a stop through
+  // gpuops included), so without a listing its state is unknown.
+  const recorded =
+    snapshot !== undefined &&
+    o.state !== undefined &&
+    o.recordedAt !== undefined &&
+    now - o.recordedAt < RECORD_TRUSTED_MS
+      ? [{ at: o.recordedAt, found: { state: o.state } }]
+      : [];
+  const known = [...looks.filter((l) => l.found?.state !== undefined), ...recorded].sort(
+    (a, b) => b.at - a.at,
+  )[0];
+  const type = fromSnapshot?.fields.type ?? listed?.type ?? o.type;
+  return {
+    gone: false,
+    ...(known?.found?.state !== undefined ? { state: known.found.state, seenAt: known.at } : {}),
+    ...(type !== undefined ? { type } : {}),
+  };
 }
 
 async function gatherMachines(
   deps: HomeDeps,
   userId: string,
+  now: number,
 ): Promise<{ machines: HomeMachine[]; projects: Map<string, ProjectView> }> {
   const owned = await instancesOwnedBy(deps.store, userId);
   const projectOf = (p: string | undefined) => p ?? deps.defaultProjectId ?? '';
   const projects = await projectViews(
     deps,
+    userId,
     [...new Set(owned.map((o) => projectOf(o.projectId)))].filter((p) => p !== ''),
     [...new Set(owned.map((o) => o.channelId))],
   );
@@ -73,29 +146,30 @@ async function gatherMachines(
   for (const [i, o] of owned.entries()) {
     const projectId = projectOf(o.projectId);
     const view = projects.get(projectId);
-    const seen = view?.snapshot?.resources[`instance:${o.id}`];
-    if (view?.snapshot && !seen) {
-      // Its watched project no longer lists it: deleted.
+    const seen = machineSeen(o, view, now);
+    if (seen.gone) {
+      // Its project, looked at after gpuops made it, no longer lists it: deleted.
       await forgetOwnedInstance(deps.store, userId, o.id);
       continue;
     }
-    const type = seen?.fields.type ?? view?.catalog?.instances?.find((x) => x.id === o.id)?.type;
+    const name = view?.snapshot?.resources[`instance:${o.id}`]?.name ?? o.name;
+    const type = seen.type ?? view?.catalog?.instances?.find((x) => x.id === o.id)?.type;
     const cost = type ? priceOf(projectId, type, view) : undefined;
     const lease = leases.find(
       (l) => (l.instance === o.name || l.instance === o.id) && projectOf(l.projectId) === projectId,
     );
     machines.push({
       id: o.id,
-      name: seen?.name ?? o.name,
+      name,
       channelId: o.channelId,
       ...(projectId ? { projectId } : {}),
-      state: seen?.fields.state,
+      state: seen.state,
       type,
       cost,
       regions: cost?.known ? cost.regions : undefined,
       runningSince: since[i],
       leaseEndsAt: lease?.stopAt,
-      seenAt: view?.snapshot?.polledAt,
+      seenAt: seen.seenAt,
     });
   }
   return { machines, projects };
@@ -117,7 +191,7 @@ async function gatherApprovals(deps: HomeDeps, userId: string): Promise<HomeData
 
 export async function gatherHome(deps: HomeDeps, userId: string, notice?: string): Promise<HomeData> {
   const now = (deps.now ?? Date.now)();
-  const { machines, projects } = await gatherMachines(deps, userId);
+  const { machines, projects } = await gatherMachines(deps, userId, now);
   const [approvals, waitlist, schedules, spend] = await Promise.all([
     gatherApprovals(deps, userId),
     createWaitlist(deps.store)

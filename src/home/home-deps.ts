@@ -11,7 +11,31 @@ import type { Leases } from '../store/leases.js';
 import type { Store } from '../store/store.js';
 import type { ProjectSnapshot } from '../store/watch-snapshots.js';
 
-/** What building and publishing a Home tab needs: Redis, Slack's Web API, the policy. Never the cloud. */
+/** A machine as the cloud listed it, for the Home tab of a project no channel watches. */
+export interface ListedMachine {
+  readonly id: string;
+  readonly name: string;
+  readonly state: string;
+  readonly type: string;
+}
+
+/** One project's machines as the cloud listed them, and when (epoch ms). */
+export interface MachineListing {
+  readonly machines: readonly ListedMachine[];
+  readonly listedAt: number;
+}
+
+/**
+ * Reads a project's machines from the cloud for the Home tab: bounded in time and cached briefly by
+ * whoever implements it (the composition root, src/app/home-machines.ts); undefined when the cloud did
+ * not answer in time. The home layer never holds a cloud client.
+ */
+export type MachineReader = (projectId: string) => Promise<MachineListing | undefined>;
+
+/**
+ * What building and publishing a Home tab needs: Redis, Slack's Web API, the policy, and where the
+ * process has one, a reader of the cloud's machines for projects no channel watches.
+ */
 export interface HomeDeps {
   readonly store: Store;
   readonly client: WebClient;
@@ -25,6 +49,12 @@ export interface HomeDeps {
   readonly shape: Shape;
   readonly routes: RouteTable;
   readonly defaultProjectId?: string | undefined;
+  /**
+   * Without it (a listener-only process), machines of unwatched projects show "state unknown", and
+   * `publishLater` asks a worker, which has the reader, to publish the Home again.
+   */
+  readonly readMachines?: MachineReader | undefined;
+  readonly publishLater?: ((userId: string) => Promise<void>) | undefined;
   /** Without fonts the spend chart is left out (the figures stay). */
   readonly fonts?: ChartFonts | undefined;
   readonly now?: () => number;
@@ -42,4 +72,6 @@ export interface ProjectView {
   readonly name?: string | undefined;
   readonly snapshot: ProjectSnapshot | undefined;
   readonly catalog: Catalog | undefined;
+  /** Read from the cloud as the Home opened, when no channel watches the project. */
+  readonly listing?: MachineListing | undefined;
 }

@@ -1,5 +1,6 @@
 import { closedCard, decidedMessage } from '../commands/approvals/render.js';
 import type { QueuingNote } from '../commands/approvals/stage-text.js';
+import { type ReplyTarget, requesterTarget } from '../commands/kit/reply-port.js';
 import { withDeadline } from '../commands/kit/with-deadline.js';
 import type { GpuCommand } from '../commands/registry.js';
 import type { JobContext } from '../jobs/job-data.js';
@@ -27,8 +28,11 @@ import type { ChatMessage } from './ports.js';
 export interface DecisionPorts {
   /** Edits a message the bot posted. */
   update(ref: MessageRef, message: ChatMessage): Promise<void>;
-  /** A message only `user` sees, in `channel`. */
-  tell(channel: string, user: string, message: ChatMessage): Promise<void>;
+  /**
+   * The requester's own message edited, else a private answer (response_url, an ephemeral where they
+   * asked, a DM where the bot cannot post: commands/kit/reply-port.ts).
+   */
+  show(target: ReplyTarget, message: ChatMessage, ref?: MessageRef): Promise<void>;
   /** A Workflow Builder step waiting for a denied, expired or lapsed request fails with why. */
   failWaitingStep(request: ApprovalRequest<GpuCommand>): Promise<void>;
 }
@@ -74,14 +78,11 @@ export async function tellRequester(
   request: ApprovalRequest<GpuCommand>,
   note?: QueuingNote,
 ): Promise<void> {
-  const told = decidedMessage(request, note);
-  const mine = request.requesterMessage;
-  await (mine
-    ? deps.chat.update(mine, told)
-    : deps.chat.tell(request.ctx.channelId, request.requester, told)
-  ).catch((err: unknown) =>
-    deps.log.warn({ err, approvalId: request.id }, 'could not tell the requester the decision'),
-  );
+  await deps.chat
+    .show(requesterTarget(request), decidedMessage(request, note), request.requesterMessage)
+    .catch((err: unknown) =>
+      deps.log.warn({ err, approvalId: request.id }, 'could not tell the requester the decision'),
+    );
 }
 
 export async function discardSealed(

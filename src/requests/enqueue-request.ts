@@ -74,12 +74,32 @@ export function postProblemNotice(code: string, what: string): string {
 }
 
 /**
- * How long the same request from the same person counts as a repeat. A change (start, create, rm)
- * sent twice within half a minute is a double submission; a lookup asked again a few seconds later
- * wants fresh data, so it only absorbs a double click.
+ * How long the same request from the same person counts as a repeat, at most: only while the first is
+ * still pending and nothing else was asked of its target since (Store.acceptJob). A change (start,
+ * create, rm) sent twice within half a minute is a double submission; a lookup (a command that changes
+ * nothing, however it is delivered) asked again a few seconds later wants fresh data, so it only
+ * absorbs a double click.
  */
 export function dedupeSeconds(command: GpuCommand): number {
-  return deliveryOf(command.kind) === 'channel' ? 30 : 3;
+  return operationClassOf(command.kind) === 'read' ? LOOKUP_REPEAT_SECONDS : CHANGE_REPEAT_SECONDS;
+}
+
+const LOOKUP_REPEAT_SECONDS = 3;
+const CHANGE_REPEAT_SECONDS = 30;
+
+/**
+ * The machine or cluster a change acts on, within the request's project (else its channel): a change
+ * asked of it ends the repeat window of every earlier request on it. A lookup marks nothing.
+ */
+export function requestTarget(command: GpuCommand, ctx: JobContext): string | undefined {
+  if (operationClassOf(command.kind) === 'read') return undefined;
+  const named =
+    'instance' in command && typeof command.instance === 'string'
+      ? `instance:${command.instance}`
+      : 'cluster' in command && typeof command.cluster === 'string'
+        ? `cluster:${command.cluster}`
+        : undefined;
+  return named === undefined ? undefined : jobIdFor(ctx.projectId ?? ctx.channelId, named);
 }
 
 /**
@@ -142,6 +162,7 @@ export async function enqueueRequest(
   const fingerprint = requestFingerprint(command, ctx);
   const jobId = extra.approvalId ?? requestJobId(command, ctx, fingerprint);
   const audit = extra.audit;
+  const target = requestTarget(command, ctx);
   // One step claims the trigger and the request (unless an approval already decided it happens once)
   // and records the job: a failure after it takes the record back.
   let accepted: AcceptJobAnswer;
@@ -160,6 +181,7 @@ export async function enqueueRequest(
         },
         ...(extra.trigger ? { trigger: extra.trigger } : {}),
         ...(extra.approvalId ? {} : { claim: { fingerprint, seconds: dedupeSeconds(command) } }),
+        ...(target ? { target: { id: target, seconds: CHANGE_REPEAT_SECONDS } } : {}),
         ...(audit ? { audit } : {}),
       }),
       1_500,

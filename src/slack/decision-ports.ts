@@ -4,6 +4,7 @@ import { failWaitingStep, finishStep } from '../commands/kit/finish-step.js';
 import { describeCommand } from '../commands/registry.js';
 import type { Logger } from '../log/logger.js';
 import type { DecisionPorts } from '../requests/drive-approved.js';
+import { createReplyPort } from './reply-port.js';
 
 /** The request lifecycle's edits and private notes (requests/drive-approved.ts), through the Web API. */
 export function slackDecisionPorts(deps: {
@@ -21,13 +22,8 @@ export function slackDecisionPorts(deps: {
         ...blocksOf(message.blocks),
       });
     },
-    async tell(channel, user, message) {
-      await deps.client.chat.postEphemeral({
-        channel,
-        user,
-        text: message.text,
-        ...blocksOf(message.blocks),
-      });
+    async show(target, message, ref) {
+      await createReplyPort({ client: deps.client, log: deps.log }).show(target, message, ref);
     },
     async failWaitingStep(request) {
       const step = request.ctx.step;

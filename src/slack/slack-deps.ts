@@ -4,7 +4,7 @@ import type { RouteTable } from '../cloud/routes.js';
 import type { Shape } from '../cloud/shape.js';
 import type { Deadline } from '../commands/kit/deadline.js';
 import type { GpuCommand } from '../commands/registry.js';
-import type { HomePublisher } from '../home/home-deps.js';
+import type { HomePublisher, MachineReader } from '../home/home-deps.js';
 import type { GpuQueue } from '../jobs/queue.js';
 import type { Logger } from '../log/logger.js';
 import type { Guardrails } from '../policy/guardrails.js';
@@ -54,6 +54,13 @@ export interface SlackDeps {
   readonly home?: HomePublisher | undefined;
   /** The fonts the default publisher draws the Home tab's spend chart with; none, no picture. */
   readonly homeFonts?: ChartFonts | undefined;
+  /**
+   * Lists an unwatched project's machines from the cloud for the default publisher, handed over by the
+   * composition root where the process has the cloud client; without it they show "state unknown".
+   */
+  readonly homeMachines?: MachineReader | undefined;
+  /** Where there is no reader: asks a worker to publish someone's Home again, with the cloud's listing. */
+  readonly homeLater?: ((userId: string) => Promise<void>) | undefined;
   /** The bot's own workspace (auth.test team_id): requests from others are refused unless the policy allows. */
   readonly botTeamId?: string | undefined;
   /** The bot's Enterprise Grid organisation (auth.test enterprise_id), if any: see access.allow_own_enterprise. */

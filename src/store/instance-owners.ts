@@ -16,6 +16,14 @@ export interface OwnedInstance {
   readonly name: string;
   readonly channelId: string;
   readonly projectId?: string | undefined;
+  /** Its type and state as the create job last saw them from the cloud. */
+  readonly type?: string | undefined;
+  readonly state?: string | undefined;
+  /**
+   * When the create job wrote this (epoch ms): a listing of its project older than this cannot say
+   * it is gone (it may predate the machine). Absent in records of older versions.
+   */
+  readonly recordedAt?: number | undefined;
 }
 
 export async function recordInstanceOwner(

@@ -65,8 +65,16 @@ export interface AcceptJobInput {
   readonly record: JobRecord;
   /** Slack's trigger id of the request, held for `seconds` (the signature window). */
   readonly trigger?: { readonly id: string; readonly seconds: number };
-  /** The request's fingerprint, held for `seconds` with the job's id (the dedupe window). */
+  /**
+   * The request's fingerprint, held for `seconds` with the job's id (the dedupe window). A repeat finds
+   * the holder only while its job has not finished and no other request named the same target since.
+   */
   readonly claim?: { readonly fingerprint: string; readonly seconds: number };
+  /**
+   * What the request changes (`<project>:instance:train-1`): it becomes the target's latest request for
+   * `seconds`, so a repeat of an earlier request on it runs again rather than finding that one.
+   */
+  readonly target?: { readonly id: string; readonly seconds: number };
   /**
    * The request's audit entry, stored in the same step once the job is recorded (Audit.prepare): one
    * round trip fewer, and a repeat or replay, which records nothing, adds no entry either.
@@ -87,18 +95,48 @@ export type AcceptJobAnswer =
   | { readonly status: 'recorded'; readonly auditId?: string }
   | { readonly status: 'replay' | 'duplicate'; readonly holder: string };
 
-// KEYS: trigger, dedupe, job, the channel's job list, the audit stream (all in the store's slot on a
-// Cluster). ARGV: job id, trigger seconds, dedupe seconds (0: that claim is not made), record, record
-// seconds, list length, then the audit entry (empty: none), its MINID and its id's milliseconds. Each
-// claim holds the job's id, so a repeat can name the job it repeats. An entry id at or below the
+// Whether the request holding a dedupe claim is still pending: its job record is not final (done,
+// failed); with no record yet, its approval (a request waiting for approvers shares the claim under
+// its approval's id) is not denied or expired; and, with a target, no other request named that target
+// since. Record and approval keys are built from prefixes: they share the store's hash tag, so they
+// sit in the script's slot on a Cluster.
+const HOLDER_PENDING = `
+local function holderPending(holder, targetKey, useTarget, jobPrefix, approvalPrefix)
+  local held = redis.call('GET', jobPrefix .. holder)
+  if held then
+    local state = cjson.decode(held).state
+    if state == 'done' or state == 'failed' then return false end
+  else
+    local decided = redis.call('HGET', approvalPrefix .. holder, 'state')
+    if decided == 'denied' or decided == 'expired' then return false end
+  end
+  if useTarget then
+    local latest = redis.call('GET', targetKey)
+    if latest and latest ~= holder then return false end
+  end
+  return true
+end
+`;
+
+// KEYS: trigger, dedupe, job, the channel's job list, the audit stream, the target's latest request
+// (all in the store's slot on a Cluster). ARGV: job id, trigger seconds, dedupe seconds (0: that claim
+// is not made), record, record seconds, list length, then the audit entry (empty: none), its MINID and
+// its id's milliseconds, then target seconds (0: no target), the prefix of job record keys and that
+// of approval keys. Each claim holds the job's id, so a repeat can name the job it repeats; a dedupe
+// claim only counts while its holder is pending (HOLDER_PENDING). An entry id at or below the
 // stream's last (another replica's clock ahead) is left to Redis, as Audit.append does.
-const ACCEPT_JOB = `
+const ACCEPT_JOB = `${HOLDER_PENDING}
 if ARGV[2] ~= '0' and not redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2], 'NX') then
   return {'replay', redis.call('GET', KEYS[1])}
 end
-if ARGV[3] ~= '0' and not redis.call('SET', KEYS[2], ARGV[1], 'EX', ARGV[3], 'NX') then
-  return {'duplicate', redis.call('GET', KEYS[2])}
+if ARGV[3] ~= '0' then
+  local holder = redis.call('GET', KEYS[2])
+  if holder and holderPending(holder, KEYS[6], ARGV[10] ~= '0', ARGV[11], ARGV[12]) then
+    return {'duplicate', holder}
+  end
+  redis.call('SET', KEYS[2], ARGV[1], 'EX', ARGV[3])
 end
+if ARGV[10] ~= '0' then redis.call('SET', KEYS[6], ARGV[1], 'EX', ARGV[10]) end
 redis.call('SET', KEYS[3], ARGV[4], 'EX', ARGV[5])
 redis.call('LPUSH', KEYS[4], ARGV[1])
 redis.call('LTRIM', KEYS[4], 0, tonumber(ARGV[6]) - 1)
@@ -110,8 +148,18 @@ end
 return {'recorded', id}
 `;
 
+// The dedupe claim alone, for a request that goes to approvers. KEYS: dedupe. ARGV: holder id,
+// seconds, the prefix of job record keys and that of approval keys. Returns the pending holder, if any.
+const CLAIM_REQUEST = `${HOLDER_PENDING}
+local holder = redis.call('GET', KEYS[1])
+if holder and holderPending(holder, '', false, ARGV[3], ARGV[4]) then return holder end
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+return false
+`;
+
 interface AcceptJobScript {
   gpuopsAcceptJob(...keysAndArgs: string[]): Promise<[string, string?]>;
+  gpuopsClaimRequest(...keysAndArgs: string[]): Promise<string | null>;
 }
 
 export interface Store {
@@ -121,15 +169,19 @@ export interface Store {
   bindProject(channelId: string, binding: ProjectBinding): Promise<void>;
   projectOf(channelId: string): Promise<ProjectBinding | undefined>;
 
-  /** Claims a request fingerprint for `seconds`; returns the job id already holding it, if any. */
+  /**
+   * Claims a request fingerprint for `seconds`; returns the job or approval id holding it, if that one
+   * is still pending (the rules of acceptJob, without a target).
+   */
   claimRequest(fingerprint: string, jobId: string, seconds: number): Promise<string | undefined>;
   /** Claims a Slack trigger id for `seconds`; returns what already holds it, if it was seen. */
   claimTrigger(triggerId: string, holder: string, seconds: number): Promise<string | undefined>;
 
   /**
    * A new request in one atomic step: claims its Slack trigger (a replay of the same delivery),
-   * then its fingerprint (a repeat within `seconds`), then records the job. Nothing is written past
-   * a claim that fails.
+   * then its fingerprint (a repeat within `seconds` of a job still pending, with nothing else asked of
+   * its target since), marks its target, then records the job. Nothing is written past a claim that
+   * fails.
    */
   acceptJob(input: AcceptJobInput): Promise<AcceptJobAnswer>;
 
@@ -175,8 +227,13 @@ export function createStore(redis: Redis, prefix = 'gpuops'): Store {
   const k = (...parts: string[]) => [prefix, ...parts].join(':');
   const scripted = redis as Redis & Partial<AcceptJobScript>;
   if (typeof scripted.gpuopsAcceptJob !== 'function') {
-    redis.defineCommand('gpuopsAcceptJob', { numberOfKeys: 5, lua: ACCEPT_JOB });
+    redis.defineCommand('gpuopsAcceptJob', { numberOfKeys: 6, lua: ACCEPT_JOB });
+    redis.defineCommand('gpuopsClaimRequest', { numberOfKeys: 1, lua: CLAIM_REQUEST });
   }
+  const scripts = redis as Redis & AcceptJobScript;
+  // Where a claim's holder is recorded: its job record, or its approval (src/store/approvals.ts).
+  const jobPrefix = `${k('job')}:`;
+  const approvalPrefix = `${prefix}:{approvals}:req:`;
   const parse = <T>(raw: string | null): T | undefined => (raw === null ? undefined : (JSON.parse(raw) as T));
   const claim = async (key: string, value: string, seconds: number): Promise<string | undefined> => {
     const set = await redis.set(key, value, 'EX', seconds, 'NX');
@@ -188,14 +245,16 @@ export function createStore(redis: Redis, prefix = 'gpuops'): Store {
     record,
     trigger,
     claim: dedupe,
+    target,
     audit,
   }: AcceptJobInput): Promise<AcceptJobAnswer> => {
-    const [status, second] = await (redis as Redis & AcceptJobScript).gpuopsAcceptJob(
+    const [status, second] = await scripts.gpuopsAcceptJob(
       k('trigger', trigger?.id ?? ''),
       k('dedupe', dedupe?.fingerprint ?? ''),
       k('job', record.id),
       k('channel', record.channelId, 'jobs'),
       audit?.key ?? k('audit'),
+      k('target', target?.id ?? ''),
       record.id,
       String(trigger?.seconds ?? 0),
       String(dedupe?.seconds ?? 0),
@@ -205,6 +264,9 @@ export function createStore(redis: Redis, prefix = 'gpuops'): Store {
       audit?.json ?? '',
       audit?.minId ?? '0',
       String(audit?.idMs ?? 0),
+      String(target?.seconds ?? 0),
+      jobPrefix,
+      approvalPrefix,
     );
     if (status === 'replay' || status === 'duplicate') return { status, holder: second ?? '' };
     return { status: 'recorded', ...(second ? { auditId: second } : {}) };
@@ -221,7 +283,14 @@ export function createStore(redis: Redis, prefix = 'gpuops'): Store {
       return parse<ProjectBinding>(await redis.get(k('channel', channelId, 'project')));
     },
 
-    claimRequest: (fingerprint, jobId, seconds) => claim(k('dedupe', fingerprint), jobId, seconds),
+    claimRequest: async (fingerprint, jobId, seconds) =>
+      (await scripts.gpuopsClaimRequest(
+        k('dedupe', fingerprint),
+        jobId,
+        String(seconds),
+        jobPrefix,
+        approvalPrefix,
+      )) ?? undefined,
     claimTrigger: (triggerId, holder, seconds) => claim(k('trigger', triggerId), holder, seconds),
 
     acceptJob,

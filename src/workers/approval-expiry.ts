@@ -1,5 +1,6 @@
 import { closedCard, decidedMessage } from '../commands/approvals/render.js';
 import { failWaitingStep } from '../commands/kit/finish-step.js';
+import { requesterTarget } from '../commands/kit/reply-port.js';
 import type { GpuCommand } from '../commands/registry.js';
 import type { Guardrails } from '../policy/guardrails.js';
 import { type ApprovalRequest, SYSTEM_ACTOR } from '../store/approvals.js';
@@ -41,14 +42,12 @@ async function showExpired(deps: WorkerDeps, guardrails: Guardrails, request: Ap
       .update({ channel: request.card.channel, ts: request.card.ts, ...closedCard(request) })
       .catch((err: unknown) => log.warn({ err, approvalId: request.id }, 'could not close an expired card'));
   }
-  const told = decidedMessage(request);
-  const mine = request.requesterMessage;
-  await (mine
-    ? slack.chat.update({ channel: mine.channel, ts: mine.ts, ...told })
-    : slack.chat.postEphemeral({ channel: request.ctx.channelId, user: request.requester, ...told })
-  ).catch((err: unknown) =>
-    log.warn({ err, approvalId: request.id }, 'could not tell the requester their request expired'),
-  );
+  // Their message, else privately: an ephemeral where they asked, else a DM where the bot cannot post.
+  await deps.reply
+    .show(requesterTarget(request), decidedMessage(request), request.requesterMessage)
+    .catch((err: unknown) =>
+      log.warn({ err, approvalId: request.id }, 'could not tell the requester their request expired'),
+    );
   await failWaitingStep(deps, request);
   for (const ref of Object.values(request.sealed ?? {})) {
     if (ref) await deps.sealer?.discard(ref).catch(() => {});

@@ -82,9 +82,24 @@ describe('the Home view', () => {
     expect(checkView(view)).toEqual([]);
   });
 
-  it('says when a machine is in no watched project instead of guessing its state', () => {
+  it('says when a machine is in a state gpuops does not know, instead of counting it as not running', () => {
     const view = homeView(data({ machines: [{ id: 'i-9', name: 'lab', channelId: 'C0GPU' }] }));
-    expect(all(view)).toContain('state not known: no channel watches its project');
+    const text = all(view);
+    expect(text).toContain('state unknown: gpuops could not read it from the cloud just now');
+    expect(text).toContain('1 made through gpuops, state unknown');
+    expect(text).not.toContain('0 running');
+    const labels = (view.blocks as Array<{ type: string; elements?: Array<{ text: { text: string } }> }>)
+      .filter((b) => b.type === 'actions')
+      .flatMap((b) => b.elements ?? [])
+      .map((e) => e.text.text);
+    // Neither Start nor Stop: either may be the wrong one.
+    expect(labels).not.toContain('Start');
+    expect(labels).not.toContain('Stop');
+    expect(labels).toContain('Metrics');
+    const mixed = all(
+      homeView(data({ machines: [machine(1, 'running'), { id: 'i-9', name: 'lab', channelId: 'C0GPU' }] })),
+    );
+    expect(mixed).toContain('2 made through gpuops, 1 running, 1 in a state unknown');
   });
 
   it('lists schedules with a Remove that runs /gpu schedule rm in their channel', () => {

@@ -47,6 +47,10 @@ describe('create', () => {
     const { answer } = await h.begin(job);
     await h.shows(job, /Waiting for slow-1 to be running \(state: creating\)/);
     expect(machines('slow-1')).toHaveLength(1);
+    // Owned from the moment the cloud returned it, with its type and state: the Home tab lists it now.
+    expect(await instancesOwnedBy(h.store, OWNER)).toContainEqual(
+      expect.objectContaining({ name: 'slow-1', type: TYPE, state: 'creating', channelId: CHANNEL }),
+    );
     await h.settle();
     const { done, text } = await answer;
     const ip = String(machines('slow-1')[0]!.ip);
@@ -63,6 +67,9 @@ describe('create', () => {
       name: 'slow-1',
       channelId: CHANNEL,
       projectId: h.sim.info.projectId,
+      type: TYPE,
+      state: 'running',
+      recordedAt: expect.any(Number),
     });
     expect(await h.store.job(job.id)).toMatchObject({ state: 'waiting' });
   });

@@ -12,6 +12,7 @@ import { FakeSlackApi } from '../../src/devkit/fake-slack-api.js';
 import type { JobData } from '../../src/jobs/job-data.js';
 import { createQueue, type GpuQueue } from '../../src/jobs/queue.js';
 import { createLogger } from '../../src/log/logger.js';
+import { createReplyPort } from '../../src/slack/reply-port.js';
 import { createStore } from '../../src/store/store.js';
 import { until } from '../support/until.js';
 
@@ -86,7 +87,7 @@ describe('a progress state recorded after the quiet period, with Redis gone', ()
       store,
       log,
       shape: 'B',
-      respond: async () => {},
+      reply: createReplyPort({ client: web, log }),
       timing: { progressQuietMs: 150 },
     };
     const run = new JobRun(

@@ -84,6 +84,81 @@ describe('Store.acceptJob', () => {
     expect(await redis.get(`${store.prefix}:trigger:T1.444`)).toBe('job-4');
   });
 
+  it('holds a repeat only while the first job is pending: a finished one frees the fingerprint', async () => {
+    const claim = { fingerprint: 'fp-fin', seconds: 30 };
+    expect(await store.acceptJob({ record: record('job-f1', 'C0FIN'), claim })).toEqual({
+      status: 'recorded',
+    });
+    await store.updateJob('job-f1', { state: 'working' });
+    expect(await store.acceptJob({ record: record('job-f2', 'C0FIN'), claim })).toEqual({
+      status: 'duplicate',
+      holder: 'job-f1',
+    });
+    await store.updateJob('job-f1', { state: 'done', detail: 'train-01 is stopped.' });
+    expect(await store.acceptJob({ record: record('job-f3', 'C0FIN'), claim })).toEqual({
+      status: 'recorded',
+    });
+    // The claim moved to the new job, which is pending in its turn.
+    expect(await store.acceptJob({ record: record('job-f4', 'C0FIN'), claim })).toEqual({
+      status: 'duplicate',
+      holder: 'job-f3',
+    });
+    await store.updateJob('job-f3', { state: 'failed', detail: 'No such instance.' });
+    expect(await store.acceptJob({ record: record('job-f5', 'C0FIN'), claim })).toEqual({
+      status: 'recorded',
+    });
+  });
+
+  it('ends the repeat window when another request named the same target since', async () => {
+    const target = { id: 'proj:instance:train-01', seconds: 30 };
+    const stop = { fingerprint: 'fp-stop', seconds: 30 };
+    const start = { fingerprint: 'fp-start', seconds: 30 };
+    expect(await store.acceptJob({ record: record('job-t1', 'C0TGT'), claim: stop, target })).toEqual({
+      status: 'recorded',
+    });
+    // The same stop again, nothing asked in between: the first, still queued.
+    expect(await store.acceptJob({ record: record('job-t2', 'C0TGT'), claim: stop, target })).toEqual({
+      status: 'duplicate',
+      holder: 'job-t1',
+    });
+    expect(await store.acceptJob({ record: record('job-t3', 'C0TGT'), claim: start, target })).toEqual({
+      status: 'recorded',
+    });
+    // A start came in between: the stop runs again although the first one is still pending.
+    expect(await store.acceptJob({ record: record('job-t4', 'C0TGT'), claim: stop, target })).toEqual({
+      status: 'recorded',
+    });
+    expect(await redis.get(`${store.prefix}:target:${target.id}`)).toBe('job-t4');
+  });
+
+  it('counts a holder with no job record yet (a request waiting for an approver) as pending', async () => {
+    expect(await store.claimRequest('fp-appr', 'appr-9', 30)).toBeUndefined();
+    expect(
+      await store.acceptJob({
+        record: record('job-p1', 'C0APR'),
+        claim: { fingerprint: 'fp-appr', seconds: 30 },
+      }),
+    ).toEqual({ status: 'duplicate', holder: 'appr-9' });
+  });
+
+  it('frees the claim of a request an approver denied or that expired, not of one still waiting', async () => {
+    const approval = (id: string) => `${store.prefix}:{approvals}:req:${id}`;
+    expect(await store.claimRequest('fp-den', 'appr-d1', 30)).toBeUndefined();
+    await redis.hset(approval('appr-d1'), 'state', 'pending');
+    // Asked again while the approvers have not decided: the same request.
+    expect(await store.claimRequest('fp-den', 'appr-d2', 30)).toBe('appr-d1');
+    await redis.hset(approval('appr-d1'), 'state', 'denied');
+    // Denied: asking again is a new request, for approvers to see.
+    expect(await store.claimRequest('fp-den', 'appr-d3', 30)).toBeUndefined();
+    await redis.hset(approval('appr-d3'), 'state', 'expired');
+    expect(
+      await store.acceptJob({
+        record: record('job-d4', 'C0DEN'),
+        claim: { fingerprint: 'fp-den', seconds: 30 },
+      }),
+    ).toEqual({ status: 'recorded' });
+  });
+
   it('records without claims (an approved request: its approval already made it happen once)', async () => {
     expect(await store.acceptJob({ record: record('job-5', 'C0APP') })).toEqual({ status: 'recorded' });
     expect(await store.acceptJob({ record: record('job-5', 'C0APP') })).toEqual({ status: 'recorded' });

@@ -22,6 +22,7 @@ import type { JobData, SealedInputs } from '../../src/jobs/job-data.js';
 import { createQueue, type GpuQueue } from '../../src/jobs/queue.js';
 import { createLogger } from '../../src/log/logger.js';
 import { type RunningSim, startSim } from '../../src/sim/start-sim.js';
+import { createReplyPort } from '../../src/slack/reply-port.js';
 import { createSealer, type Sealer } from '../../src/store/sealed.js';
 import { createStore, type Store } from '../../src/store/store.js';
 import { until } from './until.js';
@@ -169,9 +170,7 @@ export async function startHandlerHarness(shape: Shape): Promise<HandlerHarness>
     log: createLogger({ level: 'silent' }),
     shape,
     defaultProjectId: sim.info.projectId,
-    respond: async () => {
-      throw new Error('a resource handler answers in its channel message, never through a response_url');
-    },
+    reply: createReplyPort({ client: web, log: createLogger({ level: 'silent' }) }),
     sealer,
     // Polls in real time; the simulator's clock alone decides when a state settles.
     timing: { pollStartMs: 20, pollMaxMs: 100, settleTimeoutMs: 60_000, progressQuietMs: 0 },

@@ -313,6 +313,10 @@ const RESPONSE_URL_USES = 5;
 export class ResponseUrlServer {
   readonly posts: ResponseUrlPost[] = [];
   readonly violations: string[] = [];
+  /** Posts Slack refused because their URL had expired (404 expired_url), by URL id. */
+  readonly refused: string[] = [];
+  private readonly expired = new Set<string>();
+  private bornExpired = 0;
   private readonly server: Server;
   private readonly events = new EventEmitter();
   private base = '';
@@ -340,7 +344,22 @@ export class ResponseUrlServer {
 
   /** A fresh response URL; each slash command or interaction gets its own. */
   newUrl(): string {
-    return `${this.base}/commands/${DEFAULTS.teamId}/${++this.seq}/${randomBytes(8).toString('hex')}`;
+    const url = `${this.base}/commands/${DEFAULTS.teamId}/${++this.seq}/${randomBytes(8).toString('hex')}`;
+    if (this.bornExpired > 0) {
+      this.bornExpired--;
+      this.expire(url);
+    }
+    return url;
+  }
+
+  /** Slack stops taking answers on `url`, as 30 minutes after it was issued: 404 expired_url. */
+  expire(url: string): void {
+    this.expired.add(url.split('/').at(-1) ?? '');
+  }
+
+  /** The next `count` URLs issued have expired by the time anything is posted to them. */
+  issueExpired(count = 1): void {
+    this.bornExpired += count;
   }
 
   postsTo(url: string): ResponseUrlPost[] {
@@ -382,6 +401,10 @@ export class ResponseUrlServer {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const id = (req.url ?? '').split('/').at(-1) ?? '';
+    if (this.expired.has(id)) {
+      this.refused.push(id);
+      return 404;
+    }
     let body: Record<string, unknown>;
     try {
       body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;

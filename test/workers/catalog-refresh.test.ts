@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createInfraClient, createPlatformClient, staticToken } from '../../src/cloud/index.js';
 import { createLogger } from '../../src/log/logger.js';
 import { type RunningSim, startSim } from '../../src/sim/start-sim.js';
+import { createReplyPort } from '../../src/slack/reply-port.js';
 import { orderedTypes, readCatalog } from '../../src/store/catalog-cache.js';
 import { createStore } from '../../src/store/store.js';
 import { PRICES_NOT_CONFIGURED, refreshCatalog } from '../../src/workers/catalog-refresh.js';
@@ -15,6 +16,7 @@ import { testGuardrails } from '../support/guardrails.js';
 
 /** What a worker gets, with clients of `sim` that never retry (a failure shows at once). */
 function depsFor(shape: 'B' | 'C', sim: RunningSim, redis: Redis, prefix: string): WorkerDeps {
+  const slack = new WebClient('xoxb-unused', { slackApiUrl: 'http://127.0.0.1:9/api/' });
   return {
     cloud: createInfraClient({
       baseUrl: sim.info.cloudUrl,
@@ -28,13 +30,13 @@ function depsFor(shape: 'B' | 'C', sim: RunningSim, redis: Redis, prefix: string
       apiKey: sim.info.platformApiKey,
       retry: { maxAttempts: 1 },
     }),
-    slack: new WebClient('xoxb-unused', { slackApiUrl: 'http://127.0.0.1:9/api/' }),
+    slack,
     store: createStore(redis, prefix),
     guardrails: testGuardrails(redis, prefix),
     log: createLogger({ level: 'silent' }),
     shape,
     defaultProjectId: sim.info.projectId,
-    respond: async () => {},
+    reply: createReplyPort({ client: slack, log: createLogger({ level: 'silent' }) }),
   };
 }
 

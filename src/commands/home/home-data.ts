@@ -4,16 +4,16 @@ import type { WaitlistEntry } from '../../store/waitlist.js';
 import type { GpuCommand } from '../registry.js';
 
 // What a person's Home tab shows, as plain data: the Slack-free renderers (home-view.ts) take it, and
-// src/home/ gathers it from Redis alone (never the cloud). docs/home.md says where each part comes from.
+// src/home/ gathers it (from Redis, and the cloud only through a reader it is handed). docs/home.md says where each part comes from.
 
-/** A machine made through gpuops by this person, as the state watcher last saw it. */
+/** A machine made through gpuops by this person, as gpuops last saw it (watcher, create job, cloud). */
 export interface HomeMachine {
   readonly id: string;
   readonly name: string;
   /** The channel it was made in: its buttons act there, as `/gpu start|stop|metrics` typed there. */
   readonly channelId: string;
   readonly projectId?: string | undefined;
-  /** Undefined when no watched project lists it (not watched, or gone). */
+  /** Undefined when gpuops does not know it (no watcher's look, no record, the cloud not read). */
   readonly state?: string | undefined;
   readonly type?: string | undefined;
   /** The running price per hour from the cached price list; undefined when not known. */
@@ -24,7 +24,7 @@ export interface HomeMachine {
   readonly runningSince?: number | undefined;
   /** When its lease stops it (epoch ms). */
   readonly leaseEndsAt?: number | undefined;
-  /** When its project was last looked at (epoch ms). */
+  /** When its state was last seen (epoch ms). */
   readonly seenAt?: number | undefined;
 }
 

@@ -26,7 +26,7 @@ function price(m: HomeMachine): string {
 export function machineLine(m: HomeMachine, now: number): string {
   const state = m.state
     ? `*${escapeText(m.state)}*`
-    : '_state not known: no channel watches its project (`/gpu watch`)_';
+    : `_state unknown: gpuops could not read it from the cloud just now; \`/gpu show ${escapeText(m.name)}\` asks, \`/gpu watch on\` in its channel keeps it known_`;
   const parts = [
     `*${escapeText(m.name)}* · ${state}`,
     m.type ? `\`${escapeText(m.type)}\`` : undefined,
@@ -58,6 +58,14 @@ function button(label: string, run: 'start' | 'stop' | 'metrics', m: HomeMachine
 export function machinesSection(machines: readonly HomeMachine[], now: number): KnownBlock[] {
   const sorted = [...machines].sort(machineOrder);
   const running = sorted.filter((m) => m.state === 'running').length;
+  const unknown = sorted.filter((m) => m.state === undefined).length;
+  // Machines whose state gpuops does not know are not counted as not running.
+  const counted =
+    unknown === sorted.length
+      ? 'state unknown'
+      : unknown > 0
+        ? `${running} running, ${unknown} in a state unknown`
+        : `${running} running`;
   const blocks: KnownBlock[] = [
     {
       type: 'section',
@@ -66,15 +74,16 @@ export function machinesSection(machines: readonly HomeMachine[], now: number): 
         text:
           sorted.length === 0
             ? '*Your machines*\nNone made through gpuops yet. Create one with the button above or `/gpu create`.'
-            : `*Your machines* · ${sorted.length} made through gpuops, ${running} running`,
+            : `*Your machines* · ${sorted.length} made through gpuops, ${counted}`,
       },
     },
   ];
   for (const m of sorted.slice(0, MACHINES_SHOWN)) {
     blocks.push({ type: 'section', text: { type: 'mrkdwn', text: machineLine(m, now) } });
+    // A machine in a state gpuops does not know gets neither Start nor Stop: either may be wrong.
     const buttons = [
-      ...(m.state !== 'running' ? [button('Start', 'start', m)] : []),
-      ...(m.state !== 'stopped' ? [button('Stop', 'stop', m)] : []),
+      ...(m.state !== undefined && m.state !== 'running' ? [button('Start', 'start', m)] : []),
+      ...(m.state !== undefined && m.state !== 'stopped' ? [button('Stop', 'stop', m)] : []),
       button('Metrics', 'metrics', m),
     ];
     blocks.push({ type: 'actions', elements: buttons });

@@ -155,6 +155,7 @@ export async function createInstance(run: JobRun, command: CreateArgs): Promise<
       (sent && existing.length === 1 && existing[0]!.tags?.[JOB_TAG] === undefined ? existing[0] : undefined);
     if (ours) {
       instanceId = ours.id;
+      await recordOwner(run, ours);
     } else if (existing.length > 0) {
       throw new PermanentJobError(
         `An instance named ${command.name} already exists in this project (${existing[0]!.state}); pick another name.`,
@@ -179,6 +180,7 @@ export async function createInstance(run: JobRun, command: CreateArgs): Promise<
         run.call,
       );
       instanceId = created.id;
+      await recordOwner(run, created);
     }
     await run.saveProgress({ instanceId });
   }
@@ -186,13 +188,23 @@ export async function createInstance(run: JobRun, command: CreateArgs): Promise<
   if (!current)
     throw new PermanentJobError(`${command.name} was created but is gone now; it may have been deleted.`);
   const running = (await waitForState(run, current, 'running')) ?? current;
-  // Whoever asked owns it: the idle-GPU watcher tells them by direct message (docs/watch.md).
-  await recordInstanceOwner(run.deps.store, instanceId, run.data.ctx.userId, {
-    name: running.name,
+  await recordOwner(run, running);
+  return settled(running, '');
+}
+
+/**
+ * Whoever asked owns it from the moment the cloud returns it: their Home tab lists it while it starts
+ * (docs/home.md), and the idle-GPU watcher tells them by direct message (docs/watch.md).
+ */
+function recordOwner(run: JobRun, instance: Instance): Promise<void> {
+  return recordInstanceOwner(run.deps.store, instance.id, run.data.ctx.userId, {
+    name: instance.name,
     channelId: run.data.ctx.channelId,
     projectId: run.data.ctx.projectId ?? run.deps.defaultProjectId,
+    type: instance.type,
+    state: instance.state,
+    recordedAt: Date.now(),
   });
-  return settled(running, '');
 }
 
 async function resolveFilesystems(run: JobRun, refs: readonly string[]): Promise<string[]> {

@@ -5,6 +5,7 @@ import type { Logger } from '../../log/logger.js';
 import type { SnapshotDeps } from '../../snapshot/take-snapshot.js';
 import type { Sealer } from '../../store/sealed.js';
 import type { Store } from '../../store/store.js';
+import type { ReplyPort } from './reply-port.js';
 import type { ScheduleTimers } from './schedule-timers.js';
 
 /** What a job handler may touch, built once by the composition root. */
@@ -18,8 +19,8 @@ export interface HandlerDeps {
   readonly log: Logger;
   readonly shape: Shape;
   readonly defaultProjectId?: string | undefined;
-  /** Posts to a Slack response_url (ephemeral answers, replaced in place). */
-  readonly respond: (url: string, body: Record<string, unknown>) => Promise<void>;
+  /** Answers the requester privately or edits their message, with fallbacks (src/slack/reply-port.ts). */
+  readonly reply: ReplyPort;
   /** Unseals the secrets of form requests (user data, kubeconfigs); see src/store/sealed.ts. */
   readonly sealer?: Sealer | undefined;
   /** The job schedulers that fire `/gpu schedule …` (the watch queue); absent where none run. */

@@ -9,6 +9,7 @@ import { deliveryOf, describeCommand } from '../registry.js';
 import type { Delivery } from '../spec.js';
 import { DEFAULT_TIMING, type HandlerDeps, type WorkerTiming } from './handler-deps.js';
 import { PermanentJobError } from './job-errors.js';
+import type { ReplyTarget } from './reply-port.js';
 import { cannotPostHere, classifySlackFailure } from './slack-failure.js';
 
 /** What the requester is told, within seconds, when the cloud does not answer and a retry is coming. */
@@ -153,10 +154,10 @@ export class JobRun<D extends HandlerDeps = HandlerDeps> {
           await this.show('working', detail);
           return;
         }
-        const url = this.responseUrl;
-        if (!url) return;
-        const { text, blocks } = this.rendered('working', detail);
-        await this.deps.respond(url, { response_type: 'ephemeral', replace_original: true, text, blocks });
+        if (!this.responseUrl) return;
+        await this.deps.reply.privately(this.replyTarget(), this.rendered('working', detail), {
+          replace: true,
+        });
       } catch (err) {
         this.deps.log.warn(
           { jobId: this.job.id, err },
@@ -319,19 +320,17 @@ export class JobRun<D extends HandlerDeps = HandlerDeps> {
     });
   }
 
-  /** The requester's private fallback: their response_url while it lives, else a DM from the bot. */
+  /** Where the requester's private answers go, and the ways there their request left (reply-port.ts). */
+  private replyTarget(): ReplyTarget {
+    const { userId, channelId, requestedAt } = this.data.ctx;
+    return { userId, channelId, responseUrl: this.responseUrl, issuedAt: requestedAt };
+  }
+
+  /** The requester's private fallback where the bot cannot post: their response_url while it lives, else a DM. */
   private async answerElsewhere(content: { text: string; blocks: KnownBlock[] }): Promise<void> {
-    const url = this.responseUrl;
+    const { channelId: _blocked, ...target } = this.replyTarget();
     try {
-      if (url) {
-        await this.deps.respond(url, { response_type: 'ephemeral', replace_original: false, ...content });
-        return;
-      }
-    } catch (err) {
-      this.deps.log.warn({ jobId: this.job.id, err }, 'could not answer on the response_url; sending a DM');
-    }
-    try {
-      await this.deps.slack.chat.postMessage({ channel: this.data.ctx.userId, ...content });
+      await this.deps.reply.privately(target, content);
     } catch (err) {
       this.deps.log.warn({ jobId: this.job.id, err }, 'could not reach the requester in Slack at all');
     }
@@ -367,23 +366,8 @@ export class JobRun<D extends HandlerDeps = HandlerDeps> {
       phase === 'done' && outcome.result
         ? { text: outcome.detail, blocks: [...outcome.result] }
         : this.rendered(phase, outcome.detail, outcome.result);
-    const url = this.responseUrl;
-    if (url) {
-      await this.deps.respond(url, { response_type: 'ephemeral', replace_original: true, text, blocks });
-      return;
-    }
-    try {
-      await this.deps.slack.chat.postEphemeral({
-        channel: this.data.ctx.channelId,
-        user: this.data.ctx.userId,
-        text,
-        blocks,
-      });
-    } catch (err) {
-      // An ephemeral needs the bot in the conversation: a DM reaches the requester anywhere.
-      if (!cannotPostHere(err)) throw err;
-      await this.deps.slack.chat.postMessage({ channel: this.data.ctx.userId, text, blocks });
-    }
+    // The response_url while Slack takes answers on it, else an ephemeral where they asked, else a DM.
+    await this.deps.reply.privately(this.replyTarget(), { text, blocks }, { replace: true });
   }
 }
 

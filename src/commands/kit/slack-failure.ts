@@ -85,3 +85,14 @@ export function slackCode(err: unknown): string {
 export function cannotPostHere(err: unknown): boolean {
   return CANNOT_POST.has(slackCode(err));
 }
+
+/**
+ * A response_url takes answers for 30 minutes (and at most 5): it is not used past this age, so the
+ * answer goes the next way while there is time. A 404 or 410 from it means expired or used up.
+ */
+export const RESPONSE_URL_USABLE_MS = 29 * 60_000;
+
+/** Whether a response_url's HTTP status says the answer was taken. */
+export function responseUrlTook(status: number): boolean {
+  return status >= 200 && status < 300;
+}

@@ -383,6 +383,11 @@ export class SlackState {
       file.path = await saveFileIn(this.options.filesDir, file.filename, file.bytes);
   }
 
+  /** Slack no longer takes answers on this response_url (30 minutes passed): 404 expired_url. */
+  expireResponseUrl(url: string): void {
+    this.responseUrls.delete(url.split('/').at(-1) ?? '');
+  }
+
   /** A post to a response_url: replace or delete the original, post in the channel, or answer privately. */
   respond(id: string, body: Json): [number, Json] {
     const origin = this.responseUrls.get(id);

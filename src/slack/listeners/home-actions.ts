@@ -47,6 +47,8 @@ export function homePublisherOf(deps: SlackDeps): HomePublisher {
       routes: deps.routes,
       defaultProjectId: deps.defaultProjectId,
       fonts: deps.homeFonts,
+      readMachines: deps.homeMachines,
+      publishLater: deps.homeLater,
     })
   );
 }
