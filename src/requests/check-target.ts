@@ -73,7 +73,11 @@ function problemOf(ref: Reference, listings: TargetListings): TargetProblem | un
       return missingFrom('slurm cluster', ref.ref, catalog?.slurmClusters);
     case 'key':
       // Keys have a name and no id.
-      return missingFrom('key', ref.ref, catalog?.sshKeys?.map((name) => ({ id: name, name })));
+      return missingFrom(
+        'key',
+        ref.ref,
+        catalog?.sshKeys?.map((name) => ({ id: name, name })),
+      );
     case 'schedule': {
       const ids = listings.schedules;
       if (!ids || ids.includes(ref.ref)) return undefined;
