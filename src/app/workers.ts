@@ -106,6 +106,7 @@ export async function startWorkers(input: {
       log,
       shape: config.CLOUD_API_SHAPE,
       defaultProjectId: config.CLOUD_PROJECT_ID,
+      login: guardrails.policy.login,
       respond: (url, body) => respondTo(url, body, log),
       sealer: input.sealer,
       schedules: watchScheduleTimers(watchQueue),

@@ -3,6 +3,7 @@ import type { HomeData, HomeForm, HomeMachine, HomeSchedule } from '../commands/
 import { scheduleTargetText } from '../commands/schedules/render.js';
 import { approvableBy, groupsInPolicy, roleOf } from '../policy/decide.js';
 import { type CostEstimate, estimateMachines, type PriceBook } from '../pricing/cost.js';
+import { loginUserFor, sshCommand } from '../render/ssh-login.js';
 import { readCatalog } from '../store/catalog-cache.js';
 import { runningSince } from '../store/home-state.js';
 import { forgetOwnedInstance, instancesOwnedBy } from '../store/instance-owners.js';
@@ -96,6 +97,9 @@ async function gatherMachines(
       runningSince: since[i],
       leaseEndsAt: lease?.stopAt,
       seenAt: view?.snapshot?.polledAt,
+      ...(seen?.fields.ip && seen.fields.state === 'running'
+        ? { ssh: sshCommand(loginUserFor(deps.policy.login, { type }), seen.fields.ip) }
+        : {}),
     });
   }
   return { machines, projects };
@@ -118,13 +122,14 @@ async function gatherApprovals(deps: HomeDeps, userId: string): Promise<HomeData
 export async function gatherHome(deps: HomeDeps, userId: string, notice?: string): Promise<HomeData> {
   const now = (deps.now ?? Date.now)();
   const { machines, projects } = await gatherMachines(deps, userId);
-  const [approvals, waitlist, schedules, spend] = await Promise.all([
+  const [approvals, waitlist, schedules, spend, keys] = await Promise.all([
     gatherApprovals(deps, userId),
     createWaitlist(deps.store)
       .all()
       .then((all) => all.filter((e) => e.by === userId)),
     schedulesOf(deps, userId),
     gatherSpend(deps, machines, projects, now),
+    deps.store.keysOf(userId),
   ]);
   const missing: ReadonlySet<string> = new Set(kindsMissingIn(deps.shape, deps.routes));
   const forms = FORMS.filter((f) => !missing.has(f.form));
@@ -137,6 +142,7 @@ export async function gatherHome(deps: HomeDeps, userId: string, notice?: string
     schedules,
     spend,
     forms,
+    loginKeys: { own: keys.map((k) => ({ name: k.name, publicKey: k.publicKey })) },
     ...(notice ? { notice } : {}),
   };
 }

@@ -2,6 +2,7 @@ import type { WebClient } from '@slack/web-api';
 import type { InfraClient, PlatformClient } from '../../cloud/index.js';
 import type { Shape } from '../../cloud/shape.js';
 import type { Logger } from '../../log/logger.js';
+import type { LoginUsers } from '../../render/ssh-login.js';
 import type { SnapshotDeps } from '../../snapshot/take-snapshot.js';
 import type { Sealer } from '../../store/sealed.js';
 import type { Store } from '../../store/store.js';
@@ -18,6 +19,8 @@ export interface HandlerDeps {
   readonly log: Logger;
   readonly shape: Shape;
   readonly defaultProjectId?: string | undefined;
+  /** Who to log in as on a machine (the policy's `login`); absent: the built-in default user. */
+  readonly login?: LoginUsers | undefined;
   /** Posts to a Slack response_url (ephemeral answers, replaced in place). */
   readonly respond: (url: string, body: Record<string, unknown>) => Promise<void>;
   /** Unseals the secrets of form requests (user data, kubeconfigs); see src/store/sealed.ts. */
