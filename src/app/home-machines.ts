@@ -31,6 +31,7 @@ export function cloudMachineReader(cloud: InfraClient, store: Store, log: Logger
         name: i.name,
         state: i.state,
         type: i.type,
+        ...(i.ip ? { ip: i.ip } : {}),
       }));
       const listing: MachineListing = { machines, listedAt };
       await store.putCache(cacheName(projectId), listing, HOME_LISTING_CACHE_SECONDS);

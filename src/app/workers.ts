@@ -129,6 +129,7 @@ export async function startWorkers(input: {
       shape: config.CLOUD_API_SHAPE,
       defaultProjectId: config.CLOUD_PROJECT_ID,
       reply: createReplyPort({ client: jobSlack, log }),
+      login: guardrails.policy.login,
       sealer: input.sealer,
       schedules: watchScheduleTimers(watchQueue),
       guardrails,

@@ -3,7 +3,7 @@ import type { Operation } from '../cloud/routes.js';
 import { estimatePool } from '../pricing/cost.js';
 import type { ArgReader } from './arg-reader.js';
 import { count, isId, lookupNeed, name, page } from './schema-kit.js';
-import type { CommandCost, CostInput, Need } from './spec.js';
+import type { CommandCost, CostInput, Need, Reference } from './spec.js';
 import { MAX_COUNT } from './value-rules.js';
 
 // What Kubernetes and Slurm subcommands share: a cluster named first, node pools added and removed
@@ -47,6 +47,11 @@ export function readCluster(r: ArgReader, positionals: readonly string[]): strin
 /** The listing that turns a cluster name into an id. */
 export const clusterNeed = (family: ClusterFamily, cluster: string): Need[] =>
   lookupNeed(cluster, CLUSTER_OPERATIONS[family].listClusters, 'cluster');
+
+/** The cluster a subcommand names must exist: checked before the request is queued (`refers`). */
+export const clusterRefers = (family: ClusterFamily, cluster: string): Reference[] => [
+  { what: family === 'k8s' ? 'k8s cluster' : 'slurm cluster', ref: cluster },
+];
 
 /** A subcommand whose one argument is the cluster. */
 export const onCluster = <K extends string>(kind: K) => z.object({ kind: z.literal(kind), cluster: name });

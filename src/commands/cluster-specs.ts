@@ -3,6 +3,7 @@ import {
   CLUSTER_OPERATIONS,
   type ClusterFamily,
   clusterNeed,
+  clusterRefers,
   onCluster,
   onClusterPaged,
   pagedCluster,
@@ -58,6 +59,7 @@ export function sharedClusterSpecs<const F extends ClusterFamily>(family: F, wor
     delivery: 'ephemeral',
     operationClass: 'read',
     needs: words.show.needs,
+    refers: (c) => clusterRefers(family, c.cluster),
     needsFor: (c) => clusterNeed(family, c.cluster),
   });
   const rm = defineCommand({
@@ -71,6 +73,7 @@ export function sharedClusterSpecs<const F extends ClusterFamily>(family: F, wor
     delivery: 'channel',
     operationClass: 'destroy',
     needs: [ops.deleteCluster],
+    refers: (c) => clusterRefers(family, c.cluster),
     needsFor: (c) => clusterNeed(family, c.cluster),
   });
   const pools = defineCommand({
@@ -84,6 +87,7 @@ export function sharedClusterSpecs<const F extends ClusterFamily>(family: F, wor
     delivery: 'ephemeral',
     operationClass: 'read',
     needs: [ops.listPools],
+    refers: (c) => clusterRefers(family, c.cluster),
     needsFor: (c) => clusterNeed(family, c.cluster),
   });
   const poolAdd = defineCommand({
@@ -98,6 +102,7 @@ export function sharedClusterSpecs<const F extends ClusterFamily>(family: F, wor
     operationClass: 'create',
     needs: [ops.createPool],
     creates: { what: 'node pools', list: ops.listPools, remove: ops.deletePool },
+    refers: (c) => clusterRefers(family, c.cluster),
     needsFor: (c) => clusterNeed(family, c.cluster),
     cost: poolCost,
     form: { spec: words.poolForm, prefill: (c) => ({ cluster: c.cluster }) },
@@ -113,6 +118,7 @@ export function sharedClusterSpecs<const F extends ClusterFamily>(family: F, wor
     delivery: 'channel',
     operationClass: 'destroy',
     needs: [ops.deletePool],
+    refers: (c) => clusterRefers(family, c.cluster),
     needsFor: (c) => poolRmNeeds(family, c),
   });
   return { ls, show, rm, pools, poolAdd, poolRm };

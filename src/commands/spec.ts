@@ -45,12 +45,13 @@ export interface Need {
 }
 
 /**
- * A name in a command's arguments that must already exist (an instance, a filesystem, a schedule) or
- * be sold (an instance type). The request pipeline checks it privately before anything is queued or
- * posted, so a typo is answered to the requester alone, with the nearest name that does exist.
+ * A name in a command's arguments that must already exist (an instance, a filesystem, a Kubernetes or
+ * Slurm cluster, an SSH key on the account, a schedule) or be sold (an instance type). The request
+ * pipeline checks it privately before anything is queued or posted, so a typo is answered to the
+ * requester alone, with the nearest name that does exist.
  */
 export interface Reference {
-  readonly what: 'instance' | 'filesystem' | 'schedule' | 'type';
+  readonly what: 'instance' | 'filesystem' | 'k8s cluster' | 'slurm cluster' | 'key' | 'schedule' | 'type';
   readonly ref: string;
 }
 

@@ -3,6 +3,7 @@ import type { HomeData, HomeForm, HomeMachine, HomeSchedule } from '../commands/
 import { scheduleTargetText } from '../commands/schedules/render.js';
 import { approvableBy, groupsInPolicy, roleOf } from '../policy/decide.js';
 import { type CostEstimate, estimateMachines, type PriceBook } from '../pricing/cost.js';
+import { loginUserFor, sshCommand } from '../render/ssh-login.js';
 import { readCatalog } from '../store/catalog-cache.js';
 import { runningSince } from '../store/home-state.js';
 import { forgetOwnedInstance, instancesOwnedBy, type OwnedInstance } from '../store/instance-owners.js';
@@ -75,7 +76,7 @@ function machineSeen(
   o: OwnedInstance,
   view: ProjectView | undefined,
   now: number,
-): { gone: true } | { gone: false; state?: string; type?: string; seenAt?: number } {
+): { gone: true } | { gone: false; state?: string; type?: string; seenAt?: number; ip?: string } {
   const snapshot = view?.snapshot;
   const fromSnapshot = snapshot?.resources[`instance:${o.id}`];
   const listed = view?.listing?.machines.find((m) => m.id === o.id);
@@ -103,9 +104,12 @@ function machineSeen(
     (a, b) => b.at - a.at,
   )[0];
   const type = fromSnapshot?.fields.type ?? listed?.type ?? o.type;
+  // Where to log in: the address of the newest look that found it, while that look says it runs.
+  const found = known?.found as { state?: string; ip?: string } | undefined;
   return {
     gone: false,
-    ...(known?.found?.state !== undefined ? { state: known.found.state, seenAt: known.at } : {}),
+    ...(found?.state !== undefined ? { state: found.state, seenAt: known!.at } : {}),
+    ...(found?.state === 'running' && found.ip ? { ip: found.ip } : {}),
     ...(type !== undefined ? { type } : {}),
   };
 }
@@ -170,6 +174,7 @@ async function gatherMachines(
       runningSince: since[i],
       leaseEndsAt: lease?.stopAt,
       seenAt: seen.seenAt,
+      ...(seen.ip ? { ssh: sshCommand(loginUserFor(deps.policy.login, { type }), seen.ip) } : {}),
     });
   }
   return { machines, projects };
@@ -192,13 +197,14 @@ async function gatherApprovals(deps: HomeDeps, userId: string): Promise<HomeData
 export async function gatherHome(deps: HomeDeps, userId: string, notice?: string): Promise<HomeData> {
   const now = (deps.now ?? Date.now)();
   const { machines, projects } = await gatherMachines(deps, userId, now);
-  const [approvals, waitlist, schedules, spend] = await Promise.all([
+  const [approvals, waitlist, schedules, spend, keys] = await Promise.all([
     gatherApprovals(deps, userId),
     createWaitlist(deps.store)
       .all()
       .then((all) => all.filter((e) => e.by === userId)),
     schedulesOf(deps, userId),
     gatherSpend(deps, machines, projects, now),
+    deps.store.keysOf(userId),
   ]);
   const missing: ReadonlySet<string> = new Set(kindsMissingIn(deps.shape, deps.routes));
   const forms = FORMS.filter((f) => !missing.has(f.form));
@@ -211,6 +217,7 @@ export async function gatherHome(deps: HomeDeps, userId: string, notice?: string
     schedules,
     spend,
     forms,
+    loginKeys: { own: keys.map((k) => ({ name: k.name, publicKey: k.publicKey })) },
     ...(notice ? { notice } : {}),
   };
 }

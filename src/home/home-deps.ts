@@ -17,6 +17,8 @@ export interface ListedMachine {
   readonly name: string;
   readonly state: string;
   readonly type: string;
+  /** Its address, where the cloud gives one. */
+  readonly ip?: string | undefined;
 }
 
 /** One project's machines as the cloud listed them, and when (epoch ms). */

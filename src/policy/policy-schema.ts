@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ALWAYS_APPROVED_KINDS, GPU_COMMAND_KINDS, type GpuCommandKind } from '../commands/registry.js';
 import { OPERATION_CLASSES, type OperationClass } from '../commands/spec.js';
+import { DEFAULT_LOGIN_USER } from '../render/ssh-login.js';
 
 // The policy file (YAML at GPUOPS_POLICY): who may do what, what waits for an approver, how long the
 // audit trail is kept. Snake_case in the file, a normalised camelCase `Policy` in code. Every setting
@@ -253,6 +254,25 @@ const digestSchema = z.strictObject({
   tz: tzSchema.default(DEFAULT_DIGEST_TZ),
 });
 
+export const LOGIN_USER_RULE =
+  'a login user is a POSIX user name: a lowercase letter or _, then lowercase letters, digits, _ or -, at most 32 characters, such as ubuntu or root';
+const loginUser = z
+  .string({ error: LOGIN_USER_RULE })
+  .regex(/^[a-z_][a-z0-9_-]{0,31}$/, { error: LOGIN_USER_RULE });
+const loginMap = (what: string, example: string) =>
+  z
+    .record(z.string().min(1, { error: `${what} names must not be empty` }), loginUser, {
+      error: `${what} maps ${what} names to login users, such as { ${example}: root }`,
+    })
+    .default({});
+
+/** Who `ssh` logs in as on a machine gpuops shows (docs/policy.md): per image, then type, then default. */
+const loginSchema = z.strictObject({
+  default_user: loginUser.default(DEFAULT_LOGIN_USER),
+  by_type: loginMap('by_type', 'h100-hgx-80gb.8x'),
+  by_image: loginMap('by_image', 'rocky9-cuda12'),
+});
+
 /** The file as written: snake_case, strict (an unknown key is an error, so a typo is not ignored). */
 export const policyFileSchema = z.strictObject(
   {
@@ -278,6 +298,7 @@ export const policyFileSchema = z.strictObject(
     idle: idleSchema.prefault({}),
     digest: digestSchema.prefault({}),
     rate_limits: rateLimitsSchema.prefault({}),
+    login: loginSchema.prefault({}),
   },
   { error: 'the policy file is a mapping of settings (key: value lines), see docs/policy.md' },
 );

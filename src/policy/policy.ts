@@ -1,6 +1,7 @@
 import type { GpuCommandKind } from '../commands/registry.js';
 import type { OperationClass } from '../commands/spec.js';
 import type { PricingPolicy } from '../pricing/cost.js';
+import type { LoginUsers } from '../render/ssh-login.js';
 import type { RateLimits } from '../store/rate-limiter.js';
 import {
   DEFAULT_CLASS_ROLES,
@@ -88,6 +89,8 @@ export interface Policy {
   readonly digest: DigestPolicy;
   /** Requests per person and per channel (src/store/rate-limiter.ts). */
   readonly rateLimits: RateLimits;
+  /** Who `ssh` logs in as, shown with a machine's address (src/render/ssh-login.ts). */
+  readonly login: LoginUsers;
 }
 
 export const DEFAULTS_SOURCE = 'built-in defaults';
@@ -166,6 +169,11 @@ export function toPolicy(file: PolicyFile, source: string): Policy {
         perSeconds: file.rate_limits.per_channel.per,
       },
     },
+    login: {
+      defaultUser: file.login.default_user,
+      byType: { ...file.login.by_type },
+      byImage: { ...file.login.by_image },
+    },
   });
 }
 
@@ -180,4 +188,4 @@ function deepFreeze<T>(value: T): T {
 /** The policy with no file: everyone operates and creates below the threshold; deletes need a second person. */
 export const DEFAULT_POLICY: Policy = toPolicy(policyFileSchema.parse({}), DEFAULTS_SOURCE);
 
-export type { PricingPolicy };
+export type { LoginUsers, PricingPolicy };

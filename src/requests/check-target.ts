@@ -5,7 +5,7 @@ import type { PricingPolicy } from '../pricing/cost.js';
 import type { Catalog } from '../store/catalog-cache.js';
 
 // Before a request is queued or goes to an approver: does every name it gives exist (its instance,
-// filesystems, a schedule id), is its type one this cloud sells? Nobody else sees a typo, and an
+// filesystems, a cluster, an SSH key, a schedule id), is its type one this cloud sells? Nobody else sees a typo, and an
 // approver only ever sees requests that would run. Pure: the caller reads the cached catalogue
 // (refreshed for the purpose when it does not know a name) and the channel's schedules, and says
 // whether the instance was remembered from a create.
@@ -36,7 +36,7 @@ export function targetInstance(command: GpuCommand): string | undefined {
 
 /** Kinds of names a listing made seconds ago may know when the cached one does not. */
 export function mayBeNew(what: TargetProblem['field']): boolean {
-  return what === 'instance' || what === 'filesystem';
+  return what !== 'type' && what !== 'schedule' && what !== 'channel';
 }
 
 interface Named {
@@ -45,7 +45,7 @@ interface Named {
 }
 
 function missingFrom(
-  what: 'instance' | 'filesystem',
+  what: Exclude<Reference['what'], 'type' | 'schedule'>,
   ref: string,
   items: readonly Named[] | undefined,
 ): TargetProblem | undefined {
@@ -67,6 +67,17 @@ function problemOf(ref: Reference, listings: TargetListings): TargetProblem | un
       return listings.remembered ? undefined : missingFrom('instance', ref.ref, catalog?.instances);
     case 'filesystem':
       return missingFrom('filesystem', ref.ref, catalog?.filesystems);
+    case 'k8s cluster':
+      return missingFrom('k8s cluster', ref.ref, catalog?.k8sClusters);
+    case 'slurm cluster':
+      return missingFrom('slurm cluster', ref.ref, catalog?.slurmClusters);
+    case 'key':
+      // Keys have a name and no id.
+      return missingFrom(
+        'key',
+        ref.ref,
+        catalog?.sshKeys?.map((name) => ({ id: name, name })),
+      );
     case 'schedule': {
       const ids = listings.schedules;
       if (!ids || ids.includes(ref.ref)) return undefined;

@@ -45,6 +45,10 @@ export type CatalogInstance = z.infer<typeof catalogInstanceSchema>;
 export const catalogFilesystemSchema = z.object({ id: z.string(), name: z.string(), size: z.string() });
 export type CatalogFilesystem = z.infer<typeof catalogFilesystemSchema>;
 
+/** A cluster of the project at the last refresh: what a cluster named in a request is checked against. */
+export const catalogClusterSchema = z.object({ id: z.string(), name: z.string() });
+export type CatalogCluster = z.infer<typeof catalogClusterSchema>;
+
 export const catalogSchema = z.object({
   v: z.literal(1),
   refreshedAt: z.number(),
@@ -55,6 +59,11 @@ export const catalogSchema = z.object({
   filesystems: z.array(catalogFilesystemSchema).optional(),
   /** The project's instances (name, id, type); undefined until a listing succeeded. */
   instances: z.array(catalogInstanceSchema).optional(),
+  /** The project's Kubernetes and Slurm clusters; undefined where the shape cannot list them or never did. */
+  k8sClusters: z.array(catalogClusterSchema).optional(),
+  slurmClusters: z.array(catalogClusterSchema).optional(),
+  /** The names of the account's SSH keys; undefined without the platform API or before a listing. */
+  sshKeys: z.array(z.string()).optional(),
   /** What could not be refreshed last time, in words for the form. */
   problems: z.array(z.string()),
 });

@@ -15,9 +15,10 @@ import {
 } from '../store/catalog-cache.js';
 import type { WorkerDeps } from './worker-deps.js';
 
-// The `catalog.refresh` system job: reads prices (platform API), capacity, the project's instances and
-// filesystems (infrastructure API), merges them with what the cache already knew, and writes the
-// catalogue the forms open from. A form left in its loading state is then filled in place.
+// The `catalog.refresh` system job: reads prices and the account's SSH keys (platform API), capacity, the
+// project's instances, filesystems and clusters (infrastructure API), merges them with what the cache
+// already knew, and writes the catalogue the forms open from and the names in requests are checked
+// against. A form left in its loading state is then filled in place.
 
 export const PRICES_NOT_CONFIGURED =
   'Prices need the platform API: set PLATFORM_API_URL and PLATFORM_API_KEY to see them here.';
@@ -84,6 +85,13 @@ const configurationOf = (c: Configuration) => ({
 
 const filesystemOf = (f: Filesystem) => ({ id: f.id, name: f.name, size: f.size });
 
+/** A fresh listing, else the last one (a failed listing keeps what was known, none at all stays none). */
+function listed<T, U>(fresh: Part<T[]>, map: (item: T) => U, old: U[] | undefined): U[] | undefined {
+  return fresh?.ok ? fresh.value.map(map) : old;
+}
+
+const clusterOf = (c: { id: string; name: string }) => ({ id: c.id, name: c.name });
+
 /**
  * Fetches every part the deployment offers and writes the merged catalogue. A part that fails keeps
  * its last known value and is named in `problems`; when every part fails the error is thrown, so the
@@ -97,14 +105,17 @@ export async function refreshCatalog(
   const { cloud, platform } = deps;
   const now = (deps.now ?? Date.now)();
   const call = { ...(projectId ? { projectId } : {}), signal };
-  const [previous, configs, capacity, instances, filesystems] = await Promise.all([
+  const [previous, configs, capacity, instances, filesystems, k8s, slurm, keys] = await Promise.all([
     readCatalog(deps.store, projectId),
     part(platform !== undefined, () => platform!.listConfigurations({ signal })),
     part(cloud.supports('listCapacity'), () => cloud.listCapacity(call)),
     part(cloud.supports('listInstances'), () => cloud.listInstances(call)),
     part(cloud.supports('listFilesystems'), () => cloud.listFilesystems(call)),
+    part(cloud.supports('listK8sClusters'), () => cloud.listK8sClusters(call)),
+    part(cloud.supports('listSlurmClusters'), () => cloud.listSlurmClusters(call)),
+    part(platform !== undefined, () => platform!.listSshKeys({ signal })),
   ]);
-  const tried = [configs, capacity, instances, filesystems].filter((p) => p !== undefined);
+  const tried = [configs, capacity, instances, filesystems, k8s, slurm, keys].filter((p) => p !== undefined);
   const failed = tried.filter((p) => !p.ok);
   if (tried.length > 0 && failed.length === tried.length) throw (failed[0] as { error: unknown }).error;
 
@@ -123,9 +134,11 @@ export async function refreshCatalog(
       ? old?.filesystems
       : undefined;
   // The guardrails price `/gpu start <name>` by the instance's type, read from here.
-  const instanceList = instances?.ok
-    ? instances.value.map((i) => ({ id: i.id, name: i.name, type: i.type }))
-    : old?.instances;
+  const instanceList = listed(instances, (i) => ({ id: i.id, name: i.name, type: i.type }), old?.instances);
+  // Only for checking names in requests: a failed listing is not the forms' concern, so not a problem.
+  const k8sClusters = listed(k8s, clusterOf, old?.k8sClusters);
+  const slurmClusters = listed(slurm, clusterOf, old?.slurmClusters);
+  const sshKeys = listed(keys, (k) => k.name, old?.sshKeys);
   const catalog: Catalog = {
     v: 1,
     refreshedAt: now,
@@ -140,6 +153,9 @@ export async function refreshCatalog(
     ),
     ...(fsList ? { filesystems: fsList } : {}),
     ...(instanceList ? { instances: instanceList } : {}),
+    ...(k8sClusters ? { k8sClusters } : {}),
+    ...(slurmClusters ? { slurmClusters } : {}),
+    ...(sshKeys ? { sshKeys } : {}),
     problems,
   };
   await writeCatalog(deps.store, projectId, catalog);

@@ -113,6 +113,10 @@ describe('gpuops demo --script (shape A, its own Redis and Prometheus)', () => {
     expect(create).toMatch(/#\d+ edited · gpuops in #gpu-ops\n {2}✅ Done · `\/gpu create train-1/);
     expect(create).toContain('train-1 is running at');
     expect(create).toContain('State: 🟢 running');
+    // How to reach it: the policy's default login user and the key Ada added above, by fingerprint.
+    expect(create).toMatch(
+      /🔑 Log in: `ssh ubuntu@\d+\.\d+\.\d+\.\d+` with your SSH key ada-laptop \(`ssh-ed25519 SHA256:[A-Za-z0-9+/]+`\)\./,
+    );
     expect(answerTo(out, '/gpu stop train-1')).toContain('train-1 is stopped');
     expect(answerTo(out, '/gpu start train-1')).toContain('train-1 is running');
 

@@ -52,9 +52,9 @@ const COMMANDS: ReadonlyArray<{ cls: Class; text: (n: number) => string }> = [
   { cls: 'create', text: (n) => `create cheap-${n} rtx-a5000-24gb.1x` },
   { cls: 'create', text: (n) => `k8s create kube-${n} 1.31` },
   { cls: 'destroy', text: (n) => `rm victim-${n}` },
-  { cls: 'destroy', text: (n) => `k8s rm kube-${n}` },
+  { cls: 'destroy', text: (n) => `k8s rm doomed-${n}` },
   { cls: 'admin', text: () => 'audit 5' },
-  { cls: 'admin', text: (n) => `slurm sudo hpc-${n} alice on` },
+  { cls: 'admin', text: (n) => `slurm sudo slurm-1 alice${n} on` },
 ];
 
 /** The listener's ephemeral answer; empty when the channel message is the whole answer. */
@@ -72,8 +72,10 @@ describe('the role matrix end to end, shape A', () => {
       slack: { usergroups: { S0OPS: ['U0GROUPIE', 'U0SOMEONE'] } },
     });
     // Real machines to ask to delete: a typo would be answered before any approver saw it.
+    // The same for clusters; Slurm sudo goes to the seeded cluster slurm-1.
     for (let n = 0; n < PRINCIPALS.length; n++) {
       await stack.cloud.createInstance({ name: `victim-${n}`, type: 'rtx-a5000-24gb.1x' });
+      await stack.cloud.createK8sCluster({ name: `doomed-${n}`, version: 'v1.31' });
     }
     await primeCatalog(stack);
   });

@@ -42,6 +42,9 @@ describe.each(['A', 'B', 'C'] as const)('instances end to end, shape %s', (shape
     expect(JSON.stringify(message.blocks)).toContain('requested by <@U0ADA>');
     const instances = await stack.cloud.listInstances();
     expect(instances.filter((i) => i.name === 'train-1')).toHaveLength(1);
+    // And how to reach it: the ssh command, as the default login user of the policy (test/e2e/login.test.ts).
+    const ip = instances.find((i) => i.name === 'train-1')?.ip;
+    expect(JSON.stringify(message.blocks)).toContain(`Log in: \`ssh ubuntu@${ip}\``);
     expect(stack.slack.violations).toEqual([]);
   });
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubernetesCluster } from '../../src/cloud/index.js';
 import { type BotStack, startBotStack } from '../support/bot-stack.js';
-import { privateAnswer, refused, settled, shown } from '../support/slash-requests.js';
+import { answeredPrivately, privateAnswer, refused, settled, shown } from '../support/slash-requests.js';
 
 // `/gpu k8s …` end to end in every shape that has each subcommand: what the requester sees in Slack,
 // and what the simulator then holds.
@@ -74,12 +74,18 @@ describe.each(['A', 'B', 'C'] as const)('Kubernetes end to end, shape %s', (shap
     if (shape === 'A') expect(shown(post)).toContain('READY');
   });
 
-  it('says which clusters exist when one is unknown', async () => {
-    const post = await privateAnswer(stack, 'k8s show prdo');
-    expect(String(post.body.text)).toContain(
-      'No Kubernetes cluster "prdo" in this project. This project has: prod.',
+  it('tells only the requester when a cluster does not exist, with the nearest name; the channel sees nothing', async () => {
+    expect(await answeredPrivately(stack, 'k8s show prdo')).toBe(
+      'No Kubernetes cluster "prdo" in this project. Did you mean `prod`? (`/gpu k8s ls` lists them.)',
     );
-    expect(shown(post)).not.toMatch(/at .*\.ts:\d+|Error:/);
+    // A change that would have posted "Queued" and then "Failed" in the channel.
+    const change = shape === 'A' ? 'k8s label prdo team=ml' : 'k8s pool add prdo gpu-b l40s-48gb.2x 1';
+    expect(await answeredPrivately(stack, change, { userId: 'U0BOB' })).toContain(
+      'No Kubernetes cluster "prdo" in this project. Did you mean `prod`?',
+    );
+    expect(await answeredPrivately(stack, 'k8s rm staging')).toBe(
+      'No Kubernetes cluster "staging" in this project. This project has: prod. Check the name with `/gpu k8s ls`.',
+    );
   });
 
   if (shape === 'A') {

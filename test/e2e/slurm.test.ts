@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SlurmCluster } from '../../src/cloud/index.js';
 import { ed25519PublicKey, rsaPublicKey } from '../cloud/ssh-key-fixtures.js';
 import { type BotStack, startBotStack } from '../support/bot-stack.js';
-import { privateAnswer, refused, settled, shown } from '../support/slash-requests.js';
+import { answeredPrivately, privateAnswer, refused, settled, shown } from '../support/slash-requests.js';
 
 // `/gpu slurm …` end to end in every shape that has each subcommand: what the requester sees in Slack,
 // and what the simulator then holds. A and C start with the seeded cluster `slurm-1` (pool `gpu`, two
@@ -158,10 +158,12 @@ describe('Slurm end to end, shape A (seeded cluster, users)', () => {
     expect(unknown.text).toContain('nobody is not a user of slurm-1. Its users: ada_lovelace.');
   });
 
-  it('names the clusters there are when one is unknown', async () => {
-    const post = await privateAnswer(stack, 'slurm users hpc');
-    expect(String(post.body.text)).toContain(
-      'No Slurm cluster "hpc" in this project. This project has: slurm-1.',
+  it('tells only the requester when a cluster does not exist; the channel sees nothing', async () => {
+    expect(await answeredPrivately(stack, 'slurm users hpc')).toBe(
+      'No Slurm cluster "hpc" in this project. This project has: slurm-1. Check the name with `/gpu slurm ls`.',
+    );
+    expect(await answeredPrivately(stack, 'slurm adduser slurm-2', { userId: ADA })).toBe(
+      'No Slurm cluster "slurm-2" in this project. Did you mean `slurm-1`? (`/gpu slurm ls` lists them.)',
     );
   });
 
@@ -231,9 +233,11 @@ describe('Slurm end to end, shape B (clusters and pools)', () => {
   it('names the pools and clusters there are when one is unknown', async () => {
     const pool = await settled(stack, 'slurm pool rm hpc gpu', 'Failed');
     expect(pool.text).toContain('Cluster hpc has no node pool "gpu". Its pools: compute.');
-    const cluster = await privateAnswer(stack, 'slurm show hcp');
-    expect(String(cluster.body.text)).toContain(
-      'No Slurm cluster "hcp" in this project. This project has: hpc.',
+    expect(await answeredPrivately(stack, 'slurm show hcp')).toBe(
+      'No Slurm cluster "hcp" in this project. Did you mean `hpc`? (`/gpu slurm ls` lists them.)',
+    );
+    expect(await answeredPrivately(stack, 'slurm pool rm hcp compute')).toContain(
+      'No Slurm cluster "hcp" in this project. Did you mean `hpc`?',
     );
   });
 
@@ -279,10 +283,9 @@ describe('Slurm end to end, shape C (seeded cluster, read only)', () => {
     expect(text).toContain('whole project');
   });
 
-  it('names the clusters there are when one is unknown', async () => {
-    const post = await privateAnswer(stack, 'slurm show nope');
-    expect(String(post.body.text)).toContain(
-      'No Slurm cluster "nope" in this project. This project has: slurm-1.',
+  it('names the clusters there are when one is unknown, to the requester alone', async () => {
+    expect(await answeredPrivately(stack, 'slurm show nope')).toBe(
+      'No Slurm cluster "nope" in this project. This project has: slurm-1. Check the name with `/gpu slurm ls`.',
     );
   });
 

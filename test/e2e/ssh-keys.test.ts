@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ed25519PublicKey, mislabelledKey } from '../cloud/ssh-key-fixtures.js';
 import { type BotStack, startBotStack } from '../support/bot-stack.js';
+import { answeredPrivately } from '../support/slash-requests.js';
 import { channelRequest, expectCleanSlack, finalMessage, listenerAnswer, privateAnswer } from './answers.js';
 
 // /gpu keys, /gpu keys add, /gpu keys rm: the platform API's account keys and their Slack owners.
@@ -121,9 +122,12 @@ describe.each(['A', 'B', 'C'] as const)('SSH keys end to end, shape %s', (shape)
     expect((await finalMessage(stack, removed, 'Done')).text).toContain('Removed SSH key legacy');
     expect(accountKeys().some((k) => k.name === 'legacy')).toBe(false);
 
-    const missing = await channelRequest(stack, 'keys rm nope', ADA);
-    expect((await finalMessage(stack, missing, 'Failed')).text).toContain(
-      'There is no SSH key named nope on the account; /gpu keys lists the keys there are.',
+    // A name that is not there is answered to the requester alone: the channel sees nothing.
+    expect(await answeredPrivately(stack, 'keys rm ci-kee', ADA)).toBe(
+      'No SSH key "ci-kee" on the account. Did you mean `ci-key`? (`/gpu keys` lists them.)',
+    );
+    expect(await answeredPrivately(stack, 'keys rm nope', ADA)).toBe(
+      'No SSH key "nope" on the account. The account has: ci-key. Check the name with `/gpu keys`.',
     );
     expectCleanSlack(stack);
   });

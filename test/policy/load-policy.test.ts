@@ -50,6 +50,11 @@ describe('loading the policy file', () => {
     });
     expect(policy.audit).toEqual({ retentionSeconds: 90 * 86_400, channel: 'C0AUDITLOG1' });
     expect(policy.pricing.types['custom-h100-box.4x']).toEqual({ gpuType: 'H100_SXM5_80GB', gpuCount: 4 });
+    expect(policy.login).toEqual({
+      defaultUser: 'ubuntu',
+      byType: { 'cpu.16x': 'admin' },
+      byImage: { 'rocky9-cuda12': 'rocky' },
+    });
   });
 
   it('uses the safe defaults with no file, and an empty file changes nothing', async () => {
@@ -254,6 +259,25 @@ describe('loading the policy file', () => {
       [4, 'approvals.always[1]'],
     ]);
     expect(err.message.split('\n')).toHaveLength(4);
+  });
+
+  it('reads who ssh logs in as (default ubuntu), and refuses a user name ssh could not take, in one sentence', () => {
+    expect(DEFAULT_POLICY.login).toEqual({ defaultUser: 'ubuntu', byType: {}, byImage: {} });
+    const policy = parsePolicy('login:\n  default_user: root\n  by_image: { rocky9: rocky }\n', 't');
+    expect(policy.login).toEqual({ defaultUser: 'root', byType: {}, byImage: { rocky9: 'rocky' } });
+    const err = failure('login:\n  by_type:\n    h100-hgx-80gb.8x: Ada Lovelace\n  default: ubuntu\n');
+    expect(err.problems.map((p) => [p.line, p.at, p.rule])).toEqual([
+      [
+        3,
+        'login.by_type["h100-hgx-80gb.8x"]',
+        'a login user is a POSIX user name: a lowercase letter or _, then lowercase letters, digits, _ or -, at most 32 characters, such as ubuntu or root',
+      ],
+      [4, 'login.default', 'unknown setting "default"; expected one of default_user, by_type, by_image'],
+    ]);
+    expect(failure('login: ubuntu\n').problems[0]).toMatchObject({
+      at: 'login',
+      rule: 'expected a mapping of settings, found text "ubuntu"',
+    });
   });
 
   it('reads the rate limits (0 turns one off), with a default for each, and refuses a negative count', () => {

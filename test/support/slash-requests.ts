@@ -90,3 +90,18 @@ export async function refused(stack: BotStack, text: string, who: Requester = {}
   );
   return String(body.text);
 }
+
+/**
+ * Sends a request the listener must refuse before anything happens (a name that is not there): its
+ * one private sentence, after checking that the channel saw no message and no job was queued.
+ */
+export async function answeredPrivately(stack: BotStack, text: string, who: Requester = {}): Promise<string> {
+  const channel = who.channelId ?? DEFAULT_CHANNEL;
+  const since = stack.slack.mark();
+  const jobsBefore = (await stack.store.recentJobs(channel, 50)).length;
+  const answer = await refused(stack, text, who);
+  const posted = stack.slack.calls.slice(since).filter((c) => c.method === 'chat.postMessage');
+  expect(posted, `"/gpu ${text}" posted to the channel`).toEqual([]);
+  expect((await stack.store.recentJobs(channel, 50)).length, `"/gpu ${text}" queued a job`).toBe(jobsBefore);
+  return answer;
+}

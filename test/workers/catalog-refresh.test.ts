@@ -78,6 +78,10 @@ describe('the catalogue refresh (shape C)', () => {
     expect(types[0]).toMatchObject({ name: 'cpu.16x', capacity: 50 });
     expect(types.find((t) => t.name === 'rtx-a5000-24gb.1x')).toMatchObject({ inUse: 1 });
     expect(catalog.filesystems?.map((f) => f.name)).toEqual(['datasets']);
+    // What a cluster or key named in a request is checked against before it is queued.
+    expect(catalog.slurmClusters?.map((c) => c.name)).toEqual(['slurm-1']);
+    expect(catalog.k8sClusters).toEqual([]);
+    expect(catalog.sshKeys).toEqual([]);
     expect((await readCatalog(deps.store, sim.info.projectId))?.catalog).toEqual(catalog);
   });
 
@@ -95,7 +99,7 @@ describe('the catalogue refresh (shape C)', () => {
   });
 
   it('fails (so the job is retried) when every part fails', async () => {
-    sim.control.addFault({ operation: '*', status: 403, count: 4 });
+    sim.control.addFault({ operation: '*', status: 403, count: 20 });
     await expect(refreshCatalog(deps, sim.info.projectId, signal)).rejects.toThrow();
     sim.control.clearFaults();
   });

@@ -1,4 +1,5 @@
 import type { CostEstimate } from '../../pricing/cost.js';
+import type { LoginKeys } from '../../render/ssh-login.js';
 import type { ApprovalRequest } from '../../store/approval-record.js';
 import type { WaitlistEntry } from '../../store/waitlist.js';
 import type { GpuCommand } from '../registry.js';
@@ -26,6 +27,8 @@ export interface HomeMachine {
   readonly leaseEndsAt?: number | undefined;
   /** When its state was last seen (epoch ms). */
   readonly seenAt?: number | undefined;
+  /** `ssh <user>@<ip>` while the watcher sees it running with an address. */
+  readonly ssh?: string | undefined;
 }
 
 /** A scheduled start or stop (`/gpu schedule …`), as its store lists it for one person. */
@@ -83,6 +86,8 @@ export interface HomeData {
   readonly schedules: readonly HomeSchedule[];
   readonly spend: HomeSpend;
   readonly forms: readonly HomeForm[];
+  /** The keys this person added through gpuops, named beside the ssh lines; undefined: not read. */
+  readonly loginKeys?: LoginKeys | undefined;
   /** What became of the person's last press, shown on top once. */
   readonly notice?: string | undefined;
 }

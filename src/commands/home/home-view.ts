@@ -26,7 +26,7 @@ export function homeView(data: HomeData): HomeView {
       elements: data.forms.map((f) => openFormButton(f.label, { form: f.form }, { distinct: true })),
     });
   }
-  blocks.push(divider, ...machinesSection(data.machines, data.now));
+  blocks.push(divider, ...machinesSection(data.machines, data.now, data.loginKeys));
   if (data.approvals) blocks.push(divider, ...approvalsSection(data.approvals));
   blocks.push(divider, ...spendSection(data.spend));
   blocks.push(divider, ...waitlistSection(data.waitlist));

@@ -1,6 +1,7 @@
 import type { Button, KnownBlock } from '@slack/types';
 import { formatUsd } from '../../pricing/cost.js';
 import { clip, escapeText } from '../../render/job-message.js';
+import { keyAdvice, type LoginKeys } from '../../render/ssh-login.js';
 import { humanDuration, slackDate } from '../approvals/render.js';
 import { homeActionId, homeButtonValue } from './home-buttons.js';
 import type { HomeMachine } from './home-data.js';
@@ -36,6 +37,7 @@ export function machineLine(m: HomeMachine, now: number): string {
       ? `up ${humanDuration((now - m.runningSince) / 1000)}`
       : undefined,
     m.leaseEndsAt !== undefined ? `lease ends ${slackDate(m.leaseEndsAt)}` : undefined,
+    m.ssh !== undefined ? `\`${escapeText(m.ssh)}\`` : undefined,
     `made in <#${m.channelId}>`,
   ];
   return clip(parts.filter((p) => p !== undefined).join(' · '), 2900);
@@ -55,7 +57,11 @@ function button(label: string, run: 'start' | 'stop' | 'metrics', m: HomeMachine
   };
 }
 
-export function machinesSection(machines: readonly HomeMachine[], now: number): KnownBlock[] {
+export function machinesSection(
+  machines: readonly HomeMachine[],
+  now: number,
+  loginKeys?: LoginKeys,
+): KnownBlock[] {
   const sorted = [...machines].sort(machineOrder);
   const running = sorted.filter((m) => m.state === 'running').length;
   const unknown = sorted.filter((m) => m.state === undefined).length;
@@ -78,6 +84,17 @@ export function machinesSection(machines: readonly HomeMachine[], now: number): 
       },
     },
   ];
+  if (sorted.slice(0, MACHINES_SHOWN).some((m) => m.ssh !== undefined)) {
+    blocks.push({
+      type: 'context',
+      elements: [
+        {
+          type: 'mrkdwn',
+          text: clip(`:key: Log in with the \`ssh\` line of a running machine${keyAdvice(loginKeys)}`, 2900),
+        },
+      ],
+    });
+  }
   for (const m of sorted.slice(0, MACHINES_SHOWN)) {
     blocks.push({ type: 'section', text: { type: 'mrkdwn', text: machineLine(m, now) } });
     // A machine in a state gpuops does not know gets neither Start nor Stop: either may be wrong.

@@ -1,3 +1,4 @@
+import type { KnownBlock } from '@slack/types';
 import { CloudConflictError, CloudNotFoundError, type Instance } from '../../cloud/index.js';
 import { instanceDetailBlocks, instanceLine } from '../../render/instances.js';
 import { recordInstanceOwner } from '../../store/instance-owners.js';
@@ -5,6 +6,7 @@ import { markSent, waitOutEarlierSend } from '../kit/earlier-send.js';
 import type { Handlers } from '../kit/handler.js';
 import { PermanentJobError } from '../kit/job-errors.js';
 import type { JobRun, Outcome } from '../kit/job-run.js';
+import { loginBlock } from '../kit/login-line.js';
 import { pagedList } from '../kit/paged-list.js';
 import { pickByRef, resolveRef } from '../kit/resolve.js';
 import { sealedInput } from '../kit/sealed-input.js';
@@ -49,12 +51,18 @@ function waitForState(run: JobRun, instance: Instance, target: string): Promise<
   });
 }
 
-function settled(instance: Instance, verb: string): Outcome {
+/** The machine's details, and how to log in to it when it runs with an address. */
+async function detailWithLogin(run: JobRun, instance: Instance): Promise<KnownBlock[]> {
+  const login = await loginBlock(run, instance);
+  return [...instanceDetailBlocks(instance), ...(login ? [login] : [])];
+}
+
+async function settled(run: JobRun, instance: Instance, verb: string): Promise<Outcome> {
   // An address is worth saying only while the machine runs: it is where you connect.
   const ip = instance.ip && instance.state === 'running' ? ` at ${instance.ip}` : '';
   return {
     detail: `${instance.name} is ${instance.state}${ip}${verb}.`,
-    result: instanceDetailBlocks(instance),
+    result: await detailWithLogin(run, instance),
     outputs: {
       instance: instance.name,
       instanceId: instance.id,
@@ -77,14 +85,14 @@ export async function listInstances(run: JobRun): Promise<Outcome> {
 
 export async function showInstance(run: JobRun, command: CommandOf<'show'>): Promise<Outcome> {
   const instance = await resolveInstance(run, command.instance);
-  return { detail: `${instance.name}: ${instance.state}`, result: instanceDetailBlocks(instance) };
+  return { detail: `${instance.name}: ${instance.state}`, result: await detailWithLogin(run, instance) };
 }
 
 async function transition(run: JobRun, ref: string, action: 'start' | 'stop'): Promise<Outcome> {
   const target = action === 'start' ? 'running' : 'stopped';
   const from = action === 'start' ? 'stopped' : 'running';
   let instance = await resolveInstance(run, ref);
-  if (instance.state === target) return settled(instance, ', nothing to do');
+  if (instance.state === target) return settled(run, instance, ', nothing to do');
   const inFlight = action === 'start' ? 'starting' : 'stopping';
   if (instance.state !== inFlight) {
     if (instance.state !== from) {
@@ -102,7 +110,7 @@ async function transition(run: JobRun, ref: string, action: 'start' | 'stop'): P
     }
   }
   instance = (await waitForState(run, instance, target)) ?? instance;
-  return settled(instance, '');
+  return settled(run, instance, '');
 }
 
 export const startInstance = (run: JobRun, c: CommandOf<'start'>) => transition(run, c.instance, 'start');
@@ -189,7 +197,7 @@ export async function createInstance(run: JobRun, command: CreateArgs): Promise<
     throw new PermanentJobError(`${command.name} was created but is gone now; it may have been deleted.`);
   const running = (await waitForState(run, current, 'running')) ?? current;
   await recordOwner(run, running);
-  return settled(running, '');
+  return settled(run, running, '');
 }
 
 /**

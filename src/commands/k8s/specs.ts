@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { checkK8sVersion, K8S_VERSION_RULE } from '../../cloud/rules.js';
 import { type ArgReader, shown } from '../arg-reader.js';
-import { CLUSTER_ARG, clusterNeed, onCluster, readCluster } from '../cluster-kit.js';
+import { CLUSTER_ARG, clusterNeed, clusterRefers, onCluster, readCluster } from '../cluster-kit.js';
 import { sharedClusterSpecs } from '../cluster-specs.js';
 import { k8sClusterForm } from '../forms/k8s-cluster-modal.js';
 import { k8sRegisterForm } from '../forms/k8s-register-modal.js';
@@ -87,6 +87,7 @@ const upgrade = defineCommand({
   delivery: 'channel',
   operationClass: 'create',
   needs: ['updateK8sCluster'],
+  refers: (c) => clusterRefers('k8s', c.cluster),
   needsFor: (c) => clusterNeed('k8s', c.cluster),
 });
 
@@ -117,6 +118,7 @@ const label = defineCommand({
   delivery: 'channel',
   operationClass: 'create',
   needs: ['updateK8sCluster'],
+  refers: (c) => clusterRefers('k8s', c.cluster),
   needsFor: (c) => clusterNeed('k8s', c.cluster),
 });
 
@@ -131,6 +133,7 @@ const kubeconfig = defineCommand({
   delivery: 'dm',
   operationClass: 'operate',
   needs: ['getKubeconfig'],
+  refers: (c) => clusterRefers('k8s', c.cluster),
   needsFor: (c) => clusterNeed('k8s', c.cluster),
 });
 

@@ -66,6 +66,7 @@ const keysRm = defineCommand({
   example: '/gpu keys rm laptop',
   schema: onName('keys.rm', 'name'),
   parse: (r) => ({ kind: 'keys.rm', name: r.onlyName('the name of the key') }),
+  refers: (c) => [{ what: 'key', ref: c.name }],
   delivery: 'channel',
   operationClass: 'operate',
   needs: [],

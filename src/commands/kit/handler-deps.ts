@@ -2,6 +2,7 @@ import type { WebClient } from '@slack/web-api';
 import type { InfraClient, PlatformClient } from '../../cloud/index.js';
 import type { Shape } from '../../cloud/shape.js';
 import type { Logger } from '../../log/logger.js';
+import type { LoginUsers } from '../../render/ssh-login.js';
 import type { SnapshotDeps } from '../../snapshot/take-snapshot.js';
 import type { Sealer } from '../../store/sealed.js';
 import type { Store } from '../../store/store.js';
@@ -21,6 +22,8 @@ export interface HandlerDeps {
   readonly defaultProjectId?: string | undefined;
   /** Answers the requester privately or edits their message, with fallbacks (src/slack/reply-port.ts). */
   readonly reply: ReplyPort;
+  /** Who to log in as on a machine (the policy's `login`); absent: the built-in default user. */
+  readonly login?: LoginUsers | undefined;
   /** Unseals the secrets of form requests (user data, kubeconfigs); see src/store/sealed.ts. */
   readonly sealer?: Sealer | undefined;
   /** The job schedulers that fire `/gpu schedule …` (the watch queue); absent where none run. */

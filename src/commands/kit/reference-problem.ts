@@ -54,34 +54,57 @@ export function unknownTypeProblem(
   };
 }
 
-const LISTS: Record<Exclude<Reference['what'], 'type'>, string> = {
-  instance: '/gpu ls',
-  filesystem: '/gpu fs',
-  schedule: '/gpu schedules',
+interface Kind {
+  /** What it is called in a sentence. */
+  readonly noun: string;
+  /** Whose names they are: the project's, the channel's, the account's. */
+  readonly where: string;
+  /** Where it was looked for, in a sentence. */
+  readonly place: string;
+  /** The command that lists them. */
+  readonly list: string;
+}
+
+const KINDS: Record<Exclude<Reference['what'], 'type'>, Kind> = {
+  instance: { noun: 'instance', where: 'This project', place: 'in this project', list: '/gpu ls' },
+  filesystem: { noun: 'filesystem', where: 'This project', place: 'in this project', list: '/gpu fs' },
+  'k8s cluster': {
+    noun: 'Kubernetes cluster',
+    where: 'This project',
+    place: 'in this project',
+    list: '/gpu k8s ls',
+  },
+  'slurm cluster': {
+    noun: 'Slurm cluster',
+    where: 'This project',
+    place: 'in this project',
+    list: '/gpu slurm ls',
+  },
+  key: { noun: 'SSH key', where: 'The account', place: 'on the account', list: '/gpu keys' },
+  schedule: { noun: 'schedule', where: 'This channel', place: 'in this channel', list: '/gpu schedules' },
 };
 
 /**
  * `ref` names none of `names` (each a name or an id): what to say, with the nearest name when one is
- * close. Schedules belong to a channel, the others to the project.
+ * close. Schedules belong to a channel, SSH keys to the account, the others to the project.
  */
 export function missingProblem(
   what: Exclude<Reference['what'], 'type'>,
   ref: string,
   names: readonly string[],
 ): ReferenceProblem {
-  const where = what === 'schedule' ? 'This channel' : 'This project';
-  const head = `No ${what} "${ref}" in ${where.toLowerCase()}.`;
+  const { noun, where, place, list: command } = KINDS[what];
+  const head = `No ${noun} "${ref}" ${place}.`;
   const near = nearestWord(ref, names);
-  const has = names.length > 0 ? ` ${where} has: ${list(names)}.` : ` ${where} has no ${what}s.`;
-  const command = LISTS[what];
+  const has = names.length > 0 ? ` ${where} has: ${list(names)}.` : ` ${where} has no ${noun}s.`;
   if (near) {
     return {
       plain: `${head} Did you mean ${near}? (${command} lists them.)`,
-      message: `No ${what} "${escapeText(ref)}" in ${where.toLowerCase()}. Did you mean \`${escapeText(near)}\`? (\`${command}\` lists them.)`,
+      message: `No ${noun} "${escapeText(ref)}" ${place}. Did you mean \`${escapeText(near)}\`? (\`${command}\` lists them.)`,
     };
   }
   return {
     plain: `${head}${has} Check the name with ${command}.`,
-    message: `No ${what} "${escapeText(ref)}" in ${where.toLowerCase()}.${escapeText(has)} Check the name with \`${command}\`.`,
+    message: `No ${noun} "${escapeText(ref)}" ${place}.${escapeText(has)} Check the name with \`${command}\`.`,
   };
 }

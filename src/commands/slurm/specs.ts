@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { checkSshPublicKey, checkUsername, USERNAME_RULE } from '../../cloud/rules.js';
 import type { ArgReader } from '../arg-reader.js';
-import { clusterNeed, onClusterPaged, pagedCluster, readCluster } from '../cluster-kit.js';
+import { clusterNeed, clusterRefers, onClusterPaged, pagedCluster, readCluster } from '../cluster-kit.js';
 import { sharedClusterSpecs } from '../cluster-specs.js';
 import { slurmPoolForm } from '../forms/node-pool-modal.js';
 import { slurmClusterForm } from '../forms/slurm-cluster-modal.js';
@@ -57,6 +57,7 @@ const users = defineCommand({
   delivery: 'ephemeral',
   operationClass: 'read',
   needs: ['listSlurmUsers'],
+  refers: (c) => clusterRefers('slurm', c.cluster),
   needsFor: (c) => clusterNeed('slurm', c.cluster),
 });
 
@@ -95,6 +96,7 @@ const adduser = defineCommand({
   operationClass: 'operate',
   needs: ['addSlurmUser'],
   creates: { what: 'Slurm users', list: 'listSlurmUsers', remove: 'deleteSlurmUser' },
+  refers: (c) => clusterRefers('slurm', c.cluster),
   needsFor: (c) => clusterNeed('slurm', c.cluster),
   form: {
     spec: slurmUserForm,
@@ -123,6 +125,7 @@ const rmuser = defineCommand({
   delivery: 'channel',
   operationClass: 'operate',
   needs: ['deleteSlurmUser'],
+  refers: (c) => clusterRefers('slurm', c.cluster),
   needsFor: (c) => clusterNeed('slurm', c.cluster),
 });
 
@@ -150,6 +153,7 @@ const sudo = defineCommand({
   describe: (c) => `/gpu slurm sudo ${c.cluster} ${c.user} ${c.sudo ? 'on' : 'off'}`,
   // The update needs the user's keys, which only a get returns.
   needs: ['getSlurmUser', 'updateSlurmUser'],
+  refers: (c) => clusterRefers('slurm', c.cluster),
   needsFor: (c) => clusterNeed('slurm', c.cluster),
 });
 
