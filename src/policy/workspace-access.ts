@@ -15,13 +15,19 @@ export interface Requester {
   readonly deactivated?: boolean | undefined;
 }
 
-export type AccessCheck = { readonly allowed: true } | { readonly allowed: false; readonly message: string };
+/** Why a person was kept out, for the audit trail. */
+export type AccessRefusal = 'deactivated' | 'other-workspace' | 'guest';
+
+export type AccessCheck =
+  | { readonly allowed: true }
+  | { readonly allowed: false; readonly message: string; readonly reason: AccessRefusal };
 
 export function mayUse(policy: Policy, botTeamId: string | undefined, who: Requester): AccessCheck {
   const { allowOtherWorkspaces, allowedTeams, allowGuests } = policy.access;
   if (who.deactivated === true) {
     return {
       allowed: false,
+      reason: 'deactivated',
       message:
         'This Slack account is deactivated, so gpuops does nothing for it. Ask a workspace admin to reactivate it, or have an active member run this instead.',
     };
@@ -32,6 +38,7 @@ export function mayUse(policy: Policy, botTeamId: string | undefined, who: Reque
     if (foreign !== undefined) {
       return {
         allowed: false,
+        reason: 'other-workspace',
         message: `gpuops takes requests only from members of its own workspace, and you are signed in from another (${foreign}). Ask an admin of this workspace to add it to access.allowed_teams in the gpuops policy.`,
       };
     }
@@ -39,6 +46,7 @@ export function mayUse(policy: Policy, botTeamId: string | undefined, who: Reque
   if (who.guest === true && !allowGuests) {
     return {
       allowed: false,
+      reason: 'guest',
       message:
         'Guest accounts cannot use gpuops in this workspace. Ask a workspace member to run it, or an admin to set access.allow_guests in the gpuops policy.',
     };
