@@ -39,6 +39,10 @@ function callerOf(body: Record<string, unknown>): Caller | undefined {
   const team = (body.team as { id?: string } | null | undefined)?.id;
   if (!user?.id) return undefined;
   if (body.type === 'block_actions') {
+    // A press on the Home tab has no channel and no response_url: it is answered on the Home tab.
+    if ((body.view as { type?: string } | undefined)?.type === 'home') {
+      return { kind: 'home', userId: user.id, teamId: user.team_id ?? team };
+    }
     const channel = (body.channel as { id?: string } | undefined)?.id;
     return { kind: 'action', userId: user.id, teamId: user.team_id ?? team, channelId: channel };
   }
@@ -51,6 +55,7 @@ const COULD_NOT_CHECK = (why: string) =>
 
 async function refuse(deps: SlackDeps, args: Args, caller: Caller, text: string): Promise<void> {
   if (caller.kind === 'home') {
+    await args.ack?.();
     await deps.client.views
       .publish({
         user_id: caller.userId,

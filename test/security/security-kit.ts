@@ -42,7 +42,10 @@ export function freshViewer(): string {
 export const CHANNEL = 'C0GPU';
 /** Grants operator to anyone typing or clicking in it. */
 export const OPS = 'C0OPS';
-/** The approvals channel; grants admin to anyone clicking in it. */
+/**
+ * The approvals channel; grants admin to anyone clicking in it. With no approvers listed, admins (ROOT
+ * and this channel's members) decide: the natural set-up whose grant must count only for clicks there.
+ */
 export const APPROVE = 'C0APPROVE';
 
 /** Per person, per hour: typed commands use it up in a few requests. */
@@ -56,7 +59,6 @@ roles:
   operator: { users: [${ADA}, ${BOB}], groups: [${OPS_GROUP}], channels: [${OPS}] }
 approvals:
   threshold_per_hour: 10
-  approvers: { users: [${BOB}] }
   channel: ${APPROVE}
   expires_after: 1h
   lease:
@@ -216,10 +218,12 @@ export async function runCell(
 ): Promise<void> {
   const since = Date.now();
   let before: unknown;
+  let baselineAt = since;
   const baseline = async () => {
     await stack.drained();
     await settledCloud(stack);
     before = await cloudState(stack);
+    baselineAt = Date.now();
   };
   await baseline();
   const seen = await attempt(baseline);
@@ -228,6 +232,16 @@ export async function runCell(
   expect(await cloudState(stack), 'nothing changes in the cloud').toEqual(before);
   const e = cell.expected;
   if (e.outcome === 'unsigned') expect(seen.status, 'Bolt rejects it').toBe(401);
+  if (e.outcome !== 'refused') {
+    // Nothing was accepted: no request went on the audit trail (a replay ran no job of its own).
+    const accepted = (await stack.guardrails.audit.latest(200)).filter(
+      (entry) => entry.at >= baselineAt && entry.event === 'request' && entry.outcome !== 'refused',
+    );
+    expect(
+      accepted.map((a) => `${a.operation} ${a.target ?? ''}: ${a.outcome}`),
+      'requests accepted',
+    ).toEqual([]);
+  }
   if (e.outcome === 'refused') {
     expectPlainRefusal(seen.sentence, seen.pattern ?? /\S/);
     if (e.audited) await refusedOnTrail(stack, seen.actor ?? '', since);
