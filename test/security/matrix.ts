@@ -228,6 +228,17 @@ const CELLS_BY_DOOR: Record<DoorId, Record<TrickId, Expected>> = {
   },
 };
 
+/**
+ * Doors whose cells are stated here but not yet driven by a test of this folder (they are covered, in
+ * part, by other end-to-end tests). The table marks them so the doc claims no more than is proven.
+ */
+export const NOT_YET_DRIVEN: Partial<Record<DoorId, string>> = {
+  'idle-lease':
+    'test/e2e/idle.test.ts and test/e2e/lease-limit.test.ts drive these buttons, not yet as matrix cells',
+  'list-page': 'test/e2e/list-pages.test.ts drives these buttons, not yet as matrix cells',
+  schedule: 'test/e2e/schedules.test.ts drives firings, not yet as matrix cells',
+};
+
 export const CELLS: readonly Cell[] = DOORS.flatMap((door) =>
   TRICKS.map((trick) => ({ door: door.id, trick: trick.id, expected: CELLS_BY_DOOR[door.id][trick.id] })),
 );
@@ -256,7 +267,8 @@ export function renderMatrix(): string {
       const e = CELLS_BY_DOOR[d.id][t.id];
       return e.outcome === 'refused' && e.audited ? 'refused, audited' : SHORT[e.outcome];
     });
-    return `| ${d.label} | ${cells.join(' | ')} |`;
+    const label = NOT_YET_DRIVEN[d.id] ? `${d.label} (not yet driven)` : d.label;
+    return `| ${label} | ${cells.join(' | ')} |`;
   });
   const notes = DOORS.flatMap((d) =>
     TRICKS.map((t) => {
@@ -265,5 +277,17 @@ export function renderMatrix(): string {
       return `- **${d.label} × ${t.label}** (${SHORT[e.outcome]}): ${text}.`;
     }),
   );
-  return [head, rule, ...rows, '', ...notes, ''].join('\n');
+  const pending = Object.entries(NOT_YET_DRIVEN).map(([door, why]) => `- \`${door}\`: ${why}.`);
+  return [
+    head,
+    rule,
+    ...rows,
+    '',
+    ...notes,
+    '',
+    'Doors not yet driven by a matrix test:',
+    '',
+    ...pending,
+    '',
+  ].join('\n');
 }

@@ -77,6 +77,7 @@ export const SLACK_USERS = [
   { id: GUEST, name: 'gus', is_restricted: true },
   { id: EXT, name: 'ext', team_id: OTHER_TEAM },
   { id: GONE, name: 'gone', deleted: true },
+  ...OPERATORS.map((id) => ({ id, name: id.toLowerCase() })),
 ];
 
 /** The person each person-based trick is played by. */
