@@ -25,7 +25,7 @@ const ERROR_TEXT = [
   /^I could not /,
   /needs the \*?[a-z]+\*? role/,
   /^`\/gpu [^`]+` does not work with this cloud/,
-  /^No instance "/,
+  /^No (instance|filesystem|schedule) "/,
   /is not an instance type this cloud offers/,
   /^That form is not available/,
   // An approval button refused (someone may not approve, or approves their own request).

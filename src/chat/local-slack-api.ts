@@ -300,6 +300,8 @@ export class LocalSlackApi {
       },
       channelName: (id) => this.options.channels[id],
       filePath: (id) => this.fake.files.get(id)?.path,
+      // Slack shows each person times in their own zone: the demo's people each have one.
+      timeZone: () => this.fake.users.get(this.options.viewer())?.tz,
     };
   }
 

@@ -2,6 +2,8 @@
 // decoded (mentions, links, dates, escapes, emoji), sections, fields, context, dividers, headers, images
 // and numbered buttons. Pure: the local Slack API (src/chat/local-slack-api.ts) does the printing.
 
+import { slackDateText } from './slack-date-text.js';
+
 /** How emphasis is shown: ANSI on a terminal, plain text in transcripts and tests. */
 export interface TerminalStyle {
   readonly bold: (text: string) => string;
@@ -97,6 +99,9 @@ export interface RenderContext {
   readonly channelName?: (id: string) => string | undefined;
   /** Where a Slack-hosted file of an image block was saved, if it was. */
   readonly filePath?: (id: string) => string | undefined;
+  /** The reader's time zone: `<!date^…>` is drawn in it, as Slack does; without it, the fallback. */
+  readonly timeZone?: () => string | undefined;
+  readonly now?: () => number;
 }
 
 /** A button as drawn: its number, and what pressing it sends back. */
@@ -139,7 +144,11 @@ function decodeAngle(inner: string, ctx: RenderContext): string {
     return `#${label ?? ctx.channelName?.(id) ?? id}`;
   }
   if (target.startsWith('!subteam^')) return label ?? `@${target.slice('!subteam^'.length)}`;
-  if (target.startsWith('!date^')) return label ?? target;
+  if (target.startsWith('!date^')) {
+    const tz = ctx.timeZone?.();
+    const shown = tz ? slackDateText(target, tz, ctx.now?.() ?? Date.now()) : undefined;
+    return shown ?? label ?? target;
+  }
   if (target.startsWith('!')) return `@${label ?? target.slice(1)}`;
   if (label !== undefined && label !== target) return `${label} (${target})`;
   return target;

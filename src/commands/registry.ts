@@ -24,6 +24,7 @@ import {
   type GroupKey,
   type Need,
   type OperationClass,
+  type Reference,
 } from './spec.js';
 import { specs as waitlist } from './waitlist/specs.js';
 import { specs as watch } from './watch/specs.js';
@@ -170,6 +171,14 @@ export function estimateCommand(
 ): CommandCost | undefined {
   const { command, ...rest } = input;
   return specFor(command.kind).cost?.(command, rest);
+}
+
+/** The existing things a command names, checked before it is queued: its spec's, else its instance. */
+export function referencesOf(command: GpuCommand): readonly Reference[] {
+  const own = specFor(command.kind).refers;
+  if (own) return own(command);
+  const instance = (command as { instance?: unknown }).instance;
+  return typeof instance === 'string' ? [{ what: 'instance', ref: instance }] : [];
 }
 
 /** The request as a person would type it, for messages and the job log (commands carry no secrets). */

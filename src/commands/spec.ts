@@ -44,6 +44,16 @@ export interface Need {
   readonly path?: string;
 }
 
+/**
+ * A name in a command's arguments that must already exist (an instance, a filesystem, a schedule) or
+ * be sold (an instance type). The request pipeline checks it privately before anything is queued or
+ * posted, so a typo is answered to the requester alone, with the nearest name that does exist.
+ */
+export interface Reference {
+  readonly what: 'instance' | 'filesystem' | 'schedule' | 'type';
+  readonly ref: string;
+}
+
 export interface CommandCost {
   readonly estimate: CostEstimate;
   /**
@@ -124,6 +134,11 @@ export interface CommandSpec<
     readonly list: Operation;
     readonly remove: Operation;
   };
+  /**
+   * The existing things its arguments name (`Reference`). Without it, a command's `instance` field
+   * is its one reference; a command that names no existing thing declares `() => []`.
+   */
+  readonly refers?: (command: C) => readonly Reference[];
   /** What it costs, for commands that change spending on machines. */
   readonly cost?: (command: C, input: CostInput) => CommandCost | undefined;
   /**

@@ -3,6 +3,7 @@ import { formatUsd } from '../pricing/cost.js';
 import { PRICE_LIST_NOTE } from '../pricing/offered-types.js';
 import { idleFor } from './idle-alert.js';
 import { clip, escapeText } from './job-message.js';
+import { slackDate } from './slack-date.js';
 
 // The daily digest of a watching channel: what runs and its GPU-hours, estimated spend for the day and
 // the month so far, idle instances, approvals waiting, and capacity for the types the channel uses.
@@ -85,7 +86,7 @@ export function digestMessage(input: DigestInput): { text: string; blocks: Known
             .slice(0, 20)
             .map(
               (a) =>
-                `• \`${escapeText(a.request)}\` by <@${a.requester}> · expires <!date^${Math.floor(a.expiresAt / 1000)}^{date_short_pretty} {time}|${new Date(a.expiresAt).toISOString()}>`,
+                `• \`${escapeText(a.request)}\` by <@${a.requester}> · expires ${slackDate(a.expiresAt)}`,
             )
             .join('\n')}`,
     ),

@@ -5,6 +5,7 @@ import {
   type GpuCommand,
   type GpuCommandKind,
   isCommandKind,
+  referencesOf,
   specFor,
 } from '../commands/registry.js';
 import type { JobContext, StepRef } from '../jobs/job-data.js';
@@ -17,7 +18,7 @@ import type { PolicyRole } from '../policy/policy-schema.js';
 import { type CostEstimate, formatCost, type PriceBook } from '../pricing/cost.js';
 import { type Catalog, readCatalog } from '../store/catalog-cache.js';
 import { type CatalogAndType, catalogAndTypeOf, instanceTypeOf } from '../store/instance-types-seen.js';
-import { stopSchedulesOn } from '../store/schedules.js';
+import { listSchedules, stopSchedulesOn } from '../store/schedules.js';
 import type { ProjectBinding } from '../store/store.js';
 import {
   type AcceptDeps,
@@ -28,7 +29,7 @@ import {
   requestAudit,
   requestParameters,
 } from './accept-kit.js';
-import { type TargetProblem, targetInstance, targetProblem } from './check-target.js';
+import { mayBeNew, type TargetProblem, targetInstance, targetProblem } from './check-target.js';
 import { type EnqueueResult, enqueueRequest, NOT_STARTED, requestJobId } from './enqueue-request.js';
 import { type Assessment, type PendingApproval, requestApproval } from './request-approval.js';
 
@@ -213,7 +214,8 @@ async function assess(
       : {}),
     ...(typeEntry?.capacity !== undefined
       ? {
-          capacity: `${typeEntry.capacity} machine(s) of ${typeEntry.name} available now (at ${new Date(catalog!.refreshedAt).toISOString().slice(11, 16)} UTC)`,
+          capacity: `${typeEntry.capacity} machine(s) of ${typeEntry.name} available now`,
+          capacityAt: catalog!.refreshedAt,
         }
       : {}),
     ...(project ? { project } : {}),
@@ -245,27 +247,37 @@ async function askForCatalog(
 }
 
 /**
- * Before an approver sees it: the instance exists and the type is sold, judged from the cached
- * catalogue. A name the catalogue does not know may be new, so a refresh is asked for and awaited
- * briefly (Redis only: a worker reads the cloud), and only a listing made after the request can say it
- * does not exist; if none comes in time the request goes on unchecked rather than making anyone wait.
+ * Before it is queued or an approver sees it: the names it gives exist and the type is sold, judged
+ * from the cached catalogue and the channel's schedules. A name the catalogue does not know may be
+ * new, so a refresh is asked for and awaited briefly (Redis only: a worker reads the cloud), and only
+ * a listing made after the request can say it does not exist; if none comes in time the request goes
+ * on unchecked rather than making anyone wait. A request that names nothing reads nothing.
  */
 async function checkTarget(
   deps: AcceptDeps,
   command: GpuCommand,
   ctx: JobContext,
 ): Promise<TargetProblem | undefined> {
+  const refs = referencesOf(command);
+  if (refs.length === 0) return undefined;
   const pricing = deps.guardrails.policy.pricing;
   const ref = targetInstance(command);
-  const remembered =
-    ref !== undefined &&
-    (await withDeadline(instanceTypeOf(deps.store, ctx.projectId, ref, undefined), REDIS_MS, 'Redis')) !==
-      undefined;
-  const read = () => withDeadline(readCatalog(deps.store, ctx.projectId), REDIS_MS, 'Redis');
-  const cached = await read();
-  const problem = cached ? targetProblem(command, cached.catalog, remembered, pricing) : undefined;
-  // Types change seldom: the cached price list decides. An unknown instance may be seconds old.
-  if (cached ? problem?.field !== 'instance' : ref === undefined) return problem;
+  const redis = <T>(p: Promise<T>) => withDeadline(p, REDIS_MS, 'Redis');
+  const read = () => redis(readCatalog(deps.store, ctx.projectId));
+  const [remembered, schedules, cached] = await Promise.all([
+    ref !== undefined
+      ? redis(instanceTypeOf(deps.store, ctx.projectId, ref, undefined)).then((t) => t !== undefined)
+      : false,
+    refs.some((r) => r.what === 'schedule')
+      ? redis(listSchedules(deps.store, { channelId: ctx.channelId })).then((all) => all.map((s) => s.id))
+      : undefined,
+    read(),
+  ]);
+  const listings = { remembered, schedules, pricing };
+  const problem = targetProblem(command, { ...listings, catalog: cached?.catalog });
+  // Types change seldom and schedules are in Redis: those decide now. A listed name may be seconds old.
+  const listed = refs.some((r) => mayBeNew(r.what) && !(r.what === 'instance' && remembered));
+  if (cached ? !problem || !mayBeNew(problem.field) : !listed) return problem;
   const asked = Date.now();
   await askForCatalog(deps, ctx.projectId, 'now');
   const until = asked + FRESH_CATALOG_WAIT_MS;
@@ -273,7 +285,7 @@ async function checkTarget(
     await new Promise((resolve) => setTimeout(resolve, FRESH_CATALOG_POLL_MS));
     const fresh = await read();
     if (fresh && fresh.catalog.refreshedAt >= asked) {
-      return targetProblem(command, fresh.catalog, remembered, pricing);
+      return targetProblem(command, { ...listings, catalog: fresh.catalog });
     }
   }
   return undefined;
@@ -314,14 +326,15 @@ export async function acceptRequest(
   }
 
   const assessment = await assess(deps, guardrails, command, ctx, extra.binding);
-  if (assessment.need.required) {
-    const problem = noPlaceForCard(guardrails, ctx) ?? (await checkTarget(deps, command, ctx));
-    if (problem) {
-      await record(deps, guardrails, { ...requestAudit(command, ctx), outcome: 'rejected' });
-      return { status: 'rejected', ...problem };
-    }
-    return requestApproval(deps, guardrails, command, ctx, assessment, extra);
+  // A name that is not there is told to the requester alone, before anything is queued or posted.
+  const problem =
+    (assessment.need.required ? noPlaceForCard(guardrails, ctx) : undefined) ??
+    (await checkTarget(deps, command, ctx));
+  if (problem) {
+    await record(deps, guardrails, { ...requestAudit(command, ctx), outcome: 'rejected' });
+    return { status: 'rejected', ...problem };
   }
+  if (assessment.need.required) return requestApproval(deps, guardrails, command, ctx, assessment, extra);
   // The request's entry goes on the audit trail in the step that records the job (no round trip of
   // its own); a repeat or a replay, which records nothing, adds none.
   const jobId = requestJobId(command, ctx);

@@ -39,6 +39,7 @@ export interface Assessment {
   readonly need: ApprovalNeed;
   readonly lease?: LeaseTerms;
   readonly capacity?: string;
+  readonly capacityAt?: number;
   readonly project?: string;
 }
 
@@ -94,6 +95,7 @@ export async function requestApproval(
       display: {
         ...(assessment.project ? { project: assessment.project } : {}),
         ...(assessment.capacity ? { capacity: assessment.capacity } : {}),
+        ...(assessment.capacityAt !== undefined ? { capacityAt: assessment.capacityAt } : {}),
         approvers: describeApprovers(policy, command.kind),
       },
     }),

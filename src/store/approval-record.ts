@@ -33,6 +33,8 @@ const displaySchema = z.object({
   project: z.string().optional(),
   /** Capacity of the type, in words: `3 machines available now`. */
   capacity: z.string().optional(),
+  /** When that capacity was listed (epoch ms), shown in each reader's zone. */
+  capacityAt: z.number().optional(),
   /** Who may decide, in words (decide.ts describeApprovers). */
   approvers: z.string().optional(),
 });

@@ -1,6 +1,7 @@
 import type { KnownBlock } from '@slack/types';
 import { stateIcon } from '../render/instances.js';
 import { clip, escapeText } from '../render/job-message.js';
+import { slackDate } from '../render/slack-date.js';
 import type { WatchedKind, WatchedResource } from '../store/watch-snapshots.js';
 import type { ResourceChange } from './diff-snapshot.js';
 
@@ -73,11 +74,10 @@ export function resourceMessage(input: ResourceMessageInput): { text: string; bl
   const head = `${iconOf(r, gone)} *${escapeText(r.name)}* · ${status}`;
   const where = r.parent ? ` of ${escapeText(r.parent)}` : '';
   const type = r.kind === 'instance' && r.fields.type ? ` · ${escapeText(r.fields.type)}` : '';
-  const seconds = Math.floor(at / 1000);
   const context = [
     `${KIND_LABEL[r.kind]}${where}${type}`,
     `\`${escapeText(r.id.slice(0, 8))}\``,
-    `${gone ? 'gone' : 'last change'} <!date^${seconds}^{date_short_pretty} {time}|${new Date(at).toISOString()}>`,
+    `${gone ? 'gone' : 'last change'} ${slackDate(at)}`,
     ...(input.projectName ? [`project ${escapeText(input.projectName)}`] : []),
   ].join(' · ');
   const text = `${KIND_LABEL[r.kind]} ${r.name}: ${gone ? 'deleted' : stripMarkup(resourceSummary(r))}`;

@@ -49,6 +49,28 @@ describe('mrkdwn', () => {
     ]);
   });
 
+  it("draws a time the bot sends in the reader's own zone, as Slack does", () => {
+    // The approval card's "expires" as the bot writes it: Nov 28 2026 19:30 UTC, read on Nov 27 at 20:00 UTC.
+    const text = 'expires <!date^1795894200^{date_short_pretty} {time}|2026-11-28 19:30 UTC>';
+    const now = () => Date.parse('2026-11-27T20:00:00Z');
+    const inZone = (tz: string) => mrkdwnLines(text, { ...ctx, timeZone: () => tz, now });
+    expect(inZone('Europe/London')).toEqual(['expires Tomorrow 19:30']);
+    expect(inZone('America/New_York')).toEqual(['expires Tomorrow 14:30']);
+    // In Tokyo it is already the 28th there, and the moment falls early on the 29th.
+    expect(inZone('Asia/Tokyo')).toEqual(['expires Tomorrow 04:30']);
+    const weekBefore = () => Date.parse('2026-11-20T12:00:00Z');
+    expect(mrkdwnLines(text, { ...ctx, timeZone: () => 'Asia/Tokyo', now: weekBefore })).toEqual([
+      'expires Nov 29, 2026 04:30',
+    ]);
+    expect(
+      mrkdwnLines('<!date^1795894200^{date_num} {time_secs}|x> <!date^1795894200^{date_long}|x>', {
+        ...ctx,
+        timeZone: () => 'UTC',
+        now,
+      }),
+    ).toEqual(['2026-11-28 19:30:00 Saturday, November 28th, 2026']);
+  });
+
   it('drops emphasis marks in plain text, keeps code, and turns emoji codes into emoji', () => {
     expect(
       mrkdwnLines(':white_check_mark: *Done* · `/gpu start train-1` _now_ ~old~ :unknown_emoji:', ctx),

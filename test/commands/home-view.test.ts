@@ -141,3 +141,14 @@ describe('the Home view', () => {
     expect(text).toContain('"slack_file":{"id":"F123"}');
   });
 });
+
+describe('times on the Home tab', () => {
+  it('are Slack dates the reader sees in their own zone, with a plain UTC fallback', () => {
+    const view = homeView(data({ machines: [{ ...machine(1, 'running'), leaseEndsAt: NOW + 3600_000 }] }));
+    const text = all(view);
+    expect(text).toContain('Updated <!date^1795694400^{date_short_pretty} {time}|2026-11-26 12:00 UTC>');
+    expect(text).toContain('lease ends <!date^1795698000^{date_short_pretty} {time}|2026-11-26 13:00 UTC>');
+    // No raw ISO time anywhere a person reads.
+    expect(text).not.toMatch(/\d{4}-\d\d-\d\dT\d\d:\d\d/);
+  });
+});

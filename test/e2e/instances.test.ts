@@ -62,11 +62,23 @@ describe.each(['A', 'B', 'C'] as const)('instances end to end, shape %s', (shape
     expect((await finalMessage(stack, startTs, 'Done')).text).toMatch(/train-1 is running at/);
   });
 
-  it('says clearly when an instance does not exist, naming the ones that do', async () => {
-    const ts = await channelRequest(stack, 'start train-9');
-    const message = await finalMessage(stack, ts, 'Failed');
-    expect(message.text).toContain('No instance "train-9" in this project. This project has: train-1');
-    expect(JSON.stringify(message.blocks)).not.toMatch(/at .*\.ts:\d+|Error:/);
+  it('tells only the requester when an instance does not exist, with the nearest name; the channel sees nothing', async () => {
+    const since = stack.slack.mark();
+    const jobsBefore = (await stack.store.recentJobs(CHANNEL, 50)).length;
+    const answer = async (text: string) => {
+      const body = await (await stack.command(text)).answer();
+      expect(body.response_type).toBe('ephemeral');
+      return String(body.text);
+    };
+    expect(await answer('stop nosuch-machine')).toBe(
+      'No instance "nosuch-machine" in this project. This project has: train-1. Check the name with `/gpu ls`.',
+    );
+    expect(await answer('start trian-1')).toBe(
+      'No instance "trian-1" in this project. Did you mean `train-1`? (`/gpu ls` lists them.)',
+    );
+    // Nothing was posted to the channel and no job was queued for either.
+    expect(stack.slack.calls.slice(since).filter((c) => c.method === 'chat.postMessage')).toEqual([]);
+    expect((await stack.store.recentJobs(CHANNEL, 50)).length).toBe(jobsBefore);
   });
 
   it('deletes a machine and waits until it is gone', async () => {

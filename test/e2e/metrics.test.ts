@@ -4,7 +4,7 @@ import type { StoredFile } from '../../src/devkit/fake-slack-api.js';
 import { type BotStack, startBotStack } from '../support/bot-stack.js';
 import { pngHeader } from '../support/png.js';
 import { until as waitUntil } from '../support/until.js';
-import { CHANNEL, channelRequest, expectCleanSlack, finalMessage } from './answers.js';
+import { CHANNEL, channelRequest, expectCleanSlack, finalMessage, listenerAnswer } from './answers.js';
 
 // /gpu metrics and /gpu metrics query against the simulator's real Prometheus: a PNG chart uploaded
 // (files upload v2) in the thread of the job's message, with the text summary, which the message ends with.
@@ -75,11 +75,12 @@ describe.each(['A', 'B', 'C'] as const)('/gpu metrics end to end, shape %s', (sh
     expect(chartsIn(stack, ts)).toEqual([]);
   });
 
-  it('names the instances there are for an unknown one', async () => {
-    const ts = await channelRequest(stack, 'metrics nope');
-    const message = await finalMessage(stack, ts, 'Failed');
-    expect(message.text).toContain('No instance "nope" in this project. This project has: ');
-    expect(chartsIn(stack, ts)).toEqual([]);
+  it('names the instances there are for an unknown one, to the requester alone', async () => {
+    const since = stack.slack.mark();
+    expect(await listenerAnswer(stack, 'metrics nope')).toMatch(
+      /^No instance "nope" in this project\. This project has: /,
+    );
+    expect(stack.slack.callsTo('chat.postMessage').filter((c) => c.index >= since)).toEqual([]);
   });
 
   it('charts a PromQL range query titled with the expression', async () => {

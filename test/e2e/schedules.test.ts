@@ -181,10 +181,15 @@ describe('/gpu schedule, shape B', () => {
     expect(await listenerAnswer(stack, 'schedule stop train-01 */5 * * * *')).toContain(
       'fires more often than every 10 minutes',
     );
-    const missing = await settled(stack, 'schedule stop nosuch-9 weekdays 20:00', 'Failed');
-    expect(missing.text).toContain('No instance "nosuch-9" in this project.');
-    const notHere = await settled(stack, 'schedule rm s-000000', 'Failed');
-    expect(notHere.text).toContain('This channel has no schedule `s-000000`');
+    // Names that are not there are told to the requester alone: the channel sees nothing of them.
+    const since = stack.slack.mark();
+    expect(await listenerAnswer(stack, 'schedule stop nosuch-9 weekdays 20:00')).toMatch(
+      /^No instance "nosuch-9" in this project\./,
+    );
+    expect(await listenerAnswer(stack, 'schedule rm s-000000')).toMatch(
+      /^No schedule "s-000000" in this channel\. This channel has no schedules\. Check the name with `\/gpu schedules`\./,
+    );
+    expect(stack.slack.callsTo('chat.postMessage').filter((c) => c.index >= since)).toEqual([]);
     expect(await listSchedules(stack.store, { channelId: CHANNEL })).toEqual([]);
     expect(await stack.watch!.queue.getJobSchedulers()).toEqual([]);
   });

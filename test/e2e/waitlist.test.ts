@@ -61,6 +61,17 @@ describe('/gpu waitlist (shape C)', () => {
     expect(await listenerAnswer(stack, `waitlist rm ${id}`)).toContain(`has no entry \`${id}\``);
   });
 
+  it('refuses a type the cloud does not sell, as create does, naming the types it does', async () => {
+    const refused = await listenerAnswer(stack, 'waitlist h100-typo');
+    expect(refused).toMatch(/^"h100-typo" is not an instance type this cloud offers\./);
+    expect(refused).toContain('Types you can create: ');
+    expect(refused).toContain('h100-hgx-80gb.8x');
+    const near = await listenerAnswer(stack, 'waitlist h100-hgx-80gb.8z');
+    expect(near).toContain('Did you mean `h100-hgx-80gb.8x`?');
+    // Nothing was added for either.
+    expect(await listenerAnswer(stack, 'waitlist')).toContain('This channel waits for no capacity');
+  });
+
   it('tells the channel once when the capacity appears, with a Create button', async () => {
     const added = await listenerAnswer(stack, `waitlist ${TYPE} 2`);
     const id = /Added `(w-[0-9a-f]+)`/.exec(added)![1]!;

@@ -1,6 +1,7 @@
 import type { KnownBlock } from '@slack/types';
 import { type CostEstimate, formatCost } from '../../pricing/cost.js';
 import { clip, escapeText } from '../../render/job-message.js';
+import { slackDate } from '../../render/slack-date.js';
 import type { ApprovalRequest } from '../../store/approvals.js';
 import { describeCommand, type GpuCommand } from '../registry.js';
 
@@ -19,16 +20,7 @@ export const EXTEND_ACTION = 'gpuops.lease.extend';
 
 export type Message = { text: string; blocks: KnownBlock[] };
 
-/** `<!date^…>`: Slack shows it in the reader's time zone; the fallback is UTC. */
-export function slackDate(ms: number): string {
-  const iso = new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
-  return `<!date^${Math.floor(ms / 1000)}^{date_short_pretty} at {time}|${iso}>`;
-}
-
-/** `2026-11-23 03:41 UTC`: for plain text, where Slack does not format dates. */
-export function plainDate(ms: number): string {
-  return `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
-}
+export { plainDate, slackDate } from '../../render/slack-date.js';
 
 /** A mention for a Slack id, or the name of the bot itself for what it did on its own. */
 export function who(id: string): string {
@@ -80,7 +72,13 @@ function detailBlocks(request: ApprovalRequest<GpuCommand>): KnownBlock[] {
     field('Asked by', `${who(request.requester)} in <#${request.ctx.channelId}>`),
     field('Cost', costText(request.cost)),
   ];
-  if (request.display?.capacity) fields.push(field('Capacity', escapeText(request.display.capacity)));
+  const capacity = request.display?.capacity;
+  if (capacity) {
+    const at = request.display?.capacityAt;
+    fields.push(
+      field('Capacity', `${escapeText(capacity)}${at !== undefined ? ` (at ${slackDate(at)})` : ''}`),
+    );
+  }
   const provisioning = provisioningText(request.cost);
   if (provisioning) fields.push(field('Provisioning', provisioning));
   if (request.lease) {

@@ -1,5 +1,6 @@
 import type { HomeView, KnownBlock } from '@slack/types';
 import { clip } from '../../render/job-message.js';
+import { slackDate } from '../../render/slack-date.js';
 import { openFormButton } from '../forms/open-form-button.js';
 import type { HomeData } from './home-data.js';
 import { approvalsSection, schedulesSection, waitlistSection } from './home-lists.js';
@@ -35,7 +36,7 @@ export function homeView(data: HomeData): HomeView {
     elements: [
       {
         type: 'mrkdwn',
-        text: `Updated <!date^${Math.floor(data.now / 1000)}^{time}|${new Date(data.now).toISOString()}>; it refreshes when your machines change.`,
+        text: `Updated ${slackDate(data.now)}; it refreshes when your machines change.`,
       },
     ],
   });

@@ -102,6 +102,14 @@ const create = defineCommand({
   operationClass: 'create',
   needs: ['createInstance'],
   creates: { what: 'instances', list: 'listInstances', remove: 'deleteInstance' },
+  // The new machine's name is not looked up: its type must be sold, its filesystems must exist.
+  refers: (c) =>
+    c.modal
+      ? []
+      : [
+          { what: 'type', ref: c.type },
+          ...c.filesystems.map((fs) => ({ what: 'filesystem' as const, ref: fs })),
+        ],
   needsFor(c) {
     if (c.modal || c.filesystems.length === 0) return [];
     return [

@@ -1,4 +1,5 @@
 import { escapeText } from '../../render/job-message.js';
+import { slackDate } from '../../render/slack-date.js';
 import { type Answers, sections } from '../kit/direct.js';
 
 export const answers = {
@@ -7,7 +8,7 @@ export const answers = {
     if (jobs.length === 0) return { text: 'No jobs in this channel yet.' };
     const lines = jobs.map(
       (j) =>
-        `• \`${escapeText(j.summary)}\` · *${j.state}* · <@${j.userId}> · <!date^${Math.floor(j.createdAt / 1000)}^{date_short_pretty} {time}|${new Date(j.createdAt).toISOString()}>${j.detail ? `\n   ${escapeText(j.detail).slice(0, 200)}` : ''}`,
+        `• \`${escapeText(j.summary)}\` · *${j.state}* · <@${j.userId}> · ${slackDate(j.createdAt)}${j.detail ? `\n   ${escapeText(j.detail).slice(0, 200)}` : ''}`,
     );
     const text = `*Recent jobs in this channel*\n${lines.join('\n')}`;
     return { text: `Recent jobs: ${jobs.length}`, blocks: sections([text.slice(0, 2900)]) };

@@ -1,6 +1,7 @@
 import type { KnownBlock } from '@slack/types';
 import type { RouteTable } from '../../cloud/routes.js';
 import type { Shape } from '../../cloud/shape.js';
+import type { PricingPolicy } from '../../pricing/cost.js';
 import type { ApprovalRequest } from '../../store/approvals.js';
 import type { Audit } from '../../store/audit.js';
 import type { Store } from '../../store/store.js';
@@ -32,6 +33,8 @@ export interface DirectContext {
   readonly defaultProjectId?: string | undefined;
   readonly watch: WatchSettings;
   readonly audit: Audit;
+  /** The policy's own instance types and GPU models, so a type it names counts as known. */
+  readonly pricing?: PricingPolicy;
   /** The requests this person may decide, and their own that wait for someone else. */
   approvalsFor(userId: string): Promise<{
     readonly mine: readonly ApprovalRequest<GpuCommand>[];

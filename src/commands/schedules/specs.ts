@@ -176,6 +176,7 @@ const scheduleRm = defineCommand({
   example: '/gpu schedule rm s-3f9a2c',
   schema: onName('schedule.rm', 'id'),
   parse: (r) => ({ kind: 'schedule.rm', id: r.onlyName('the schedule id (see /gpu schedules)') }),
+  refers: (c) => [{ what: 'schedule', ref: c.id }],
   delivery: 'channel',
   operationClass: 'operate',
   needs: [],

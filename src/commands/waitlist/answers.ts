@@ -3,6 +3,7 @@ import { escapeText } from '../../render/job-message.js';
 import { readCatalog } from '../../store/catalog-cache.js';
 import { createWaitlist, MAX_WAITLIST_PER_CHANNEL } from '../../store/waitlist.js';
 import { type Answers, currentProject, REDIS_MS } from '../kit/direct.js';
+import { unknownTypeProblem } from '../kit/reference-problem.js';
 import { withDeadline } from '../kit/with-deadline.js';
 import { waitlistBlocks } from './render.js';
 
@@ -30,6 +31,10 @@ export const answers = {
     if (!project) {
       return { text: 'This channel has no project yet: run `/gpu project use <name|id>` first.' };
     }
+    // A type the cloud does not sell would wait forever: refused as /gpu create refuses it.
+    const cached = await redis(readCatalog(ctx.store, project.projectId)).catch(() => undefined);
+    const unsold = cached ? unknownTypeProblem(command.type, cached.catalog, ctx.pricing) : undefined;
+    if (unsold) return { text: unsold.message };
     const existing = await redis(waitlist.list(ctx.channelId));
     const same = existing.find((e) => e.type === command.type && e.count === command.count);
     if (same) {
@@ -50,18 +55,12 @@ export const answers = {
         createdAt: Date.now(),
       }),
     );
-    const cached = await redis(readCatalog(ctx.store, project.projectId)).catch(() => undefined);
-    const known = cached?.catalog.instanceTypes.some((t) => t.name === command.type);
-    const unseen =
-      cached && !known
-        ? ` gpuops has not seen the type ${escapeText(command.type)} among the types this cloud offers: check its spelling with \`/gpu capacity\`.`
-        : '';
     const machines = command.count === 1 ? 'a machine' : `${command.count} machines`;
     const when = ctx.routes.listCapacity
       ? `when the cloud lists capacity for ${machines} of *${escapeText(command.type)}*`
       : `when the price list offers *${escapeText(command.type)}* in some region (this cloud does not say how many machines are free, so the count is not checked)`;
     return {
-      text: `:hourglass: Added \`${entry.id}\`: this channel is told once ${when} (checked every ${formatDuration(ctx.watch.capacityEverySeconds)}).${unseen}`,
+      text: `:hourglass: Added \`${entry.id}\`: this channel is told once ${when} (checked every ${formatDuration(ctx.watch.capacityEverySeconds)}).`,
     };
   },
 } satisfies Answers;

@@ -1,6 +1,7 @@
 import type { KnownBlock } from '@slack/types';
 import { z } from 'zod';
 import { clip, escapeText } from '../../render/job-message.js';
+import { slackDate } from '../../render/slack-date.js';
 import type { WaitlistEntry } from '../../store/waitlist.js';
 
 // The capacity waitlist as a channel reads it: the list, and the one message that says the capacity
@@ -21,8 +22,7 @@ export function readWaitlistButtonValue(value: string | undefined): WaitlistButt
   }
 }
 
-const when = (at: number) =>
-  `<!date^${Math.floor(at / 1000)}^{date_short_pretty} {time}|${new Date(at).toISOString()}>`;
+const when = slackDate;
 
 export function waitlistLine(e: WaitlistEntry): string {
   const count = e.count === 1 ? '1 machine' : `${e.count} machines`;

@@ -36,6 +36,8 @@ const waitlistAdd = defineDirectCommand({
   summary: 'be told when this many machines of a type are free (default 1)',
   example: '/gpu waitlist h100-hgx-80gb.8x 2',
   schema: z.object({ kind: z.literal('waitlist.add'), type: name, count: count(MAX_WAITLIST_COUNT) }),
+  // Answered by the listener, which refuses a type the cloud does not sell as create does.
+  refers: (c) => [{ what: 'type', ref: c.type }],
   delivery: 'direct',
   operationClass: 'operate',
   // Every shape: the capacity listing where the cloud has one, else the price list (docs/watch.md).

@@ -1,5 +1,6 @@
 import { formatDuration } from '../../render/format-duration.js';
 import { escapeText } from '../../render/job-message.js';
+import { slackDate } from '../../render/slack-date.js';
 import { type ChannelWatch, createWatchSubscriptions } from '../../store/watch-subscriptions.js';
 import {
   type Answers,
@@ -48,7 +49,7 @@ async function answerWatch(command: CommandOf<'watch'>, ctx: DirectContext): Pro
         ? ` This channel now works in \`${project.projectId}\`: \`/gpu watch on\` follows that one instead.`
         : '';
     return {
-      text: `This channel watches project ${projectLabel(current)} since <!date^${Math.floor(current.since / 1000)}^{date_short_pretty}|${new Date(current.since).toISOString()}> (turned on by <@${current.by}>). ${watchingSays(settings)} \`/gpu watch off\` stops it.${moved}`,
+      text: `This channel watches project ${projectLabel(current)} since ${slackDate(current.since)} (turned on by <@${current.by}>). ${watchingSays(settings)} \`/gpu watch off\` stops it.${moved}`,
     };
   }
   if (command.state === 'off') {

@@ -196,6 +196,7 @@ export function directContext(
       digest: policy.digest,
     },
     audit,
+    pricing: policy.pricing,
     async approvalsFor(userId) {
       const [groups, pending] = await Promise.all([
         deps.ports.groupsOf(userId, groupsInPolicy(policy)),

@@ -10,6 +10,7 @@ import {
   readIdleButtonValue,
   SNOOZE_SECONDS,
 } from '../../render/idle-alert.js';
+import { slackDate } from '../../render/slack-date.js';
 import { acceptRequest, checkAccess } from '../../requests/accept-request.js';
 import { createIdleState } from '../../store/idle-state.js';
 import { openForm } from '../open-form.js';
@@ -121,7 +122,7 @@ async function pressQuiet(
   await withDeadline(idle.suppress(value.i, { until, by: body.user.id, reason }), REDIS_MS, 'Redis');
   // A new idle period after the quiet time is alerted afresh.
   await withDeadline(idle.end(value.p, [value.i]), REDIS_MS, 'Redis');
-  const stamp = `<!date^${Math.floor(until / 1000)}^{date_short_pretty} {time}|${new Date(until).toISOString()}>`;
+  const stamp = slackDate(until);
   const what = reason === 'keep' ? 'keeps it for 2 hours' : 'snoozed this alert for a day';
   await markAlert(
     deps,
