@@ -75,7 +75,7 @@ function capturedStep(
   ageSeconds: number,
 ) {
   const definition = stepFunction(step) as unknown as FunctionDefinition;
-  const { run, event } = stack.slack.functionRuns.start(step, definition, { ...inputs }, person);
+  const { event } = stack.slack.functionRuns.start(step, definition, { ...inputs }, person);
   const body = eventCallbackBody(event);
   const timestamp = Math.floor(Date.now() / 1000) - ageSeconds;
   return {
