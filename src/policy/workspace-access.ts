@@ -24,7 +24,12 @@ export interface BotHome {
   readonly enterpriseId?: string | undefined;
 }
 
-export type AccessCheck = { readonly allowed: true } | { readonly allowed: false; readonly message: string };
+/** Why a person was kept out, for the audit trail. */
+export type AccessRefusal = 'deactivated' | 'other-workspace' | 'guest';
+
+export type AccessCheck =
+  | { readonly allowed: true }
+  | { readonly allowed: false; readonly message: string; readonly reason: AccessRefusal };
 
 const FIX =
   'Ask an admin of this workspace to add it to access.allowed_teams in the gpuops policy, or to set access.allow_own_enterprise if it belongs to the same organisation.';
@@ -39,6 +44,7 @@ export function mayUse(policy: Policy, bot: BotHome, who: Requester): AccessChec
   if (who.deactivated === true) {
     return {
       allowed: false,
+      reason: 'deactivated',
       message:
         'This Slack account is deactivated, so gpuops does nothing for it. Ask a workspace admin to reactivate it, or have an active member run this instead.',
     };
@@ -51,12 +57,14 @@ export function mayUse(policy: Policy, bot: BotHome, who: Requester): AccessChec
     if (teams.length === 0) {
       return {
         allowed: false,
+        reason: 'other-workspace',
         message: `gpuops could not tell which workspace you are signed in from, so it takes no request from you. ${FIX}`,
       };
     }
     if (foreign !== undefined) {
       return {
         allowed: false,
+        reason: 'other-workspace',
         message:
           bot.teamId === undefined
             ? `gpuops is installed for a whole organisation and takes requests only from workspaces its policy names, and yours (${foreign}) is not among them. ${FIX}`
@@ -67,6 +75,7 @@ export function mayUse(policy: Policy, bot: BotHome, who: Requester): AccessChec
   if (who.guest === true && !allowGuests) {
     return {
       allowed: false,
+      reason: 'guest',
       message:
         'Guest accounts cannot use gpuops in this workspace. Ask a workspace member to run it, or an admin to set access.allow_guests in the gpuops policy.',
     };

@@ -21,11 +21,18 @@ interface Caller {
   readonly kind: 'command' | 'action' | 'view' | 'home';
   readonly userId: string;
   readonly teamId: string | undefined;
+  /** Where the command was typed or the button pressed, when the payload says. */
+  readonly channelId?: string | undefined;
 }
 
 function callerOf(body: Record<string, unknown>): Caller | undefined {
   if (typeof body.command === 'string' && typeof body.user_id === 'string') {
-    return { kind: 'command', userId: body.user_id, teamId: body.team_id as string | undefined };
+    return {
+      kind: 'command',
+      userId: body.user_id,
+      teamId: body.team_id as string | undefined,
+      channelId: body.channel_id as string | undefined,
+    };
   }
   const event = body.event as { type?: string; user?: string } | undefined;
   if (body.type === 'event_callback' && event?.type === 'app_home_opened' && typeof event.user === 'string') {
@@ -34,7 +41,14 @@ function callerOf(body: Record<string, unknown>): Caller | undefined {
   const user = body.user as { id?: string; team_id?: string } | undefined;
   const team = (body.team as { id?: string } | null | undefined)?.id;
   if (!user?.id) return undefined;
-  if (body.type === 'block_actions') return { kind: 'action', userId: user.id, teamId: user.team_id ?? team };
+  if (body.type === 'block_actions') {
+    // A press on the Home tab has no channel and no response_url: it is answered on the Home tab.
+    if ((body.view as { type?: string } | undefined)?.type === 'home') {
+      return { kind: 'home', userId: user.id, teamId: user.team_id ?? team };
+    }
+    const channel = (body.channel as { id?: string } | undefined)?.id;
+    return { kind: 'action', userId: user.id, teamId: user.team_id ?? team, channelId: channel };
+  }
   if (body.type === 'view_submission') return { kind: 'view', userId: user.id, teamId: user.team_id ?? team };
   return undefined;
 }
@@ -44,6 +58,7 @@ const COULD_NOT_CHECK = (why: string) =>
 
 async function refuse(deps: SlackDeps, args: Args, caller: Caller, text: string): Promise<void> {
   if (caller.kind === 'home') {
+    await args.ack?.();
     await deps.client.views
       .publish({
         user_id: caller.userId,
@@ -81,7 +96,12 @@ async function refuse(deps: SlackDeps, args: Args, caller: Caller, text: string)
 export async function callerRefusal(
   deps: SlackDeps,
   botTeamId: string | undefined,
-  caller: { readonly userId: string; readonly teamId: string | undefined; readonly kind: string },
+  caller: {
+    readonly userId: string;
+    readonly teamId: string | undefined;
+    readonly kind: string;
+    readonly channelId?: string | undefined;
+  },
   alwaysRead = false,
   deadline?: Deadline,
 ): Promise<string | undefined> {
@@ -120,6 +140,18 @@ export async function callerRefusal(
     { userId: caller.userId, teamId: caller.teamId, kind: caller.kind },
     'refused: guest, other workspace or deactivated',
   );
+  // The policy kept a person out: the audit trail says so, as for a role refusal. Not awaited, so a
+  // slow Redis never delays the answer; a failed write is logged.
+  void deps.guardrails.audit
+    .append({
+      event: 'request',
+      actor: caller.userId,
+      operation: 'access',
+      parameters: { door: caller.kind, why: check.reason, ...(caller.teamId ? { team: caller.teamId } : {}) },
+      outcome: 'refused',
+      ...(caller.channelId ? { channel: caller.channelId } : {}),
+    })
+    .catch((err: unknown) => deps.log.warn({ err }, 'could not append a refusal to the audit trail'));
   return check.message;
 }
 

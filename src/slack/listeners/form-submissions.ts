@@ -15,6 +15,7 @@ import { acceptRequest } from '../../requests/accept-request.js';
 import { isRedisFull, REDIS_FULL } from '../../store/redis-full.js';
 import { tellPrivately } from '../response-url.js';
 import type { SlackDeps } from '../slack-deps.js';
+import { SIGNATURE_WINDOW_SECONDS } from '../trigger-replays.js';
 import { REDIS_DOWN } from './gpu-command.js';
 
 // Submit on a form: read the fields into the same typed command `/gpu …` text would give, answer bad
@@ -126,9 +127,12 @@ async function answer(
       ...(metadata.responseUrl ? { responseUrl: metadata.responseUrl } : {}),
       requestedAt: Date.now(),
     };
+    // A captured submission sent again within Slack's signature window starts nothing: each
+    // submission has a trigger id of its own, claimed with the request as a typed command's is.
     const result = await acceptRequest(deps, read.command, requestCtx, {
       ...(sealed ? { sealed } : {}),
       deferPosts: true,
+      ...(body.trigger_id ? { trigger: { id: body.trigger_id, seconds: SIGNATURE_WINDOW_SECONDS } } : {}),
     });
     // The same request is already queued: it keeps its own sealed values, these are not needed.
     if (result.status === 'duplicate') await discard(deps, sealed);

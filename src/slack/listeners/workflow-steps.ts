@@ -10,6 +10,7 @@ import { MaybeQueuedError } from '../../jobs/replicated.js';
 import { acceptRequest } from '../../requests/accept-request.js';
 import { callerRefusal } from '../access-gate.js';
 import type { SlackDeps } from '../slack-deps.js';
+import { SIGNATURE_WINDOW_SECONDS } from '../trigger-replays.js';
 
 // Workflow Builder custom steps (`function_executed` events, docs/workflows.md). Bolt acknowledges the
 // event at once; the step then goes through the same door as /gpu: inputs checked, the policy for the
@@ -72,7 +73,11 @@ async function acceptStep(
     step: ref,
   };
   deps.onCommand?.(command.kind);
-  const result = await acceptRequest(deps, command, ctx);
+  // The same event sent again (Slack's retry, or a captured delivery replayed after the 30 s dedupe,
+  // within the signature window) starts nothing: the run's execution id is claimed with the request.
+  const result = await acceptRequest(deps, command, ctx, {
+    trigger: { id: `step-${event.function_execution_id}`, seconds: SIGNATURE_WINDOW_SECONDS },
+  });
   if (result.status === 'refused') return `gpuops refused this step: ${result.plain}`;
   if (result.status === 'rejected') return `gpuops refused this step: ${result.plain}`;
   return undefined;
