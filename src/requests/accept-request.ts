@@ -8,7 +8,7 @@ import {
   operationClassOf,
   specFor,
 } from '../commands/registry.js';
-import type { JobContext } from '../jobs/job-data.js';
+import type { JobContext, StepRef } from '../jobs/job-data.js';
 import { degradedRefusal, MaybeQueuedError } from '../jobs/replicated.js';
 import { authorize, groupsInPolicy, leaseFor, needsApproval } from '../policy/decide.js';
 import type { Guardrails } from '../policy/guardrails.js';
@@ -75,7 +75,11 @@ export type AcceptResult = EnqueueResult | Refused | RateLimited | PendingApprov
 export async function checkAccess(
   deps: AcceptDeps,
   kind: GpuCommandKind,
-  who: { readonly userId: string; readonly madeIn?: string | undefined },
+  who: {
+    readonly userId: string;
+    readonly madeIn?: string | undefined;
+    readonly step?: StepRef | undefined;
+  },
   deadline?: AccessDeadline,
 ): Promise<Refused | undefined> {
   const guardrails = deps.guardrails;
@@ -94,9 +98,11 @@ export async function checkAccess(
     if (later && authorize({ policy, userId: who.userId, userGroups, ...channel, kind: k }).allowed)
       return laterRefused(kind, k, auth);
     const ask =
-      who.madeIn === undefined
-        ? `Ask an admin to grant ${auth.needed}, in the gpuops policy file, to you or to a user group you are in; a channel's role counts only for what is typed or clicked in that channel.`
-        : `Ask an admin to grant ${auth.needed} to you, to a user group you are in, or to this channel in the gpuops policy file.`;
+      who.step !== undefined
+        ? `Ask an admin to grant ${auth.needed}, in the gpuops policy file, to you or to a user group you are in; a channel's role does not count for a workflow step.`
+        : who.madeIn === undefined
+          ? `Ask an admin to grant ${auth.needed}, in the gpuops policy file, to you or to a user group you are in; a channel's role counts only for what is typed or clicked in that channel.`
+          : `Ask an admin to grant ${auth.needed} to you, to a user group you are in, or to this channel in the gpuops policy file.`;
     return {
       status: 'refused',
       message: auth.message,

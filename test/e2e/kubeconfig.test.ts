@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BotStack } from '../support/bot-stack.js';
 import { startBotStack } from '../support/bot-stack.js';
 import { CHANNEL, expectCleanSlack, listenerAnswer, privateAnswer } from './answers.js';
+import { answeredPrivately } from '../support/slash-requests.js';
 
 // /gpu k8s kubeconfig: the kubeconfig reaches the requester alone, as a file in a DM, and nowhere else:
 // not a channel, not the job's data or return value in Redis, not a log line.
@@ -123,8 +124,10 @@ describe.each(['A', 'B'] as const)('/gpu k8s kubeconfig, shape %s', (shape) => {
 
   it('says privately which clusters there are when the name is unknown, and sends nothing', async () => {
     const before = stack.slack.files.size;
-    const answer = await privateAnswer(stack, 'k8s kubeconfig nope');
-    expect(answer.text).toContain('No Kubernetes cluster "nope" in this project. This project has: prod.');
+    // Checked before anything is queued: the listener answers at once, privately.
+    const answer = await answeredPrivately(stack, 'k8s kubeconfig nope');
+    expect(answer).toContain('No Kubernetes cluster "nope" in this project.');
+    expect(answer).toContain('prod');
     expect(stack.slack.files.size).toBe(before);
     expect(stack.slack.messages(CHANNEL)).toEqual([]);
     expectCleanSlack(stack);
