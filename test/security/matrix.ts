@@ -233,9 +233,6 @@ const CELLS_BY_DOOR: Record<DoorId, Record<TrickId, Expected>> = {
  * part, by other end-to-end tests). The table marks them so the doc claims no more than is proven.
  */
 export const NOT_YET_DRIVEN: Partial<Record<DoorId, string>> = {
-  'idle-lease':
-    'test/e2e/idle.test.ts and test/e2e/lease-limit.test.ts drive these buttons, not yet as matrix cells',
-  'list-page': 'test/e2e/list-pages.test.ts drives these buttons, not yet as matrix cells',
   schedule: 'test/e2e/schedules.test.ts drives firings, not yet as matrix cells',
 };
 
