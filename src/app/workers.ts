@@ -16,7 +16,7 @@ import type { BotMetrics } from '../obs/bot-metrics.js';
 import type { Guardrails } from '../policy/guardrails.js';
 import { sweepApproved } from '../requests/drive-approved.js';
 import { submitPolicyAction } from '../requests/policy-action.js';
-import { operableBy, submitScheduledAction } from '../requests/scheduled-action.js';
+import { operableBy, recordScheduleRefusal, submitScheduledAction } from '../requests/scheduled-action.js';
 import { slackDecisionPorts } from '../slack/decision-ports.js';
 import { ConversationPacedWebClient } from '../slack/paced-web-client.js';
 import { createReplyPort } from '../slack/reply-port.js';
@@ -195,6 +195,8 @@ export async function startWorkers(input: {
     submitScheduled: (action) => submitScheduledAction(acceptDeps, action),
     // A tag schedule acts on its owner's machines only, unless they are an admin.
     operableBy: (owner, ids) => operableBy(acceptDeps, owner, ids),
+    // What the policy refused a firing (a paused schedule, others' machines) goes on the audit trail.
+    refusedScheduled: (refusal) => recordScheduleRefusal(acceptDeps, refusal),
     botTeamId: input.botTeamId,
     botUserId: input.botUserId,
     // Home tabs re-published when a look changes someone's machines (docs/home.md).

@@ -94,3 +94,34 @@ export async function operableBy(
   const owners = await instanceOwners(deps.store, instanceIds);
   return new Set(instanceIds.filter((_, i) => owners[i] === owner.userId));
 }
+
+/** A firing the policy refused as a whole or in part, for the audit trail. */
+export interface ScheduleRefusal {
+  readonly scheduleId: string;
+  readonly ownerId: string;
+  readonly channelId: string;
+  readonly projectId: string;
+  readonly action: string;
+  /** Why, in words: `its owner is now a guest account`, `not its owner's to operate`. */
+  readonly why: string;
+  /** The machines left alone, when the refusal is about some of them. */
+  readonly targets?: readonly string[];
+}
+
+/**
+ * Puts a firing the policy refused on the audit trail as `refused`, as the owner's: a schedule paused
+ * because its owner may no longer use gpuops, or a tag's machines left alone because they are not the
+ * owner's to operate. (A firing refused by the owner's role is recorded by submitScheduledAction.)
+ */
+export async function recordScheduleRefusal(deps: AcceptDeps, refusal: ScheduleRefusal): Promise<void> {
+  await record(deps, deps.guardrails, {
+    event: 'request',
+    actor: refusal.ownerId,
+    operation: refusal.action,
+    ...(refusal.targets ? { target: refusal.targets.join(', ') } : {}),
+    project: refusal.projectId,
+    channel: refusal.channelId,
+    parameters: { schedule: refusal.scheduleId, by: 'schedule', why: refusal.why },
+    outcome: 'refused',
+  });
+}

@@ -78,11 +78,27 @@ export async function fireSchedule(
     deps.log.warn({ schedule: id }, 'a schedule fired in a process that cannot submit requests');
     return { schedule: id, submitted: 0 };
   }
+  const refused = async (why: string, targets?: readonly string[]) => {
+    await deps
+      .refusedScheduled?.({
+        scheduleId: schedule.id,
+        ownerId: schedule.ownerId,
+        channelId: schedule.channelId,
+        projectId: schedule.projectId,
+        action: schedule.action,
+        why,
+        ...(targets ? { targets } : {}),
+      })
+      .catch((err: unknown) =>
+        deps.log.warn({ err }, 'could not append a refused firing to the audit trail'),
+      );
+  };
   // Paused once its owner could no longer use gpuops: the channel was told then.
   if (schedule.paused) return { schedule: id, submitted: 0, paused: true };
   const standing = await ownerStanding(deps, schedule.ownerId);
   if (!standing.ok && 'pause' in standing) {
     await pauseSchedule(deps.store, schedule.id, { at: firedAt, reason: standing.pause });
+    await refused(standing.pause);
     return finish(
       `paused: ${standing.pause}`,
       `${head} is paused and acts no more: ${standing.pause} (<@${schedule.ownerId}>). Remove it with \`/gpu schedule rm ${schedule.id}\`, or make a new one as someone who may use gpuops.`,
@@ -116,6 +132,7 @@ export async function fireSchedule(
       : undefined;
   const targets = operable ? matching.filter((i) => operable.has(i.id)) : matching;
   const notTheirs = matching.filter((i) => !targets.includes(i)).map((i) => i.name);
+  if (notTheirs.length > 0) await refused("not its owner's to operate", notTheirs);
   if (targets.length === 0 && notTheirs.length > 0) {
     const none = `none of the instances carrying the tag are its owner's to operate (left alone: ${notTheirs.join(', ')})`;
     return finish(`nothing to do: ${none}`, `${head} fired: nothing to do, ${escapeText(none)}.`);

@@ -6,7 +6,7 @@ import type { Logger } from '../log/logger.js';
 import type { Policy } from '../policy/policy.js';
 import type { EnqueueResult } from '../requests/enqueue-request.js';
 import type { PolicyAction } from '../requests/policy-action.js';
-import type { ScheduledAction, ScheduledResult } from '../requests/scheduled-action.js';
+import type { ScheduledAction, ScheduledResult, ScheduleRefusal } from '../requests/scheduled-action.js';
 import type { SnapshotDeps } from '../snapshot/take-snapshot.js';
 import type { Store } from '../store/store.js';
 import type { WatchQueue } from './watch-queue.js';
@@ -47,6 +47,11 @@ export interface WatchDeps {
     owner: { readonly userId: string; readonly channelId: string },
     instanceIds: readonly string[],
   ) => Promise<ReadonlySet<string>>;
+  /**
+   * Puts a firing the policy refused on the audit trail (a paused schedule, machines not its owner's
+   * to operate) as its owner's `refused` entry (src/requests/scheduled-action.ts). Absent: not recorded.
+   */
+  readonly refusedScheduled?: (refusal: ScheduleRefusal) => Promise<void>;
   /** The bot's own workspace (auth.test): a schedule owner of another one is paused unless the policy allows. */
   readonly botTeamId?: string | undefined;
   /** The bot's own Slack user: who such a change is made by. */

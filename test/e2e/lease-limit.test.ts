@@ -66,9 +66,11 @@ approvals:
       'the approver to extend past it',
     );
     const audit = await stack.guardrails.audit.latest(20);
-    expect(audit.filter((e) => e.operation === 'lease.extend').map((e) => e.actor)).toEqual([
-      'U0BOB',
-      'U0ADA',
+    // Newest first: the approver's Extend, the owner's refused one past max_total, the owner's own.
+    expect(audit.filter((e) => e.operation === 'lease.extend').map((e) => [e.actor, e.outcome])).toEqual([
+      ['U0BOB', 'extended'],
+      ['U0ADA', 'refused'],
+      ['U0ADA', 'extended'],
     ]);
   });
 });

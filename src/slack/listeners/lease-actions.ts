@@ -6,6 +6,8 @@ import { groupsInPolicy, mayApprove } from '../../policy/decide.js';
 import type { Guardrails } from '../../policy/guardrails.js';
 import { DEFAULT_LEASE_MAX_TOTAL_SECONDS } from '../../policy/policy-schema.js';
 import { takeRateLimit } from '../../requests/take-rate-limit.js';
+import type { AuditInput } from '../../store/audit.js';
+import type { Lease } from '../../store/leases.js';
 import { groupsOf } from '../group-membership.js';
 import type { SlackDeps } from '../slack-deps.js';
 import { type Click, clickChannel, record, tell } from './approval-actions.js';
@@ -59,6 +61,7 @@ async function extendLease(
       ...(channel !== undefined ? { clickedIn: channel } : {}),
     });
     if (!check.allowed) {
+      await record(deps, guardrails, refusal(lease, input, 'not the owner or an approver'));
       return tell(
         deps,
         channel,
@@ -101,6 +104,7 @@ async function extendLease(
         `Already extended: \`${lease.instance}\` now stops at ${slackDate(result.lease.stopAt)}.`,
       );
     case 'at-limit':
+      await record(deps, guardrails, refusal(lease, input, 'lease.max_total'));
       return tell(
         deps,
         channel,
@@ -117,4 +121,23 @@ async function extendLease(
     default:
       return tell(deps, channel, clicker, 'This lease is no longer known to gpuops.');
   }
+}
+
+/** The audit entry of an Extend the policy refused: who pressed, on whose lease, and why. */
+function refusal(
+  lease: Lease,
+  press: { readonly clicker: string; readonly stopAt: number; readonly channel: string | undefined },
+  why: string,
+): AuditInput {
+  const { clicker, stopAt, channel } = press;
+  return {
+    event: 'request',
+    actor: clicker,
+    operation: 'lease.extend',
+    target: lease.instance,
+    ...(lease.projectId ? { project: lease.projectId } : {}),
+    parameters: { lease: lease.id, stopAt, owner: lease.owner, why },
+    outcome: 'refused',
+    ...(channel ? { channel } : {}),
+  };
 }
