@@ -244,6 +244,24 @@ export function groupsInPolicy(policy: Policy): string[] {
   return [...new Set(groups)];
 }
 
+/**
+ * The people named in the policy who may decide a request of `requesterId` (the approvers' users;
+ * with none listed, the admins' users), at most `max`. Approvers granted through a user group or a
+ * channel are not listed: knowing them takes a Slack call per group.
+ */
+export function namedApprovers(
+  policy: Policy,
+  kind: GpuCommandKind,
+  requesterId: string,
+  max: number,
+): string[] {
+  const listed = policy.approvals.approvers;
+  const named = listed.users.length + listed.groups.length > 0 ? listed.users : policy.grants.admin.users;
+  return [...new Set(named)]
+    .filter((approverId) => mayApprove({ policy, approverId, approverGroups: [], requesterId, kind }).allowed)
+    .slice(0, max);
+}
+
 function hasAdmins(policy: Policy): boolean {
   const g = policy.grants.admin;
   return g.users.length + g.groups.length + g.channels.length > 0;

@@ -22,6 +22,11 @@ export interface RequestPorts {
    * With the request's `deadline`, rejects with DeadlinePassed when the answer would come too late.
    */
   groupsOf(userId: string, groups: readonly string[], deadline?: AccessDeadline): Promise<readonly string[]>;
+  /**
+   * Publishes again the Home tab of each of these people (who opened it before), now or shortly,
+   * each once however often asked meanwhile. Absent where nothing publishes Home tabs.
+   */
+  refreshHomes?(userIds: readonly string[]): Promise<void>;
 }
 
 /** The request's deadline, and how long before it the access look-ups must give up. */

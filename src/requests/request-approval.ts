@@ -4,10 +4,16 @@ import { deliveryOf, describeCommand, type GpuCommand } from '../commands/regist
 import type { CommandCost } from '../commands/spec.js';
 import type { JobContext, LeaseTerms } from '../jobs/job-data.js';
 import type { MessageRef } from '../jobs/message-ref.js';
-import { type ApprovalNeed, approvalChannelFor, describeApprovers } from '../policy/decide.js';
+import {
+  type ApprovalNeed,
+  approvalChannelFor,
+  describeApprovers,
+  namedApprovers,
+} from '../policy/decide.js';
 import type { Guardrails } from '../policy/guardrails.js';
 import { escapeText } from '../render/job-message.js';
 import { approvalIdFor, SYSTEM_ACTOR } from '../store/approvals.js';
+import { homeOpenedBy } from '../store/home-state.js';
 import { type AcceptDeps, type AcceptExtra, pricedRequestAudit, REDIS_MS, record } from './accept-kit.js';
 import { dedupeSeconds, type EnqueueResult, requestFingerprint } from './enqueue-request.js';
 
@@ -149,6 +155,7 @@ export async function requestApproval(
       cardProblem = slackError(err);
       deps.log.warn({ err, approvalId, approvalChannel }, 'could not post an approval card');
     }
+    await refreshApproverHomes(deps, guardrails, command, ctx.userId);
     return { card, message, cardProblem };
   };
   guardrails.onApproval?.('requested');
@@ -179,4 +186,28 @@ export async function requestApproval(
     ...(message ? { message } : {}),
     notice: cardProblem ? problemNotice(cardProblem) : sentNotice,
   };
+}
+
+/** At most this many approvers' Home tabs are published again for one new request. */
+export const HOME_REFRESH_MAX_APPROVERS = 20;
+
+/**
+ * A new request waits for them: the Home tab of each approver named in the policy who opened it
+ * before shows it in "Waiting for your approval" without being opened again. Never throws.
+ */
+async function refreshApproverHomes(
+  deps: AcceptDeps,
+  guardrails: Guardrails,
+  command: GpuCommand,
+  requesterId: string,
+): Promise<void> {
+  if (!deps.ports.refreshHomes) return;
+  try {
+    const named = namedApprovers(guardrails.policy, command.kind, requesterId, HOME_REFRESH_MAX_APPROVERS);
+    const opened = await withDeadline(homeOpenedBy(deps.store, named), REDIS_MS, 'Redis');
+    const users = named.filter((_, i) => opened[i] !== undefined);
+    if (users.length > 0) await deps.ports.refreshHomes(users);
+  } catch (err) {
+    deps.log.warn({ err }, "could not refresh the approvers' Home tabs");
+  }
 }

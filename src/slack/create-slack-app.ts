@@ -10,7 +10,7 @@ import { registerApprovalActions } from './listeners/approval-actions.js';
 import { registerFormActions } from './listeners/form-actions.js';
 import { registerFormSubmissions } from './listeners/form-submissions.js';
 import { registerGpuCommand } from './listeners/gpu-command.js';
-import { registerHomeActions } from './listeners/home-actions.js';
+import { homePublisherOf, registerHomeActions } from './listeners/home-actions.js';
 import { registerLeaseActions } from './listeners/lease-actions.js';
 import { registerPageActions } from './listeners/page-actions.js';
 import { registerWatchActions } from './listeners/watch-actions.js';
@@ -144,11 +144,19 @@ function createApp(
       : {}),
   });
   const client = app.client;
-  (options.listeners ?? registerListeners)(app, {
+  const listenerDeps: SlackDeps = {
     ...deps,
     client,
-    ports: slackRequestPorts({ client, store: deps.store, log: deps.log }),
-  });
+    ports: slackRequestPorts({
+      client,
+      store: deps.store,
+      log: deps.log,
+      // An approver's Home lists what waits for them: a new request publishes it again (through a
+      // worker where the composition root gave one, coalesced per person either way).
+      refreshHome: deps.homeLater ?? ((userId) => homePublisherOf(listenerDeps).publish(userId)),
+    }),
+  };
+  (options.listeners ?? registerListeners)(app, listenerDeps);
   return app;
 }
 

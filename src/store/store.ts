@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { MessageRef } from '../jobs/message-ref.js';
+import { changed, type JobChange, type JobRecord } from './job-record.js';
 
 // Redis-backed state other than the queue. Every key starts with the store's prefix so several
 // deployments (or test files) can share one Redis without seeing each other's state.
@@ -11,45 +12,14 @@ export interface ProjectBinding {
   readonly boundAt: number;
 }
 
-export const JOB_STATES = ['queued', 'working', 'waiting', 'done', 'failed'] as const;
-export type JobState = (typeof JOB_STATES)[number];
-
-export interface JobRecord {
-  readonly id: string;
-  readonly kind: string;
-  /** What was asked, as the user would type it (no secrets: commands never carry any). */
-  readonly summary: string;
-  readonly userId: string;
-  readonly channelId: string;
-  readonly state: JobState;
-  readonly detail?: string;
-  /**
-   * The final answer (done or failed) reached the requester. The final state is recorded before the
-   * answer is shown, so that no attempt acts again; this says the showing happened too.
-   */
-  readonly answered?: true;
-  readonly createdAt: number;
-  readonly updatedAt: number;
-}
-
-/** A job's new state; `answered` only with the final one, once it was shown. */
-export interface JobChange {
-  readonly state: JobState;
-  readonly detail?: string;
-  readonly answered?: true;
-}
-
-/** The record after a change: a state written without `answered` is not (yet) shown. */
-function changed(record: JobRecord, change: JobChange): JobRecord {
-  const { answered: _shown, ...rest } = record;
-  return {
-    ...rest,
-    state: change.state,
-    ...(change.detail !== undefined ? { detail: change.detail } : {}),
-    ...(change.answered ? { answered: true as const } : {}),
-    updatedAt: Date.now(),
-  };
-}
+export {
+  changed,
+  JOB_STATES,
+  type JobChange,
+  type JobRecord,
+  type JobState,
+  type RecordedAnswer,
+} from './job-record.js';
 
 export interface SshKeyOwnership {
   readonly name: string;

@@ -34,11 +34,22 @@ export async function processCommandJob(
   // the lock in a Redis outage longer than it, or a finished job retried, must not repeat a start,
   // stop or delete the person was already told about (the record outlives BullMQ's: docs/operations.md).
   if (record?.state === 'done' || record?.state === 'failed') {
-    // Recorded, but the attempt died before showing it (Redis went away under it): show it now.
-    if (!record.answered) {
-      await new JobRun(job, data, deps, signal, record, message).finish(record.state, {
-        detail: record.detail ?? '',
-      });
+    const answered = { ...record, state: record.state };
+    const again = new JobRun(job, data, deps, signal, answered, message);
+    // Recorded, but the attempt died before marking it shown (Redis or the process went away under
+    // it): show the same answer again, in the same place.
+    if (!record.answered) await again.reshow(answered);
+    // Its workflow step waits for it until Slack times it out: complete it from the recorded outcome.
+    const step = data.ctx.step;
+    if (step && !record.stepDone) {
+      await finishStep(
+        deps,
+        step,
+        record.state === 'done'
+          ? { ok: true, data: record.outputs ?? {} }
+          : { ok: false, error: record.detail ?? 'The job failed.' },
+      );
+      await recordStepDone(again);
     }
     deps.log.warn(
       { jobId: job.id, name: job.name, state: record.state, shownNow: !record.answered },
@@ -88,7 +99,10 @@ export async function processCommandJob(
     await auditJob(run, 'outcome', { outcome: 'done', durationMs: Date.now() - startedAt });
     // A workflow step waits for this job: its outputs are the outcome's data.
     const step = run.data.ctx.step;
-    if (step) await finishStep(deps, step, { ok: true, data: outcome.outputs ?? {} });
+    if (step) {
+      await finishStep(deps, step, { ok: true, data: outcome.outputs ?? {} });
+      await recordStepDone(run);
+    }
     await discardSealed(run.data, deps.sealer, deps.log);
     deps.log.info({ jobId: job.id, name: job.name, attempt: job.attemptsMade + 1 }, 'job done');
     return outcome.detail;
@@ -132,7 +146,10 @@ export async function processCommandJob(
     if (last) await discardSealed(run.data, deps.sealer, deps.log);
     // A workflow step waiting for this job fails with the same sentence the requester reads.
     const step = run.data.ctx.step;
-    if (last && step) await finishStep(deps, step, { ok: false, error: detail });
+    if (last && step) {
+      await finishStep(deps, step, { ok: false, error: detail });
+      await recordStepDone(run);
+    }
     if (failure.permanent) throw new UnrecoverableError(failure.message);
     throw err;
   }
@@ -144,6 +161,18 @@ async function forgetResponseUrl(run: JobRun, always: boolean): Promise<void> {
     .forgetResponseUrl(always)
     .catch((err: unknown) =>
       run.deps.log.warn({ jobId: run.job.id, err }, 'could not drop the response_url from the job'),
+    );
+}
+
+/**
+ * Marks the job's workflow step completed; never throws (the job has answered: a failure here must not
+ * turn it into a failed one). Unmarked, an attempt run again completes the step again, which is harmless.
+ */
+async function recordStepDone(run: JobRun): Promise<void> {
+  await run
+    .recordStepDone()
+    .catch((err: unknown) =>
+      run.deps.log.warn({ jobId: run.job.id, err }, 'could not record that the workflow step was completed'),
     );
 }
 

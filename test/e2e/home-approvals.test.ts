@@ -124,4 +124,30 @@ describe('approvals on the Home tab', () => {
     expect(denied.decision?.reason).toBe('Use the 1x type first.');
     expectCleanSlack(stack);
   }, 30_000);
+
+  it("publishes again the Home of an approver who opened it before when a new request arrives, and no one else's", async () => {
+    // Bob (an approver) and Carol (not one) have opened their Home before; nothing waits for Bob yet.
+    let since = stack.slack.mark();
+    await openHome(stack, BOB);
+    await published(stack, since, () => true, BOB);
+    expect(textOf(homeOf(stack.slack, BOB))).not.toContain('create big-03');
+    since = stack.slack.mark();
+    await openHome(stack, CAROL);
+    await published(stack, since, () => true, CAROL);
+
+    since = stack.slack.mark();
+    await askForApproval(stack, 'create big-03 h100-hgx-80gb.8x', {
+      userId: ADA,
+      approvalChannel: APPROVALS,
+    });
+    // Without opening it again, Bob's Home lists the new request with its Approve and Deny.
+    const refreshed = await published(stack, since, (t) => t.includes('create big-03'), BOB);
+    expect(JSON.stringify(refreshed.body.view)).toContain('Waiting for your approval');
+    expect(textOf(homeOf(stack.slack, BOB))).toContain('create big-03 h100-hgx-80gb.8x');
+    // Carol, who approves nothing, and Ada, who asked, are left alone.
+    const others = stack.slack
+      .callsTo('views.publish')
+      .filter((c) => c.index >= since && c.body.user_id !== BOB);
+    expect(others).toHaveLength(0);
+  }, 30_000);
 });

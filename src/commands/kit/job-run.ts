@@ -3,30 +3,20 @@ import type { Job } from 'bullmq';
 import { type JobData, usableResponseUrl } from '../../jobs/job-data.js';
 import type { MessageRef } from '../../jobs/message-ref.js';
 import { type JobPhase, renderJobMessage } from '../../render/job-message.js';
-import type { JobChange, JobRecord } from '../../store/store.js';
+import type { JobChange, JobRecord, RecordedAnswer } from '../../store/store.js';
 import type { CommandJobData } from '../job-payload.js';
 import { deliveryOf, describeCommand } from '../registry.js';
 import type { Delivery } from '../spec.js';
 import { DEFAULT_TIMING, type HandlerDeps, type WorkerTiming } from './handler-deps.js';
 import { PermanentJobError } from './job-errors.js';
+import { blockedNote, cloudWaitText, type Outcome } from './job-texts.js';
 import type { ReplyTarget } from './reply-port.js';
 import { cannotPostHere, classifySlackFailure } from './slack-failure.js';
 
-/** What the requester is told, within seconds, when the cloud does not answer and a retry is coming. */
-export function cloudWaitText(attemptNote?: string): string {
-  return `The cloud API did not answer: retrying in the background${attemptNote ? ` (${attemptNote})` : ''}, I will update this message.`;
-}
+export { blockedNote, cloudWaitText, type Outcome };
 
 /** Job progress key: the requester was told the cloud did not answer (one notice per request). */
 const CLOUD_WAIT_TOLD = 'cloudWaitTold';
-
-/** What a handler ends with: a line on the outcome and, optionally, blocks that show the result. */
-export interface Outcome {
-  readonly detail: string;
-  readonly result?: readonly KnownBlock[];
-  /** The outcome as data, for the outputs of a Workflow Builder step (src/commands/workflow/). */
-  readonly outputs?: Readonly<Record<string, unknown>>;
-}
 
 /**
  * One attempt of one job, as handlers see it: the deps, the project, and the one message the request
@@ -151,7 +141,7 @@ export class JobRun<D extends HandlerDeps = HandlerDeps> {
       try {
         if (!this.answersPrivately) {
           await this.recordState({ state: 'working', detail });
-          await this.show('working', detail);
+          await this.show('working', this.rendered('working', detail));
           return;
         }
         if (!this.responseUrl) return;
@@ -199,7 +189,7 @@ export class JobRun<D extends HandlerDeps = HandlerDeps> {
   ): Promise<void> {
     await this.recordState({ state: phase, ...(detail ? { detail } : {}) });
     if (this.answersPrivately) return;
-    await this.show(phase, detail, result);
+    await this.show(phase, this.rendered(phase, detail, result));
   }
 
   private async recordState(change: JobChange & { state: JobPhase }): Promise<void> {
@@ -260,20 +250,69 @@ export class JobRun<D extends HandlerDeps = HandlerDeps> {
   async finish(phase: 'done' | 'failed', outcome: Outcome): Promise<void> {
     this.dropProgress();
     await this.noticeSent;
-    // Recorded before it is shown, so that no later attempt acts again; marked answered after, so that
-    // an attempt finding it unmarked (Redis died in between) shows it instead (processJob).
-    await this.recordState({ state: phase, detail: outcome.detail });
-    if (this.quiet) {
-      // Nothing to show: the workflow step's outputs are its answer.
-    } else if (this.answersPrivately) {
-      await this.answerPrivately(phase, outcome);
-    } else {
-      await this.show(phase, outcome.detail, outcome.result);
+    // Recorded before it is shown, as it will be shown, so that no later attempt acts again and one
+    // that finds it not marked shown (the process died in between) shows the very same answer (reshow).
+    const answer = this.quiet ? undefined : this.answerOf(phase, outcome);
+    await this.recordState({
+      state: phase,
+      detail: outcome.detail,
+      ...(answer ? { answer } : {}),
+      ...(outcome.outputs ? { outputs: outcome.outputs } : {}),
+    });
+    await this.showAnswer(phase, outcome.detail, answer);
+  }
+
+  /**
+   * Shows again a final answer recorded by an attempt that died before marking it shown: the same
+   * message edited to the same content (or the response_url's answer replaced by the same), so the
+   * requester sees one answer, whole. A record from before answers were recorded has its sentence.
+   */
+  async reshow(record: JobRecord & { readonly state: 'done' | 'failed' }): Promise<void> {
+    if (!record.answer) {
+      await this.finish(record.state, { detail: record.detail ?? '' });
+      return;
     }
-    await this.recordState({ state: phase, detail: outcome.detail, answered: true }).catch((err: unknown) =>
-      // Shown all the same; only an attempt run again after this one would show it a second time.
+    await this.showAnswer(record.state, record.detail ?? '', record.answer);
+  }
+
+  private answerOf(phase: 'done' | 'failed', outcome: Outcome): RecordedAnswer {
+    if (!this.answersPrivately) return this.rendered(phase, outcome.detail, outcome.result);
+    const { text, blocks } =
+      phase === 'done' && outcome.result
+        ? { text: outcome.detail, blocks: [...outcome.result] }
+        : this.rendered(phase, outcome.detail, outcome.result);
+    return { text, blocks, private: true };
+  }
+
+  private async showAnswer(
+    phase: 'done' | 'failed',
+    detail: string,
+    answer: RecordedAnswer | undefined,
+  ): Promise<void> {
+    const content = answer && { text: answer.text, blocks: answer.blocks as KnownBlock[] };
+    if (!content) {
+      // A workflow step with no channel: its outputs are its answer, nothing is shown.
+    } else if (answer.private) {
+      // The response_url while Slack takes answers on it, else an ephemeral where they asked, else a DM.
+      await this.deps.reply.privately(this.replyTarget(), content, { replace: true });
+    } else {
+      await this.show(phase, content);
+    }
+    await this.recordState({ state: phase, detail, answered: true }).catch((err: unknown) =>
+      // Shown all the same; an attempt run again after this one shows the same answer again.
       this.deps.log.warn({ jobId: this.job.id, err }, 'could not record that the answer was shown'),
     );
+  }
+
+  /** Records that the job's workflow step was completed at Slack, so that no later attempt does it again. */
+  async recordStepDone(): Promise<void> {
+    const current = this.record ?? (await this.deps.store.job(this.job.id!));
+    if (current?.state !== 'done' && current?.state !== 'failed') return;
+    await this.recordState({
+      state: current.state,
+      ...(current.answered ? { answered: true as const } : {}),
+      stepDone: true,
+    });
   }
 
   private rendered(phase: JobPhase, detail?: string, result?: readonly KnownBlock[]) {
@@ -295,11 +334,11 @@ export class JobRun<D extends HandlerDeps = HandlerDeps> {
    * (not in a private channel, a DM between people, archived), the first notice and the end go to the
    * requester privately instead: the response_url, else a DM.
    */
-  private async show(phase: JobPhase, detail?: string, result?: readonly KnownBlock[]): Promise<void> {
+  private async show(phase: JobPhase, content: { text: string; blocks: KnownBlock[] }): Promise<void> {
     if (this.quiet) return;
     if (this.blockedBy === undefined) {
       try {
-        await this.showInChannel(phase, detail, result);
+        await this.showInChannel(content);
         return;
       } catch (err) {
         if (!cannotPostHere(err)) {
@@ -312,7 +351,7 @@ export class JobRun<D extends HandlerDeps = HandlerDeps> {
     const final = phase === 'done' || phase === 'failed';
     if (this.toldBlocked && !final) return;
     this.toldBlocked = true;
-    const { text, blocks } = this.rendered(phase, detail, result);
+    const { text, blocks } = content;
     const note = blockedNote(this.data.ctx.channelId, this.blockedBy);
     await this.answerElsewhere({
       text: `${note}\n${text}`,
@@ -336,12 +375,7 @@ export class JobRun<D extends HandlerDeps = HandlerDeps> {
     }
   }
 
-  private async showInChannel(
-    phase: JobPhase,
-    detail?: string,
-    result?: readonly KnownBlock[],
-  ): Promise<void> {
-    const { text, blocks } = this.rendered(phase, detail, result);
+  private async showInChannel({ text, blocks }: { text: string; blocks: KnownBlock[] }): Promise<void> {
     const ref = this.message ?? (await this.deps.store.jobMessage(this.job.id!));
     if (ref) {
       try {
@@ -360,20 +394,4 @@ export class JobRun<D extends HandlerDeps = HandlerDeps> {
       await this.deps.store.setJobMessage(this.job.id!, this.message);
     }
   }
-
-  private async answerPrivately(phase: 'done' | 'failed', outcome: Outcome): Promise<void> {
-    const { text, blocks } =
-      phase === 'done' && outcome.result
-        ? { text: outcome.detail, blocks: [...outcome.result] }
-        : this.rendered(phase, outcome.detail, outcome.result);
-    // The response_url while Slack takes answers on it, else an ephemeral where they asked, else a DM.
-    await this.deps.reply.privately(this.replyTarget(), { text, blocks }, { replace: true });
-  }
-}
-
-/** What the requester is told when the bot cannot post where they asked. */
-export function blockedNote(channelId: string, code: string | undefined): string {
-  return code === 'is_archived'
-    ? `:warning: <#${channelId}> is archived, so I answer you here instead.`
-    : `:warning: I cannot post in <#${channelId}> (Slack said "${code}"): invite @gpuops there, or use a public channel. I answer you here instead.`;
 }
