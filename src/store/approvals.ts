@@ -5,6 +5,7 @@ import {
   type JobContext,
   type QueuedCommand,
   queuedCommandSchema,
+  RESPONSE_URL_LIFETIME_MS,
   type SealedInputs,
 } from '../jobs/job-data.js';
 import { type MessageRef, messageRefSchema } from '../jobs/message-ref.js';
@@ -164,8 +165,16 @@ export function createApprovals<C extends QueuedCommand = QueuedCommand>(
   const reqKey = (id: string) => `${prefix}:{approvals}:req:${id}`;
   const pendingKey = `${prefix}:{approvals}:pending`;
   const queuingKey = `${prefix}:{approvals}:queuing`;
+  // A response_url is a bearer capability that Slack honours for 30 minutes: it is kept beside the
+  // record in a key that expires with it, never in the record, which stays for 30 days.
+  const urlKey = (id: string) => `${prefix}:{approvals}:url:${id}`;
+  const withUrl = async (request: ApprovalRequest<C> | undefined) => {
+    if (!request || request.ctx.responseUrl !== undefined) return request;
+    const url = await redis.get(urlKey(request.id));
+    return url ? { ...request, ctx: { ...request.ctx, responseUrl: url } } : request;
+  };
 
-  const get = async (id: string) => fromFields(requestDataSchema, await redis.hgetall(reqKey(id)));
+  const get = async (id: string) => withUrl(fromFields(requestDataSchema, await redis.hgetall(reqKey(id))));
 
   const decide: Approvals<C>['decide'] = async (id, decision) => {
     const at = decision.at ?? Date.now();
@@ -186,7 +195,7 @@ export function createApprovals<C extends QueuedCommand = QueuedCommand>(
       decision.runBy !== undefined ? String(decision.runBy) : '',
     );
     if (status === 'not-found') return { outcome: 'not-found' };
-    const request = fromHash(requestDataSchema, flat);
+    const request = await withUrl(fromHash(requestDataSchema, flat));
     if (!request) return { outcome: 'not-found' };
     if (
       status === 'decided' ||
@@ -220,12 +229,13 @@ export function createApprovals<C extends QueuedCommand = QueuedCommand>(
       const now = input.now ?? Date.now();
       const id = approvalIdFor(input.ctx, input.command);
       const expiresAt = now + Math.round(input.expiresAfterSeconds * 1000);
+      const { responseUrl, ...storedCtx } = input.ctx;
       const data = requestDataSchema.parse({
         v: 1,
         id,
         kind: input.command.kind,
         command: input.command,
-        ctx: input.ctx,
+        ctx: storedCtx,
         ...(input.cost ? { cost: input.cost } : {}),
         reasons: [...input.reasons],
         requester: input.ctx.userId,
@@ -245,11 +255,16 @@ export function createApprovals<C extends QueuedCommand = QueuedCommand>(
         id,
       );
       if (existing) {
-        const request = fromHash(requestDataSchema, existing);
+        const request = await withUrl(fromHash(requestDataSchema, existing));
         if (request) return { created: false, request };
       }
       const request = fromFields(requestDataSchema, { data: JSON.stringify(data), state: 'pending' });
       if (!request) throw new Error('an approval request could not be read back');
+      const usable = responseUrl ? RESPONSE_URL_LIFETIME_MS - (now - input.ctx.requestedAt) : 0;
+      if (responseUrl && usable > 0) {
+        await redis.set(urlKey(id), responseUrl, 'PX', Math.round(usable));
+        return { created: true, request: { ...request, ctx: { ...request.ctx, responseUrl } } };
+      }
       return { created: true, request };
     },
 

@@ -383,3 +383,48 @@ describe('approval requests: what the cards and the expiry job rely on', () => {
     expect(await approvals.advance(c.id, 'running')).toBe('not-approved');
   });
 });
+
+describe("a request's response_url", () => {
+  // A response_url lets whoever holds it post in the requester's name for 30 minutes: anyone who can
+  // read Redis must not find one in a record that is kept for 30 days.
+  const url = 'https://hooks.slack.test/commands/T0TEAM0001/1/secretpart';
+
+  it('is kept beside the record only while Slack takes answers on it, and read back with it', async () => {
+    const approvals = createApprovals(redis, { prefix });
+    const now = Date.now();
+    const { request } = await approvals.create({
+      command: command('rm url-1'),
+      ctx: { ...ctx('U0URL00001', now - 10 * 60_000), responseUrl: url },
+      reasons: ['rm needs an approval'],
+      approvalChannel: 'C0APPROVAL1',
+      expiresAfterSeconds: 24 * HOUR,
+      now,
+    });
+    expect(request.ctx.responseUrl).toBe(url);
+    const stored = await redis.hgetall(`${prefix}:{approvals}:req:${request.id}`);
+    expect(JSON.stringify(stored)).not.toContain('secretpart');
+    const ttl = await redis.pttl(`${prefix}:{approvals}:url:${request.id}`);
+    // Made 10 minutes into its 30: about 20 minutes left, never more.
+    expect(ttl).toBeGreaterThan(19 * 60_000);
+    expect(ttl).toBeLessThanOrEqual(20 * 60_000);
+    expect((await approvals.get(request.id))?.ctx.responseUrl).toBe(url);
+    const decided = await approvals.decide(request.id, { state: 'denied', by: 'U0BOB00001' });
+    expect(decided.outcome === 'decided' && decided.request.ctx.responseUrl).toBe(url);
+  });
+
+  it('is not kept at all once its 30 minutes are over', async () => {
+    const approvals = createApprovals(redis, { prefix });
+    const now = Date.now();
+    const { request } = await approvals.create({
+      command: command('rm url-2'),
+      ctx: { ...ctx('U0URL00002', now - 31 * 60_000), responseUrl: url },
+      reasons: ['rm needs an approval'],
+      approvalChannel: 'C0APPROVAL1',
+      expiresAfterSeconds: 24 * HOUR,
+      now,
+    });
+    expect(request.ctx.responseUrl).toBeUndefined();
+    expect(await redis.exists(`${prefix}:{approvals}:url:${request.id}`)).toBe(0);
+    expect((await approvals.get(request.id))?.ctx.responseUrl).toBeUndefined();
+  });
+});
