@@ -37,7 +37,7 @@ const LINES = [
 ];
 
 /** What the chat showed after `line` and before the next prompt. */
-function after(out: string, line: string): string {
+function shownAfter(out: string, line: string): string {
   const start = out.indexOf(`› ${line}\n`);
   expect(start, `no ${line} in\n${out}`).toBeGreaterThanOrEqual(0);
   const next = out.indexOf('› ', start + line.length + 3);
@@ -69,7 +69,7 @@ describe('gpuops demo: a newcomer types it wrong', () => {
     }
 
     // A project is looked for in the organization, and the answer says how to list them.
-    expect(after(out, '/gpu project use nosuch')).toContain(
+    expect(shownAfter(out, '/gpu project use nosuch')).toContain(
       'No project "nosuch" in this organization. It has: default. Check the name with /gpu projects.',
     );
     // A node pool that is not there says how to list the cluster's pools.
@@ -77,14 +77,14 @@ describe('gpuops demo: a newcomer types it wrong', () => {
       'Cluster kube-1 has no node pool "nosuch-pool". It has no node pools. Check the name with /gpu k8s pools kube-1.',
     );
     // Counts agree with their nouns ("4 machines", never "machine(s)").
-    expect(after(out, '/gpu create big-1 h100-hgx-80gb.8x')).toMatch(/Capacity: \d+ machines? of /);
+    expect(shownAfter(out, '/gpu create big-1 h100-hgx-80gb.8x')).toMatch(/Capacity: \d+ machines? of /);
     expect(out).not.toContain('(s)');
 
     // A step's missing input says how to give it in this chat; an input it does not have is named.
-    expect(after(out, '/step stop_instance')).toContain(
+    expect(shownAfter(out, '/step stop_instance')).toContain(
       'In this chat, give it on the line: /step stop_instance instance=…',
     );
-    expect(after(out, '/step stop_instance bogus=1')).toContain(
+    expect(shownAfter(out, '/step stop_instance bogus=1')).toContain(
       'stop_instance has no input "bogus"; its inputs are channel_id, instance: /step stop_instance instance=….',
     );
   }, 180_000);
