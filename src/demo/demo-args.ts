@@ -66,5 +66,5 @@ export async function scriptFileProblem(file: string): Promise<string | undefine
             ? 'it is a folder'
             : `it cannot be opened (${code ?? 'unknown error'})`;
   }
-  return `cannot read the script file ${file}: ${why}. Give a text file with one chat line a line (/gpu ls, /as bob, …), or --script - to read them from standard input.`;
+  return `cannot read the script file ${file}: ${why}. Give a text file with one chat line per line (/gpu ls, /as bob, …), or --script - to read them from standard input.`;
 }
