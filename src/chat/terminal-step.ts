@@ -41,9 +41,9 @@ function typedInputs(step: StepSpec): string[] {
     .map(([name]) => name);
 }
 
-/** How to give the step's inputs on the line, e.g. `/step stop_instance instance=…`. */
+/** How to give the step's required inputs on the line, e.g. `/step stop_instance instance=…`. */
 function exampleLine(step: StepSpec): string {
-  const shown = typedInputs(step).filter((n) => n !== CHANNEL_INPUT);
+  const shown = typedInputs(step).filter((n) => n !== CHANNEL_INPUT && step.inputs[n]?.required);
   return `/step ${step.callbackId}${shown.map((n) => ` ${n}=…`).join('')}`;
 }
 
@@ -86,7 +86,10 @@ function eventBody(actor: Actor, event: Record<string, unknown>): Record<string,
 export function endLines(callbackId: string, end: FunctionEnd, style: TerminalStyle): string[] {
   if (end.state === 'failed')
     return [style.bold(`Workflow step ${callbackId} failed:`), `  ${end.error}`, ''];
-  const outputs = Object.entries(end.outputs).map(([name, value]) => `  ${name}: ${String(value)}`);
+  // A value of several lines (get_capacity's summary) keeps the indent on each.
+  const outputs = Object.entries(end.outputs).map(
+    ([name, value]) => `  ${name}: ${String(value).replace(/\n/g, '\n    ')}`,
+  );
   return [style.bold(`Workflow step ${callbackId} completed:`), ...outputs, ''];
 }
 

@@ -122,7 +122,7 @@ describe('gpuops demo --script (shape A, its own Redis and Prometheus)', () => {
 
     const scheduled = answerTo(out, '/gpu schedule stop train-1 weekdays 20:00');
     expect(scheduled).toMatch(
-      /✅ Done · `\/gpu schedule stop train-1 weekdays 20:00`\n {2}Scheduled `s-[0-9a-f]{6}`: stop train-1 weekdays 20:00 \(Europe\/London\)/,
+      /✅ Done · `\/gpu schedule stop train-1 weekdays 20:00`\n {2}Scheduled `s-[0-9a-f]{12}`: stop train-1 weekdays 20:00 \(Europe\/London\)/,
     );
     expect(answerTo(out, '/gpu schedules')).toMatch(
       /stop train-1 · weekdays 20:00 Europe\/London · next \w{3} \d+ \w{3}, 20:00 your time/,
