@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { checkSshPublicKey, PASTE_KEY, parseSshPublicKey } from '../../cloud/rules.js';
+import { checkSshPublicKey, PASTE_KEY, parseSshPublicKey, SSH_KEY_RULE } from '../../cloud/rules.js';
 import { type ArgReader, stripOuterQuotes } from '../arg-reader.js';
 import { sshKeyForm } from '../forms/ssh-key-modal.js';
 import { modal, name, onName, paged, pagedNoArgs, ruled } from '../schema-kit.js';
@@ -34,7 +34,7 @@ const keysAdd = defineCommand({
       modal: z.literal(false),
       name,
       /** Normalised `<type> <base64> [comment]`. */
-      publicKey: ruled(checkSshPublicKey, 'an OpenSSH public key'),
+      publicKey: ruled(checkSshPublicKey, SSH_KEY_RULE),
     }),
   ]),
   parse(r: ArgReader) {
