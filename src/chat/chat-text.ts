@@ -26,7 +26,9 @@ const ERROR_TEXT = [
   /^I could not /,
   /needs the \*?[a-z]+\*? role/,
   /^`\/gpu [^`]+` does not work with this cloud/,
-  /^No (instance|filesystem|schedule) "/,
+  // A name that is not there (checked before anything is posted, so it comes as an answer alone).
+  /^No (instance|filesystem|schedule|SSH key|Kubernetes cluster|Slurm cluster) "/,
+  /^This channel's waitlist has no entry /,
   /is not an instance type this cloud offers/,
   /^That form is not available/,
   // An approval button refused (someone may not approve, or approves their own request).

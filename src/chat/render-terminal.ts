@@ -88,6 +88,8 @@ export const EMOJI: Readonly<Record<string, string>> = {
   newspaper: '📰',
   eyes: '👀',
   card_file_box: '🗃️',
+  arrow_forward: '▶️',
+  double_vertical_bar: '⏸️',
 };
 
 /** Names for the ids mrkdwn mentions, and the style to draw with. */

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { stepFunction } from '../commands/workflow/step-manifest.js';
-import { CHANNEL_INPUT, type StepSpec } from '../commands/workflow/step-spec.js';
+import { CHANNEL_INPUT, isSlackFilled, type StepSpec } from '../commands/workflow/step-spec.js';
 import { STEPS, stepFor } from '../commands/workflow/steps.js';
 import type { FunctionDefinition, FunctionEnd } from '../devkit/fake-slack-api.js';
 import type { LocalSlackApi } from './local-slack-api.js';
@@ -34,6 +34,19 @@ function typedValue(text: string): unknown {
   }
 }
 
+/** The inputs a person can type: every input but the ones Slack fills in (the person who acts). */
+function typedInputs(step: StepSpec): string[] {
+  return Object.entries(step.inputs)
+    .filter(([, param]) => !isSlackFilled(param.type))
+    .map(([name]) => name);
+}
+
+/** How to give the step's required inputs on the line, e.g. `/step stop_instance instance=…`. */
+function exampleLine(step: StepSpec): string {
+  const shown = typedInputs(step).filter((n) => n !== CHANNEL_INPUT && step.inputs[n]?.required);
+  return `/step ${step.callbackId}${shown.map((n) => ` ${n}=…`).join('')}`;
+}
+
 /** The inputs typed after the step's name, with the channel filled in from where you are. */
 export function stepInputs(
   step: StepSpec,
@@ -45,8 +58,10 @@ export function stepInputs(
   for (const word of words) {
     const at = word.indexOf('=');
     if (at <= 0)
-      return `"${word}" is not name=value: give each input as name=value, such as instance=train-01; the inputs of ${step.callbackId} are ${Object.keys(step.inputs).join(', ')}.`;
+      return `"${word}" is not name=value: give each input as name=value, such as instance=train-01; the inputs of ${step.callbackId} are ${typedInputs(step).join(', ')}.`;
     const name = word.slice(0, at);
+    if (!typedInputs(step).includes(name))
+      return `${step.callbackId} has no input "${name}"; its inputs are ${typedInputs(step).join(', ')}: ${exampleLine(step)}.`;
     const value = word.slice(at + 1);
     if (value === '') delete inputs[name];
     else inputs[name] = typedValue(value);
@@ -71,7 +86,10 @@ function eventBody(actor: Actor, event: Record<string, unknown>): Record<string,
 export function endLines(callbackId: string, end: FunctionEnd, style: TerminalStyle): string[] {
   if (end.state === 'failed')
     return [style.bold(`Workflow step ${callbackId} failed:`), `  ${end.error}`, ''];
-  const outputs = Object.entries(end.outputs).map(([name, value]) => `  ${name}: ${String(value)}`);
+  // A value of several lines (get_capacity's summary) keeps the indent on each.
+  const outputs = Object.entries(end.outputs).map(
+    ([name, value]) => `  ${name}: ${String(value).replace(/\n/g, '\n    ')}`,
+  );
   return [style.bold(`Workflow step ${callbackId} completed:`), ...outputs, ''];
 }
 
@@ -130,6 +148,12 @@ export function reportStep(
     return {};
   }
   const error = current?.error ?? 'the step did not start';
-  chat.say(...endLines(run.callbackId, { state: 'failed', error }, chat.style));
+  const lines = endLines(run.callbackId, { state: 'failed', error }, chat.style);
+  // The author's answer says where Workflow Builder sets an input; in this chat it goes on the line.
+  const step = stepFor(run.callbackId);
+  if (step && /needs its input "[^"]+" \([^)]*\), and it was empty/.test(error)) {
+    lines.splice(-1, 0, chat.style.dim(`  In this chat, give it on the line: ${exampleLine(step)}`));
+  }
+  chat.say(...lines);
   return { failed: error };
 }

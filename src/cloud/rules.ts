@@ -67,7 +67,11 @@ export const SSH_KEY_TYPES = [
   'ecdsa-sha2-nistp521',
 ] as const;
 export type SshKeyType = (typeof SSH_KEY_TYPES)[number];
-export const SSH_KEY_RULE = `an OpenSSH public key: "<type> <base64> [comment]" with type one of ${SSH_KEY_TYPES.join(', ')}`;
+export const SSH_KEY_RULE = `an OpenSSH public key is one line "<type> <base64> [comment]", its type one of ${SSH_KEY_TYPES.join(', ')}`;
+
+/** What to do about a public key that does not parse: the next step, for a person. */
+export const PASTE_KEY =
+  'paste the one line of your .pub file (such as ~/.ssh/id_ed25519.pub), never the private key';
 
 export interface ParsedSshKey {
   readonly type: SshKeyType;
@@ -82,7 +86,7 @@ export interface ParsedSshKey {
  */
 export function parseSshPublicKey(text: string): ParsedSshKey | string {
   const parts = text.trim().split(/\s+/);
-  if (parts.length < 2) return `${SSH_KEY_RULE}; got ${parts.length === 0 ? 'nothing' : 'one word'}`;
+  if (parts.length < 2) return `it is ${parts.length === 0 ? 'empty' : 'one word'}, and ${SSH_KEY_RULE}`;
   const [type, blob, ...rest] = parts as [string, string, ...string[]];
   if (!(SSH_KEY_TYPES as readonly string[]).includes(type)) {
     return `key type "${type.slice(0, 40)}" is not accepted; use one of ${SSH_KEY_TYPES.join(', ')}`;

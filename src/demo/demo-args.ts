@@ -1,3 +1,4 @@
+import { open } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { DEMO_COMMAND } from '../cli-options/commands.js';
 import { CliUsageError, optionSet, optionValue, parseCli, wholeNumber } from '../cli-options/options.js';
@@ -38,4 +39,32 @@ export function parseDemoArgs(args: readonly string[]): DemoOptions | 'help' {
     timeoutMs: timeout !== undefined ? wholeNumber('--timeout', timeout, 1, 3600) * 1000 : 120_000,
     transitionMs: transition !== undefined ? wholeNumber('--transition-ms', transition, 0, 600_000) : 2_000,
   };
+}
+
+/**
+ * Why `--script FILE` cannot be read, as the one sentence `gpuops demo` prints (undefined when it can
+ * be): what is wrong with the file and what to give instead.
+ */
+export async function scriptFileProblem(file: string): Promise<string | undefined> {
+  let why: string;
+  try {
+    const handle = await open(file, 'r');
+    try {
+      if (!(await handle.stat()).isDirectory()) return undefined;
+      why = 'it is a folder';
+    } finally {
+      await handle.close();
+    }
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    why =
+      code === 'ENOENT'
+        ? 'there is no such file'
+        : code === 'EACCES' || code === 'EPERM'
+          ? 'you may not read it'
+          : code === 'EISDIR'
+            ? 'it is a folder'
+            : `it cannot be opened (${code ?? 'unknown error'})`;
+  }
+  return `cannot read the script file ${file}: ${why}. Give a text file with one chat line per line (/gpu ls, /as bob, …), or --script - to read them from standard input.`;
 }

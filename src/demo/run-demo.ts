@@ -25,11 +25,12 @@ import { ConfigError, parseConfig } from '../config.js';
 import { AppError } from '../errors.js';
 import { createQueue, QUEUE_NAME, QUEUE_PREFIX } from '../jobs/queue.js';
 import { createLogger, type Logger, redactText } from '../log/logger.js';
+import { countNoun } from '../render/count-noun.js';
 import { type RunningSim, startSim } from '../sim/start-sim.js';
 import { createSlackApp } from '../slack/create-slack-app.js';
 import { ensureBinary } from '../sys/ensure-binary.js';
 import { startPrivateRedis } from '../sys/private-redis.js';
-import { parseDemoArgs } from './demo-args.js';
+import { parseDemoArgs, scriptFileProblem } from './demo-args.js';
 import {
   ADA,
   DEMO_BOT_ID,
@@ -71,8 +72,9 @@ export async function runDemo(
   if ('exit' in read) return read.exit;
   const options = read.options;
   const fromFile = options.script !== undefined && options.script !== '-';
-  if (fromFile && !(await canRead(options.script!))) {
-    stdio.stderr.write(`gpuops demo: cannot read the script file ${options.script}.\n`);
+  const unreadable = fromFile ? await scriptFileProblem(options.script!) : undefined;
+  if (unreadable) {
+    stdio.stderr.write(`gpuops demo: ${unreadable}\n`);
     return 2;
   }
   const interactive = options.script === undefined && stdio.stdin.isTTY === true;
@@ -376,7 +378,7 @@ export async function runDemo(
     if (names.length > 0 || tmp) {
       io.print([
         style.dim(
-          `· Stopped ${names.filter((n) => !n.startsWith('queue')).join(', ') || 'nothing'}; removed ${tmp ?? 'nothing'}${savedFiles > 0 ? ` with the ${savedFiles} file(s) shown (use --files DIR to keep them)` : ''}.`,
+          `· Stopped ${names.filter((n) => !n.startsWith('queue')).join(', ') || 'nothing'}; removed ${tmp ?? 'nothing'}${savedFiles > 0 ? ` with the ${countNoun(savedFiles, 'file')} shown (use --files DIR to keep them)` : ''}.`,
         ),
       ]);
     }

@@ -1,5 +1,6 @@
 import type { KnownBlock } from '@slack/types';
 import type { Instance } from '../cloud/index.js';
+import { countNoun } from './count-noun.js';
 import { clip, escapeText } from './job-message.js';
 
 // Instances as people read them. userData is never shown: it may hold secrets.
@@ -62,6 +63,18 @@ export function listBlocks(
   if (chunk) blocks.push({ type: 'section', text: { type: 'mrkdwn', text: chunk } });
   if (lines.length === 0)
     blocks.push({ type: 'section', text: { type: 'mrkdwn', text: '_Nothing here yet._' } });
+  // A page past the end shows the last one, and says so rather than pretending it was asked for.
+  if (page > pages - 1) {
+    blocks.push({
+      type: 'context',
+      elements: [
+        {
+          type: 'mrkdwn',
+          text: `There is no page ${page + 1}: the list has ${countNoun(pages, 'page')}, and this is page ${current + 1}.`,
+        },
+      ],
+    });
+  }
   if (pages > 1) {
     blocks.push({
       type: 'context',

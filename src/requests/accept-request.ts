@@ -14,6 +14,7 @@ import { authorize, groupsInPolicy, leaseFor, needsApproval } from '../policy/de
 import type { Guardrails } from '../policy/guardrails.js';
 import type { PolicyRole } from '../policy/policy-schema.js';
 import { type CostEstimate, formatCost, type PriceBook } from '../pricing/cost.js';
+import { countNoun } from '../render/count-noun.js';
 import { type Catalog, readCatalog } from '../store/catalog-cache.js';
 import { type CatalogAndType, catalogAndTypeOf } from '../store/instance-types-seen.js';
 import { stopSchedulesOn } from '../store/schedules.js';
@@ -234,7 +235,7 @@ async function assess(
       : {}),
     ...(typeEntry?.capacity !== undefined
       ? {
-          capacity: `${typeEntry.capacity} machine(s) of ${typeEntry.name} available now`,
+          capacity: `${countNoun(typeEntry.capacity, 'machine')} of ${typeEntry.name} available now`,
           capacityAt: catalog!.refreshedAt,
         }
       : {}),

@@ -1,4 +1,5 @@
 import { estimateMachines, formatUsd, type PriceBook } from '../pricing/cost.js';
+import { countNoun } from '../render/count-noun.js';
 import type { Schedule } from '../store/schedules.js';
 
 // What a start schedule's firing may start without a new approval: the machines of each type its
@@ -49,7 +50,7 @@ export function aboveCeiling(
   }
   const price = (usd: number | undefined) => (usd === undefined ? '' : `, about ${formatUsd(usd)}/h`);
   return (
-    `This firing would start ${due.length} machine(s) (${described(due)}${price(now)}), more than the ` +
+    `This firing would start ${countNoun(due.length, 'machine')} (${described(due)}${price(now)}), more than the ` +
     `${ceiling.machines} (${described(agreedTypes)}${price(agreed)}) agreed when the schedule was made.`
   );
 }

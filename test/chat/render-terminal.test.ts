@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { KnownBlock } from '@slack/types';
 import { describe, expect, it } from 'vitest';
 import {
@@ -9,6 +11,7 @@ import {
 } from '../../src/chat/render-form.js';
 import {
   ANSI_STYLE,
+  EMOJI,
   mrkdwnLines,
   PLAIN_STYLE,
   type RenderContext,
@@ -353,5 +356,20 @@ describe('forms', () => {
       ok: false,
       error: '"7" is not one of the options.',
     });
+  });
+});
+
+describe('emoji codes in what the bot says', () => {
+  it('are each drawn as the character Slack shows, never as a raw :code:', () => {
+    const root = new URL('../../src', import.meta.url).pathname;
+    const used = new Set<string>();
+    for (const entry of readdirSync(root, { recursive: true, withFileTypes: true })) {
+      // The simulator speaks for the cloud, not the bot.
+      if (!entry.isFile() || !entry.name.endsWith('.ts') || entry.parentPath.includes('/sim')) continue;
+      const text = readFileSync(join(entry.parentPath, entry.name), 'utf8');
+      for (const m of text.matchAll(/(?<=['`\s]):([a-z0-9_]+):(?=[\s*'`])/g)) used.add(m[1]!);
+    }
+    used.delete('name'); // the comment above EMOJI
+    expect([...used].filter((code) => !(code in EMOJI))).toEqual([]);
   });
 });

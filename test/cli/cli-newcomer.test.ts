@@ -52,6 +52,19 @@ describe('gpuops for a newcomer', { timeout: 60_000 }, () => {
     expect(start.stderr).toContain('run gpuops demo: it needs none of these.');
   });
 
+  it('says why a demo script cannot be read and what to give instead', async () => {
+    const missing = await gpuops(['demo', '--script', 'no-such-script.txt']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain(
+      'gpuops demo: cannot read the script file no-such-script.txt: there is no such file. Give a text file',
+    );
+    expect(missing.stderr).toContain('or --script - to read them from standard input.');
+    // A folder can be opened but not read as lines: it is refused before anything starts.
+    const folder = await gpuops(['demo', '--script', 'docs']);
+    expect(folder.code).toBe(2);
+    expect(folder.stderr).toContain('cannot read the script file docs: it is a folder.');
+  });
+
   it('tells gpuops snapshot where to get its metrics settings', async () => {
     const snapshot = await gpuops(['snapshot', 'train-1', '--out', 'never.png']);
     expect(snapshot.code).toBe(1);

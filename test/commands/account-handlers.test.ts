@@ -183,3 +183,18 @@ describe('SSH keys', () => {
     });
   });
 });
+
+describe('project use, shape B (projects are given by id)', () => {
+  beforeEach(() => {
+    h = shapeB();
+  });
+
+  it('refuses an id the cloud does not know with what to check, naming no API call', async () => {
+    const unknownId = '0b7e1a52-6d1c-4c8e-9f0a-3c2b1a0d9e8f';
+    expect(await h.run(await h.enqueue(`project use ${unknownId}`))).toEqual({
+      done: false,
+      permanent: true,
+      text: `No project with id ${unknownId} that gpuops may use: check the id in the cloud's console, or ask whoever runs gpuops to give its account access to that project.`,
+    });
+  });
+});

@@ -293,7 +293,7 @@ describe('slurm users, shape A', () => {
     expect(first).toEqual({
       done: false,
       permanent: true,
-      text: 'ada is not a user of slurm-1. Its users: bob.',
+      text: 'ada is not a user of slurm-1. Its users: bob. Check the name with /gpu slurm users slurm-1.',
     });
     expect(users().map((u) => u.username)).toEqual(['bob']);
   });

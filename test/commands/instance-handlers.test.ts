@@ -279,12 +279,12 @@ describe('start and stop', () => {
     expect(await h.run(await h.enqueue(`stop ${unknownId}`))).toEqual({
       done: false,
       permanent: true,
-      text: `No instance with id ${unknownId} in this project.`,
+      text: `No instance with id ${unknownId} in this project: check the id with /gpu ls.`,
     });
     expect(await h.run(await h.enqueue('stop nosuch'))).toEqual({
       done: false,
       permanent: true,
-      text: 'No instance "nosuch" in this project. This project has: by-id.',
+      text: 'No instance "nosuch" in this project. This project has: by-id. Check the name with /gpu ls.',
     });
     expect(machines('by-id')).toMatchObject([{ state: 'running' }]);
   });

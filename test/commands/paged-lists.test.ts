@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { commandTextOf } from '../../src/commands/kit/paged-list.js';
+import { commandTextOf, pagedList } from '../../src/commands/kit/paged-list.js';
 import { parseCommand } from '../../src/commands/parse-command.js';
 import { SPECS_IN_HELP_ORDER } from '../../src/commands/registry.js';
 
@@ -37,4 +37,13 @@ describe('paged lists', () => {
       expect(again).toEqual({ ok: true, command: { ...parsed.command, page: 2 } });
     },
   );
+});
+
+describe('a page past the end', () => {
+  it('shows the last page and says there is no such page', () => {
+    const { blocks } = pagedList({ kind: 'ls', page: 99 }, 'Instances (1)', ['🟢 demo-1 · running']);
+    const text = JSON.stringify(blocks);
+    expect(text).toContain('demo-1');
+    expect(text).toContain('There is no page 99: the list has 1 page, and this is page 1.');
+  });
 });

@@ -155,7 +155,9 @@ describe('Slurm end to end, shape A (seeded cluster, users)', () => {
     expect(message.text).toContain('bob is no longer a user of slurm-1.');
     expect((await users()).map((u) => u.username)).toEqual(['ada_lovelace']);
     const unknown = await settled(stack, 'slurm rmuser slurm-1 nobody', 'Failed');
-    expect(unknown.text).toContain('nobody is not a user of slurm-1. Its users: ada_lovelace.');
+    expect(unknown.text).toContain(
+      'nobody is not a user of slurm-1. Its users: ada_lovelace. Check the name with /gpu slurm users slurm-1.',
+    );
   });
 
   it('tells only the requester when a cluster does not exist; the channel sees nothing', async () => {

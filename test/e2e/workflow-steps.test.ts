@@ -163,6 +163,11 @@ describe('workflow steps, shape A, every step', () => {
     expect((badName as { error: string }).error).toMatch(
       /^The step's input "name" \("my box"\) is not valid: a name has 1 to 63/,
     );
+    // A key that does not parse says what a public key looks like, not just that it should be one.
+    const badKey = await stepResult(stack, ADA, 'add_slurm_user', { cluster: 'slurm-1', public_key: 'bad' });
+    expect((badKey as { error: string }).error).toContain(
+      'is not valid: an OpenSSH public key is one line "<type> <base64> [comment]", its type one of ssh-rsa,',
+    );
     // The listener failed it with the run's own bot_access_token, which is never stored.
     const failedBy = stack.slack
       .callsTo('functions.completeError')

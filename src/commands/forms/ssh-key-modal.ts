@@ -1,4 +1,4 @@
-import { parseSshPublicKey } from '../../cloud/rules.js';
+import { PASTE_KEY, parseSshPublicKey } from '../../cloud/rules.js';
 import { checkName } from '../value-rules.js';
 import {
   complete,
@@ -39,7 +39,8 @@ function read(values: FormValues, _ctx: FormContext) {
   const name = readRequired(values, KEY_BLOCKS.name, errors, 'Give the key a name', checkName);
   const text = readText(values, KEY_BLOCKS.publicKey);
   const parsed = text === undefined ? 'paste the public key' : parseSshPublicKey(text);
-  if (typeof parsed === 'string') errors[KEY_BLOCKS.publicKey] = `That public key is not valid: ${parsed}.`;
+  if (typeof parsed === 'string')
+    errors[KEY_BLOCKS.publicKey] = `That public key is not valid: ${parsed}; ${PASTE_KEY}.`;
   if (Object.keys(errors).length > 0 || typeof parsed === 'string') return { ok: false as const, errors };
   const publicKey = [parsed.type, parsed.blob, parsed.comment].filter((p) => p !== '').join(' ');
   return complete(

@@ -23,7 +23,7 @@ const ls = defineCommand({
   schema: paged('ls'),
   parse: pagedNoArgs('ls'),
   notes:
-    'A list longer than 20 lines shows one page at a time, with Previous and Next buttons under it: a press lists that page again, as the person who pressed, in place of the list. `--page N` asks for a page directly. Every list whose usage shows `[--page N]` works the same.',
+    'A list longer than 20 lines shows one page at a time, with Previous and Next buttons under it: a press lists that page again, as the person who pressed, in place of the list. `--page N` asks for a page directly; a page past the end shows the last one and says so. Every list whose usage shows `[--page N]` works the same.',
   delivery: 'ephemeral',
   operationClass: 'read',
   needs: ['listInstances'],

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { checkSshPublicKey, parseSshPublicKey } from '../../cloud/rules.js';
+import { checkSshPublicKey, PASTE_KEY, parseSshPublicKey, SSH_KEY_RULE } from '../../cloud/rules.js';
 import { type ArgReader, stripOuterQuotes } from '../arg-reader.js';
 import { sshKeyForm } from '../forms/ssh-key-modal.js';
 import { modal, name, onName, paged, pagedNoArgs, ruled } from '../schema-kit.js';
@@ -34,7 +34,7 @@ const keysAdd = defineCommand({
       modal: z.literal(false),
       name,
       /** Normalised `<type> <base64> [comment]`. */
-      publicKey: ruled(checkSshPublicKey, 'an OpenSSH public key'),
+      publicKey: ruled(checkSshPublicKey, SSH_KEY_RULE),
     }),
   ]),
   parse(r: ArgReader) {
@@ -46,7 +46,7 @@ const keysAdd = defineCommand({
       r.fail(`${r.label()} needs the public key after the name (or no arguments, for a form)`);
     }
     const parsed = parseSshPublicKey(text);
-    if (typeof parsed === 'string') r.fail(`That public key is not valid: ${parsed}`);
+    if (typeof parsed === 'string') r.fail(`That public key is not valid: ${parsed}; ${PASTE_KEY}`);
     const publicKey = [parsed.type, parsed.blob, parsed.comment].filter((p) => p !== '').join(' ');
     return { kind: 'keys.add', modal: false, name: keyName, publicKey };
   },

@@ -211,7 +211,7 @@ export async function removePool<P extends NodePool>(
     ['clusterId', 'poolId'],
     async () => {
       const cluster = await family.resolveCluster(run, command.cluster);
-      const pool = pickPool(await family.pools(run, cluster), command.pool, cluster.name);
+      const pool = pickPool(await family.pools(run, cluster), command.pool, cluster.name, family.command);
       return { clusterId: cluster.id, clusterName: cluster.name, poolId: pool.id, poolName: pool.name };
     },
   );

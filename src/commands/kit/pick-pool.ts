@@ -9,7 +9,12 @@ interface NamedPool {
  * A node pool of one cluster by id or name. Unknown → a message naming the cluster's pools; a name
  * used twice → the ids to choose from.
  */
-export function pickPool<T extends NamedPool>(pools: readonly T[], ref: string, cluster: string): T {
+export function pickPool<T extends NamedPool>(
+  pools: readonly T[],
+  ref: string,
+  cluster: string,
+  family: 'k8s' | 'slurm',
+): T {
   const byId = pools.find((p) => p.id === ref);
   if (byId) return byId;
   const byName = pools.filter((p) => p.name === ref);
@@ -24,5 +29,7 @@ export function pickPool<T extends NamedPool>(pools: readonly T[], ref: string, 
     names.length > 0
       ? ` Its pools: ${names.join(', ')}${pools.length > 10 ? ', …' : ''}.`
       : ' It has no node pools.';
-  throw new PermanentJobError(`Cluster ${cluster} has no node pool "${ref}".${known}`);
+  throw new PermanentJobError(
+    `Cluster ${cluster} has no node pool "${ref}".${known} Check the name with /gpu ${family} pools ${cluster}.`,
+  );
 }

@@ -1,3 +1,4 @@
+import { CloudForbiddenError, CloudNotFoundError } from '../../cloud/index.js';
 import { UUID } from '../../cloud/rules.js';
 import { escapeText } from '../../render/job-message.js';
 import type { Handlers } from '../kit/handler.js';
@@ -27,7 +28,14 @@ export async function useProject(run: JobRun, command: CommandOf<'project.use'>)
   if (cloud.supports('listProjects')) {
     project = pickByRef(await cloud.listProjects({ signal: run.signal }), command.project, 'project');
   } else if (UUID.test(command.project)) {
-    await cloud.listInstances({ projectId: command.project, signal: run.signal });
+    try {
+      await cloud.listInstances({ projectId: command.project, signal: run.signal });
+    } catch (err) {
+      if (!(err instanceof CloudNotFoundError || err instanceof CloudForbiddenError)) throw err;
+      throw new PermanentJobError(
+        `No project with id ${command.project} that gpuops may use: check the id in the cloud's console, or ask whoever runs gpuops to give its account access to that project.`,
+      );
+    }
     project = { id: command.project };
   } else {
     throw new PermanentJobError(

@@ -304,7 +304,10 @@ async function notAUser(run: JobRun, cluster: SlurmCluster, username: string): P
     users.length > 0
       ? ` Its users: ${users.slice(0, 10).join(', ')}${users.length > 10 ? ', …' : ''}.`
       : ' It has no users yet.';
-  return new PermanentJobError(`${username} is not a user of ${cluster.name}.${known}`);
+  const next = run.deps.cloud.supports('listSlurmUsers')
+    ? ` Check the name with /gpu slurm users ${cluster.name}.`
+    : ' Check the spelling: a username is the one /gpu slurm adduser answered with.';
+  return new PermanentJobError(`${username} is not a user of ${cluster.name}.${known}${next}`);
 }
 
 type RmUserProgress = { sent: boolean };

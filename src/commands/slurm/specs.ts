@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { checkSshPublicKey, checkUsername, USERNAME_RULE } from '../../cloud/rules.js';
+import { checkSshPublicKey, checkUsername, SSH_KEY_RULE, USERNAME_RULE } from '../../cloud/rules.js';
 import type { ArgReader } from '../arg-reader.js';
 import { clusterNeed, clusterRefers, onClusterPaged, pagedCluster, readCluster } from '../cluster-kit.js';
 import { sharedClusterSpecs } from '../cluster-specs.js';
@@ -76,7 +76,7 @@ const adduser = defineCommand({
     /** `--form`: open the form (prefilled with the other flags) instead of adding at once. */
     modal: z.boolean().optional(),
     /** The one key to add with (a workflow step's input); absent: the requester's keys. */
-    publicKey: ruled(checkSshPublicKey, 'an OpenSSH public key').optional(),
+    publicKey: ruled(checkSshPublicKey, SSH_KEY_RULE).optional(),
   }),
   parse(r: ArgReader) {
     const a = r.args({ sudo: 'bool', username: 'value', form: 'bool' });
