@@ -185,7 +185,9 @@ export class TerminalChat {
       case '/exit':
         return { quit: true };
       case '/cancel':
-        this.say('There is no form open to cancel.');
+        this.say(
+          "There is no form open to cancel: /cancel closes a form that a button or /gpu create opened; type /help for the chat's commands.",
+        );
         return {};
       default: {
         const what = word.startsWith('/')
