@@ -8,6 +8,7 @@ import {
   slackCode,
 } from '../commands/kit/slack-failure.js';
 import type { Logger } from '../log/logger.js';
+import { postResponseUrl } from './response-url.js';
 
 // The workers' way to answer a person (src/commands/kit/reply-port.ts): a request's response_url
 // while Slack still takes answers on it, then an ephemeral where they asked, then a direct message.
@@ -20,22 +21,6 @@ export interface ReplyPortDeps {
   readonly client: Client;
   readonly log: Logger;
   readonly now?: () => number;
-}
-
-/** Posts `body` to a response_url; resolves with the HTTP status (0: no answer). */
-async function postToResponseUrl(url: string, body: Record<string, unknown>): Promise<number> {
-  try {
-    const res = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-      signal: AbortSignal.timeout(10_000),
-    });
-    await res.body?.cancel();
-    return res.status;
-  } catch {
-    return 0;
-  }
 }
 
 const blocksOf = (content: ReplyContent): { blocks?: KnownBlock[] } =>
@@ -65,7 +50,7 @@ export function createReplyPort(deps: ReplyPortDeps): ReplyPort {
     const url = target.responseUrl;
     const young = target.issuedAt === undefined || now() - target.issuedAt < RESPONSE_URL_USABLE_MS;
     if (url && young) {
-      const status = await postToResponseUrl(url, {
+      const status = await postResponseUrl(url, {
         response_type: 'ephemeral',
         replace_original: options.replace === true,
         text: content.text,

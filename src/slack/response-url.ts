@@ -1,16 +1,26 @@
 // A post to a Slack response_url, which reaches the person wherever the command was typed or the
 // button pressed, bot member or not (chat.postEphemeral fails where the bot is not a member).
 
+/** Posts `body` to a response_url; resolves with the HTTP status (0: no answer within 10 s). */
+export async function postResponseUrl(url: string, body: Record<string, unknown>): Promise<number> {
+  try {
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(10_000),
+    });
+    await res.body?.cancel();
+    return res.status;
+  } catch {
+    return 0;
+  }
+}
+
 /** Posts `body` to a response_url; throws when Slack refuses it (expired after 30 minutes or 5 uses). */
-export async function postToResponseUrl(url: string, body: Record<string, unknown>): Promise<void> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-    signal: AbortSignal.timeout(10_000),
-  });
-  await res.body?.cancel();
-  if (!res.ok) throw new Error(`the response_url answered ${res.status}`);
+async function postToResponseUrl(url: string, body: Record<string, unknown>): Promise<void> {
+  const status = await postResponseUrl(url, body);
+  if (status < 200 || status >= 300) throw new Error(`the response_url answered ${status || 'nothing'}`);
 }
 
 /** Where a private answer goes: the person, and the response_url or conversation to reach them by. */
