@@ -13,7 +13,7 @@ import { CHANNEL, expectCleanSlack, listenerAnswer } from './answers.js';
 // `/gpu watch` on the simulator: machines started, stopped and deleted "from elsewhere" (the cloud
 // client, not the bot) show up in the watching channel as one message per machine, edited in place,
 // with a thread reply for each transition — once, however many watcher replicas run, and in order
-// through Slack's rate limit.
+// through Slack's rate limit. A look of many changes reads as one summary with every change in its thread.
 
 /** Polls the fake Slack until the channel shows a message that `match` picks (no fixed sleeps). */
 async function messageWhere(
