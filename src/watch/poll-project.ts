@@ -12,6 +12,7 @@ import { type Listings, listProject, resourcesOf } from './collect-resources.js'
 import { changedKeys, diffSnapshots, type ResourceChange } from './diff-snapshot.js';
 import { startDrains } from './drain-outbox.js';
 import { refreshHomes } from './home-refresh.js';
+import { GROUP_FROM, groupedEntries } from './look-summary.js';
 import { ledgerChange, priceBookFor } from './spend.js';
 import { changeReply, resourceMessage } from './watch-changes.js';
 import { nowOf, type WatchDeps } from './watch-deps.js';
@@ -69,6 +70,19 @@ export function entriesFor(change: ResourceChange, at: number): NewOutboxEntry[]
       ...(gone ? { forget: true } : {}),
     },
   ];
+}
+
+/**
+ * The outbox entries of a whole look: a few changes as each resource's own message and reply; from
+ * GROUP_FROM on, one summary with every change in its thread (docs/watch.md).
+ */
+export function entriesForLook(
+  changes: readonly ResourceChange[],
+  at: number,
+  projectId: string,
+): NewOutboxEntry[] {
+  if (changes.length < GROUP_FROM) return changes.flatMap((c) => entriesFor(c, at));
+  return groupedEntries({ changes, projectId, at });
 }
 
 /** Back-off after `failures` failed looks in a row: doubling from the poll interval, Retry-After at least. */
@@ -138,7 +152,7 @@ export async function pollProject(
   listed = undefined;
   const changes = stored.snapshot ? diffSnapshots(stored.snapshot.resources, next.resources) : [];
   const compare = lap();
-  const entries = changes.flatMap((c) => entriesFor(c, now));
+  const entries = entriesForLook(changes, now, projectId);
   const render = lap();
   // The spend goes in with the snapshot (one script), so it is counted once, by the replica that commits.
   let ledger: LedgerChange | undefined;

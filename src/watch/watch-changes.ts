@@ -8,7 +8,7 @@ import type { ResourceChange } from './diff-snapshot.js';
 // What a watching channel reads: one message per resource, edited in place to show how it is now,
 // and a reply in its thread for each change. Pure builders.
 
-const KIND_LABEL: Readonly<Record<WatchedKind, string>> = {
+export const KIND_LABEL: Readonly<Record<WatchedKind, string>> = {
   instance: 'Instance',
   'k8s-cluster': 'Kubernetes cluster',
   'k8s-pool': 'Kubernetes node pool',

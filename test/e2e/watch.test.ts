@@ -13,7 +13,7 @@ import { CHANNEL, expectCleanSlack, listenerAnswer } from './answers.js';
 // `/gpu watch` on the simulator: machines started, stopped and deleted "from elsewhere" (the cloud
 // client, not the bot) show up in the watching channel as one message per machine, edited in place,
 // with a thread reply for each transition — once, however many watcher replicas run, and in order
-// through Slack's rate limit.
+// through Slack's rate limit. A look of many changes reads as one summary with every change in its thread.
 
 /** Polls the fake Slack until the channel shows a message that `match` picks (no fixed sleeps). */
 async function messageWhere(
@@ -232,48 +232,57 @@ describe('two watcher replicas', () => {
   });
 });
 
-describe('a burst of 100 changes', () => {
+describe('a look of 1,000 changes', () => {
   let stack: BotStack;
   beforeAll(async () => {
     stack = await startBotStack({ shape: 'B', watch: { schedulers: false } });
-    stack.sim.control.setCapacity('cpu.16x', 500);
+    stack.sim.control.setCapacity('cpu.16x', 2_000);
   });
   afterAll(async () => {
     await stack?.close();
   });
 
-  it('reaches the channel whole and in order, waiting out a 429 with Retry-After', async () => {
+  it('reaches the channel as one summary with every change in its thread, in a handful of Slack calls, waiting out a 429', async () => {
     const projectId = stack.sim.info.projectId;
     const signal = new AbortController().signal;
     await listenerAnswer(stack, 'watch on');
     expect((await pollProject(stack.watch!.deps, projectId, signal)).status).toBe('baseline');
-    const names = Array.from({ length: 100 }, (_, i) => `burst-${String(i).padStart(3, '0')}`);
-    for (let i = 0; i < names.length; i += 20) {
+    const names = Array.from({ length: 1_000 }, (_, i) => `burst-${String(i).padStart(4, '0')}`);
+    for (let i = 0; i < names.length; i += 50) {
       await Promise.all(
-        names.slice(i, i + 20).map((name) => stack.cloud.createInstance({ name, type: 'cpu.16x' })),
+        names.slice(i, i + 50).map((name) => stack.cloud.createInstance({ name, type: 'cpu.16x' })),
       );
     }
-    // Slack says "slow down" to the very first message of the burst.
+    // Slack says "slow down" to the very first message.
     stack.slack.rateLimit('chat.postMessage', 1, 1);
+    const since = stack.slack.mark();
     const outcome = await pollProject(stack.watch!.deps, projectId, signal);
     // Three list calls (instances, Kubernetes clusters, Slurm clusters), however many machines.
-    expect(outcome).toMatchObject({ status: 'committed', changes: 100, calls: 3 });
-    await until(
-      'all 100 messages and replies',
-      async () => (stack.slack.messages(CHANNEL).length >= 200 ? true : undefined),
-      60_000,
-    );
+    expect(outcome).toMatchObject({ status: 'committed', changes: 1_000, calls: 3 });
+    await messageWhere(stack, (m) => String(m.text).startsWith('1,000 changes'), 'the summary', 20_000);
     await delivered(stack);
 
-    const top = stack.slack.channelView(CHANNEL).map((m) => String(m.text).split(':')[0]);
-    expect(top).toEqual(names.map((n) => `Instance ${n}`));
-    for (const message of stack.slack.channelView(CHANNEL)) {
-      expect(stack.slack.thread(CHANNEL, message.ts).map((m) => m.text)).toEqual([
-        expect.stringMatching(/^:sparkles: Appeared: /),
-      ]);
-    }
-    const limited = stack.slack.callsTo('chat.postMessage').filter((c) => c.status === 429);
-    expect(limited).toHaveLength(1);
+    // One message in the channel: the summary, with the counts and the first names.
+    const top = stack.slack.channelView(CHANNEL);
+    expect(top).toHaveLength(1);
+    const summary = JSON.stringify(top[0]!.blocks);
+    expect(summary).toContain('*1,000 changes* at one look: 1,000 appeared.');
+    expect(summary).toContain('*Type:* 1,000 cpu.16x');
+    expect(summary).toContain('*burst-0000*, *burst-0001*');
+    expect(summary).toContain('and 995 more');
+    // Every change in its thread, one line each, in name order.
+    const thread = stack.slack.thread(CHANNEL, top[0]!.ts);
+    const lines = thread.flatMap((m) =>
+      (m.blocks as Array<{ text: { text: string } }>).flatMap((b) => b.text.text.split('\n')),
+    );
+    expect(lines).toHaveLength(1_000);
+    expect(
+      lines.map((l) => /^• \*(burst-\d+)\* \(`[^`]+`, cpu\.16x\): :sparkles: Appeared: /.exec(l)?.[1]),
+    ).toEqual(names);
+    // At most five Slack calls for the lot, the one Slack answered 429 included.
+    const calls = stack.slack.calls.slice(since).filter((c) => c.method.startsWith('chat.'));
+    expect(calls.length).toBeLessThanOrEqual(5);
+    expect(calls.filter((c) => c.status === 429)).toHaveLength(1);
     expectCleanSlack(stack);
   });
 });
