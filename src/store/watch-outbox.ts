@@ -105,7 +105,7 @@ export function newDrainToken(): string {
   return `drain-${randomBytes(9).toString('base64url')}`;
 }
 
-/** Ids for a batch of entries: one random part per batch (a look may write 200 entries), then a count. */
+/** Ids for a batch of entries: one random part per batch (a large look writes a summary and its thread pages), then a count. */
 function newEntryIds(count: number): string[] {
   const batch = randomBytes(9).toString('base64url');
   return Array.from({ length: count }, (_, i) => `${batch}.${i}`);
@@ -233,7 +233,7 @@ export function pushManyArgs(
     const k = outboxKeys(prefix, target);
     keys.push(k.outbox, k.drainer);
   }
-  // Typed by the caller and checked where the drain reads it back (a look of 100 changes writes 200).
+  // Typed by the caller and checked where the drain reads it back (a look of up to three changes writes two a change; a larger one a summary and its thread pages).
   const ids = newEntryIds(entries.length);
   const raws = entries.map((e, i) => JSON.stringify({ ...e, id: ids[i] }));
   return {
