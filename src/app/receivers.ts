@@ -93,6 +93,7 @@ export async function startReceivers(input: {
   const probes = healthRoutes(probeDeps);
   // gpuops_ready and gpuops_degraded_mode read what /readyz would answer at each scrape.
   metrics.watchReadiness(async () => (await readiness(probeDeps)).status === 200);
+  metrics.watchApprovals(() => input.guardrails.approvals.countWaiting());
   const shortage = guards.degraded;
   if (shortage) metrics.watchDegradedMode(async () => (await shortage()) !== undefined);
   const clientOptions: SlackClientOptions = {

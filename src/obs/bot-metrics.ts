@@ -17,6 +17,7 @@ export const METRIC_NAMES = {
   ready: 'gpuops_ready',
   degradedMode: 'gpuops_degraded_mode',
   swept: 'gpuops_sweeper_requests_total',
+  approvalsWaiting: 'gpuops_approvals_waiting',
   info: 'gpuops_info',
 } as const;
 
@@ -58,6 +59,8 @@ export interface BotMetrics {
   countSwept(counts: Readonly<Partial<Record<SweptOutcome, number>>>): void;
   /** Whether /readyz would answer 200 (ready or degraded), read at each scrape. */
   watchReadiness(read: () => Promise<boolean>): void;
+  /** Approval requests waiting for a decision and, approved, for their job to be queued; read at each scrape. */
+  watchApprovals(read: () => Promise<{ readonly decision: number; readonly queue: number }>): void;
   /** Replicated Redis only: whether changes are refused for want of a replica, read at each scrape. */
   watchDegradedMode(read: () => Promise<boolean>): void;
   /** The text exposition and its content type. */
@@ -165,6 +168,24 @@ export function createBotMetrics(options: BotMetricsOptions = {}): BotMetrics {
       this.set((await withTimeout(readReady(), 3_000).catch(() => false)) ? 1 : 0);
     },
   });
+  let readApprovals: (() => Promise<{ readonly decision: number; readonly queue: number }>) | undefined;
+  new Gauge({
+    name: METRIC_NAMES.approvalsWaiting,
+    help: 'Approval requests waiting, by stage: decision (pending, not expired) or queue (approved, job not yet queued); read at scrape time',
+    labelNames: ['stage'] as const,
+    registers: [registry],
+    async collect() {
+      if (!readApprovals) return;
+      this.reset();
+      try {
+        const { decision, queue } = await withTimeout(readApprovals(), 1_000);
+        this.set({ stage: 'decision' }, decision);
+        this.set({ stage: 'queue' }, queue);
+      } catch {
+        // Redis is down: gpuops_ready says so.
+      }
+    },
+  });
   let readDegraded: (() => Promise<boolean>) | undefined;
   new Gauge({
     name: METRIC_NAMES.degradedMode,
@@ -204,6 +225,9 @@ export function createBotMetrics(options: BotMetricsOptions = {}): BotMetrics {
     },
     watchReadiness(read) {
       readReady = read;
+    },
+    watchApprovals(read) {
+      readApprovals = read;
     },
     watchDegradedMode(read) {
       readDegraded = read;

@@ -73,11 +73,14 @@ describe('the series the alert rules read, from a running bot', () => {
     expect(sample(after, METRIC_NAMES.degradedMode)).toBe(0);
   });
 
-  it('counts an approved request the sweeper had to queue', async () => {
+  it('shows an approval waiting, and counts the approved request the sweeper had to queue', async () => {
     const pending = await askForApproval(stack, 'create swept-1 h100-hgx-80gb.8x', {
       userId: 'U0ADA',
       approvalChannel: APPROVALS,
     });
+    const waiting = await scrape();
+    expect(sample(waiting, `${METRIC_NAMES.approvalsWaiting}{stage="decision"}`)).toBe(1);
+    expect(sample(waiting, `${METRIC_NAMES.approvalsWaiting}{stage="queue"}`)).toBe(0);
     // The decision is stored and nothing after it happens: as if the listener died right then.
     await stack.guardrails.approvals.decide(pending.approvalId, {
       state: 'approved',
@@ -86,7 +89,10 @@ describe('the series the alert rules read, from a running bot', () => {
       runBy: Date.now() + 60_000,
     });
     await messageWhen(stack, REQUEST_CHANNEL, pending.requesterTs!, /^Done:/, 30_000);
-    expect(sample(await scrape(), `${METRIC_NAMES.swept}{outcome="queued"}`)).toBe(1);
+    const after = await scrape();
+    expect(sample(after, `${METRIC_NAMES.swept}{outcome="queued"}`)).toBe(1);
+    expect(sample(after, `${METRIC_NAMES.approvalsWaiting}{stage="decision"}`)).toBe(0);
+    expect(sample(after, `${METRIC_NAMES.approvalsWaiting}{stage="queue"}`)).toBe(0);
   }, 60_000);
 
   it('shows degraded mode while Redis has no replica, and its end once one is back', async () => {
