@@ -21,7 +21,7 @@ const need = (key) => {
 };
 const dir = process.argv[2] ?? 'manifests/kubernetes';
 const objects = readdirSync(dir)
-  .filter((f) => f.endsWith('.yaml'))
+  .filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml')
   .sort()
   .flatMap((f) => parseAllDocuments(readFileSync(join(dir, f), 'utf8')).map((d) => d.toJS()));
 

@@ -7,7 +7,7 @@ import type { GpuQueue } from '../jobs/queue.js';
 import { type Logger, redactText } from '../log/logger.js';
 import type { BotMetrics } from '../obs/bot-metrics.js';
 import type { DependencyStatus } from '../obs/dependency-health.js';
-import { healthRoutes } from '../obs/health-routes.js';
+import { healthRoutes, type ProbeDeps, readiness } from '../obs/health-routes.js';
 import { startRouteServer } from '../obs/route-server.js';
 import type { Guardrails } from '../policy/guardrails.js';
 import { createSlackSocket, createSlackWeb, type SlackClientOptions } from '../slack/create-slack-app.js';
@@ -81,7 +81,7 @@ export async function startReceivers(input: {
 }): Promise<Receivers> {
   const { config, web, socketMode, host, bot, store, queue, metrics, lifecycle } = input;
   const guards = replicationGuards(input.queueRedis, config);
-  const probes = healthRoutes({
+  const probeDeps: ProbeDeps = {
     redisPing: () => store.redis.ping(),
     queueCheck: () => queue.getJobCounts('active'),
     metrics,
@@ -89,7 +89,13 @@ export async function startReceivers(input: {
     ...(input.dependencies ? { dependencies: input.dependencies } : {}),
     ...(input.evictionPolicy ? { redisEvictionPolicy: input.evictionPolicy } : {}),
     ...(guards.degraded ? { replication: guards.degraded } : {}),
-  });
+  };
+  const probes = healthRoutes(probeDeps);
+  // gpuops_ready and gpuops_degraded_mode read what /readyz would answer at each scrape.
+  metrics.watchReadiness(async () => (await readiness(probeDeps)).status === 200);
+  metrics.watchApprovals(() => input.guardrails.approvals.countWaiting());
+  const shortage = guards.degraded;
+  if (shortage) metrics.watchDegradedMode(async () => (await shortage()) !== undefined);
   const clientOptions: SlackClientOptions = {
     fetch: input.slackFetch,
     // Within Slack's three seconds: one quick retry, then the listener answers on its own.
@@ -149,7 +155,12 @@ export async function startReceivers(input: {
     // The public port keeps /healthz for load balancers that probe the port they send traffic to.
     const publicRoutes = probes.filter((r) => r.path === '/healthz');
     const slack = createSlackWeb(
-      { ...slackSettings, signingSecret: config.SLACK_SIGNING_SECRET!, routes: publicRoutes },
+      {
+        ...slackSettings,
+        signingSecret: config.SLACK_SIGNING_SECRET!,
+        routes: publicRoutes,
+        onAnswered: (ms) => metrics.slackAnswered(ms),
+      },
       deps,
     );
     const port = await listen('PORT', () => slack.start(config.PORT, host));

@@ -116,6 +116,7 @@ export async function startWorkers(input: {
     chat: slackDecisionPorts({ client: jobSlack, log }),
     ...replicationGuards(input.queueRedis, config),
     runWithinMs: tuning.approvedRunWithinMs,
+    countSwept: (counts: Parameters<typeof metrics.countSwept>[0]) => metrics.countSwept(counts),
   };
   watchQueue.on('error', () => {}); // the connection's own listener reports it
   lifecycle.opened('watch queue', () => watchQueue.close());

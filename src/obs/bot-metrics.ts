@@ -13,11 +13,19 @@ export const METRIC_NAMES = {
   slackErrors: 'gpuops_slack_api_errors_total',
   queueJobs: 'gpuops_queue_jobs',
   approvals: 'gpuops_approvals_total',
+  slackAck: 'gpuops_slack_ack_duration_seconds',
+  ready: 'gpuops_ready',
+  degradedMode: 'gpuops_degraded_mode',
+  swept: 'gpuops_sweeper_requests_total',
+  approvalsWaiting: 'gpuops_approvals_waiting',
   info: 'gpuops_info',
 } as const;
 
 /** How one attempt of a job ended: done, failed for good, or failed and scheduled again. */
 export type JobOutcome = 'done' | 'failed' | 'retried';
+
+/** What the sweeper did with an approved request it found: queued it, left it waiting, lapsed it, or dropped a gone record. */
+export type SweptOutcome = 'queued' | 'waiting' | 'lapsed' | 'gone';
 
 export interface CloudCallSample {
   /** Which API: infra or platform. */
@@ -45,12 +53,24 @@ export interface BotMetrics {
   countApproval(outcome: 'requested' | 'approved' | 'denied' | 'expired'): void;
   /** Job counts by state, read from the queue at each scrape (web and worker roles). */
   watchQueue(read: () => Promise<Readonly<Record<string, number>>>): void;
+  /** How long Slack waited for the answer to one POST /slack/events (HTTP mode). */
+  slackAnswered(durationMs: number): void;
+  /** What one sweeper pass did with the approved requests it found between states. */
+  countSwept(counts: Readonly<Partial<Record<SweptOutcome, number>>>): void;
+  /** Whether /readyz would answer 200 (ready or degraded), read at each scrape. */
+  watchReadiness(read: () => Promise<boolean>): void;
+  /** Approval requests waiting for a decision and, approved, for their job to be queued; read at each scrape. */
+  watchApprovals(read: () => Promise<{ readonly decision: number; readonly queue: number }>): void;
+  /** Replicated Redis only: whether changes are refused for want of a replica, read at each scrape. */
+  watchDegradedMode(read: () => Promise<boolean>): void;
   /** The text exposition and its content type. */
   render(): Promise<{ contentType: string; body: string }>;
 }
 
 const JOB_BUCKETS = [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800];
 const CLOUD_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+// Slack gives up on an answer after 3 s: the buckets are finest just below it.
+const ACK_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 1.5, 2, 2.5, 3, 5];
 
 export function createBotMetrics(options: BotMetricsOptions = {}): BotMetrics {
   const registry = new Registry();
@@ -100,6 +120,18 @@ export function createBotMetrics(options: BotMetricsOptions = {}): BotMetrics {
     labelNames: ['outcome'] as const,
     registers: [registry],
   });
+  const slackAck = new Histogram({
+    name: METRIC_NAMES.slackAck,
+    help: 'From the arrival of a POST /slack/events to the end of its answer (HTTP mode): Slack gives up after 3 s',
+    buckets: ACK_BUCKETS,
+    registers: [registry],
+  });
+  const swept = new Counter({
+    name: METRIC_NAMES.swept,
+    help: 'Approved requests the sweeper found between states, by what it did: queued, waiting (no replica yet), lapsed, gone',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
   const info = new Gauge({
     name: METRIC_NAMES.info,
     help: 'Always 1; labels say what runs here',
@@ -126,6 +158,50 @@ export function createBotMetrics(options: BotMetricsOptions = {}): BotMetrics {
     },
   });
 
+  let readReady: (() => Promise<boolean>) | undefined;
+  new Gauge({
+    name: METRIC_NAMES.ready,
+    help: '1 when /readyz would answer 200 (ready or degraded), 0 when it would answer 503; read at scrape time',
+    registers: [registry],
+    async collect() {
+      if (!readReady) return;
+      this.set((await withTimeout(readReady(), 3_000).catch(() => false)) ? 1 : 0);
+    },
+  });
+  let readApprovals: (() => Promise<{ readonly decision: number; readonly queue: number }>) | undefined;
+  new Gauge({
+    name: METRIC_NAMES.approvalsWaiting,
+    help: 'Approval requests waiting, by stage: decision (pending, not expired) or queue (approved, job not yet queued); read at scrape time',
+    labelNames: ['stage'] as const,
+    registers: [registry],
+    async collect() {
+      if (!readApprovals) return;
+      this.reset();
+      try {
+        const { decision, queue } = await withTimeout(readApprovals(), 1_000);
+        this.set({ stage: 'decision' }, decision);
+        this.set({ stage: 'queue' }, queue);
+      } catch {
+        // Redis is down: gpuops_ready says so.
+      }
+    },
+  });
+  let readDegraded: (() => Promise<boolean>) | undefined;
+  new Gauge({
+    name: METRIC_NAMES.degradedMode,
+    help: '1 while changes are refused because Redis has fewer replicas than REDIS_WAIT_REPLICAS (Sentinel or Cluster only)',
+    registers: [registry],
+    async collect() {
+      if (!readDegraded) return;
+      this.reset();
+      try {
+        this.set((await withTimeout(readDegraded(), 1_000)) ? 1 : 0);
+      } catch {
+        // Redis does not answer: gpuops_ready says so.
+      }
+    },
+  });
+
   return {
     registry,
     commandReceived: (subcommand) => commands.inc({ subcommand }),
@@ -142,6 +218,19 @@ export function createBotMetrics(options: BotMetricsOptions = {}): BotMetrics {
     countApproval: (outcome) => approvals.inc({ outcome }),
     watchQueue(read) {
       readQueue = read;
+    },
+    slackAnswered: (durationMs) => slackAck.observe(Math.max(0, durationMs) / 1000),
+    countSwept(counts) {
+      for (const [outcome, n] of Object.entries(counts)) if (n) swept.inc({ outcome }, n);
+    },
+    watchReadiness(read) {
+      readReady = read;
+    },
+    watchApprovals(read) {
+      readApprovals = read;
+    },
+    watchDegradedMode(read) {
+      readDegraded = read;
     },
     async render() {
       return { contentType: registry.contentType, body: await registry.metrics() };

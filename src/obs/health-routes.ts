@@ -68,8 +68,58 @@ async function check(probe: () => Promise<unknown>, ms: number, what: string): P
   }
 }
 
-export function healthRoutes(deps: ProbeDeps): HttpRoute[] {
+/**
+ * What /readyz answers now: 200 ready or degraded, 503 unavailable (Redis or the queue does not
+ * answer, or a shutdown started). gpuops_ready reads the same at each scrape.
+ */
+export async function readiness(
+  deps: ProbeDeps,
+): Promise<{ status: 200 | 503; body: Record<string, unknown> }> {
   const ms = deps.timeoutMs ?? 1_000;
+  if (deps.shuttingDown()) {
+    return { status: 503, body: { status: 'unavailable', reason: 'gpuops is shutting down.' } };
+  }
+  const [redis, queue] = await Promise.all([
+    check(deps.redisPing, ms, 'Redis'),
+    check(deps.queueCheck, ms, 'The queue'),
+  ]);
+  const dependencies = deps.dependencies?.() ?? [];
+  const checks: Record<string, string> = { redis: redis ?? 'ok', queue: queue ?? 'ok' };
+  for (const d of dependencies) checks[d.name] = d.state;
+  if (redis !== undefined || queue !== undefined) {
+    const reason =
+      redis !== undefined
+        ? `Redis does not answer PING (${redis}); check REDIS_URL and that Redis is running.`
+        : `The queue in Redis cannot be read (${queue}).`;
+    return { status: 503, body: { status: 'unavailable', reason, checks } };
+  }
+  const policy = deps.redisEvictionPolicy;
+  if (policy) checks.redis_maxmemory_policy = policy;
+  const shortage = deps.replication
+    ? await Promise.race([
+        deps.replication().catch(() => undefined),
+        new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), ms).unref()),
+      ])
+    : undefined;
+  const mode = deps.replication ? { mode: shortage ? 'degraded' : 'normal' } : {};
+  const reasons = [
+    ...(shortage ? [degradedModeReason(shortage)] : []),
+    ...dependencies.filter((d) => isDegraded(d.state)).map((d) => d.reason ?? `${d.name}: ${d.state}`),
+  ];
+  if (policy && policy !== 'noeviction') {
+    reasons.push(
+      `Redis evicts keys when full (maxmemory-policy ${policy}); set noeviction so that a full Redis refuses new requests instead of dropping queued ones.`,
+    );
+  }
+  if (reasons.length === 0) {
+    return { status: 200, body: { status: 'ready', ...mode, checks } };
+  }
+  // Still ready: requests are taken and answered; those that need the API wait and retry.
+  const reason = reasons.join(' ');
+  return { status: 200, body: { status: 'degraded', ...mode, reason, checks } };
+}
+
+export function healthRoutes(deps: ProbeDeps): HttpRoute[] {
   return [
     {
       path: '/healthz',
@@ -81,57 +131,12 @@ export function healthRoutes(deps: ProbeDeps): HttpRoute[] {
       path: '/readyz',
       method: ['GET'],
       handler: (_req, res) => {
-        void (async () => {
-          if (deps.shuttingDown()) {
-            sendJson(res, 503, { status: 'unavailable', reason: 'gpuops is shutting down.' });
-            return;
-          }
-          const [redis, queue] = await Promise.all([
-            check(deps.redisPing, ms, 'Redis'),
-            check(deps.queueCheck, ms, 'The queue'),
-          ]);
-          const dependencies = deps.dependencies?.() ?? [];
-          const checks: Record<string, string> = { redis: redis ?? 'ok', queue: queue ?? 'ok' };
-          for (const d of dependencies) checks[d.name] = d.state;
-          if (redis !== undefined || queue !== undefined) {
-            const reason =
-              redis !== undefined
-                ? `Redis does not answer PING (${redis}); check REDIS_URL and that Redis is running.`
-                : `The queue in Redis cannot be read (${queue}).`;
-            sendJson(res, 503, { status: 'unavailable', reason, checks });
-            return;
-          }
-          const policy = deps.redisEvictionPolicy;
-          if (policy) checks.redis_maxmemory_policy = policy;
-          const shortage = deps.replication
-            ? await Promise.race([
-                deps.replication().catch(() => undefined),
-                new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), ms).unref()),
-              ])
-            : undefined;
-          const mode = deps.replication ? { mode: shortage ? 'degraded' : 'normal' } : {};
-          const reasons = [
-            ...(shortage ? [degradedModeReason(shortage)] : []),
-            ...dependencies
-              .filter((d) => isDegraded(d.state))
-              .map((d) => d.reason ?? `${d.name}: ${d.state}`),
-          ];
-          if (policy && policy !== 'noeviction') {
-            reasons.push(
-              `Redis evicts keys when full (maxmemory-policy ${policy}); set noeviction so that a full Redis refuses new requests instead of dropping queued ones.`,
-            );
-          }
-          if (reasons.length === 0) {
-            sendJson(res, 200, { status: 'ready', ...mode, checks });
-            return;
-          }
-          // Still ready: requests are taken and answered; those that need the API wait and retry.
-          const reason = reasons.join(' ');
-          sendJson(res, 200, { status: 'degraded', ...mode, reason, checks });
-        })().catch(() => {
-          if (!res.headersSent)
-            sendJson(res, 503, { status: 'unavailable', reason: 'readiness check failed' });
-        });
+        readiness(deps)
+          .then(({ status, body }) => sendJson(res, status, body))
+          .catch(() => {
+            if (!res.headersSent)
+              sendJson(res, 503, { status: 'unavailable', reason: 'readiness check failed' });
+          });
       },
     },
     {

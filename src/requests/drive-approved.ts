@@ -44,6 +44,8 @@ export interface LifecycleDeps extends AcceptDeps {
   readonly runWithinMs?: number | undefined;
   /** Why no change can be stored now (Redis has no replica), or undefined (jobs/replicated.ts). */
   readonly degraded?: (() => Promise<string | undefined>) | undefined;
+  /** What one sweeper pass did, for gpuops_sweeper_requests_total (composed in app/). */
+  readonly countSwept?: ((counts: Readonly<Record<ApprovedOutcome, number>>) => void) | undefined;
 }
 
 export const DEFAULT_RUN_WITHIN_MS = 30 * 60_000;
@@ -211,6 +213,7 @@ export async function sweepApproved(deps: LifecycleDeps, now = Date.now()): Prom
     const outcome = request ? await driveApproved(deps, request, now) : await forget(deps, id);
     counts[outcome] += 1;
   }
+  deps.countSwept?.(counts);
   return `approved requests: ${counts.queued} queued, ${counts.waiting} still waiting, ${counts.lapsed} lapsed`;
 }
 

@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { CustomRoute, Receiver } from '@slack/bolt';
 import { App, HTTPReceiver, LogLevel, SocketModeReceiver } from '@slack/bolt';
@@ -32,6 +32,8 @@ export interface SlackAppOptions {
   readonly bodyLimit?: number;
   /** For the listeners' Web API client: short retries within Slack's 3 s, a fetch that counts errors. */
   readonly clientOptions?: SlackClientOptions;
+  /** Called with the milliseconds from each POST /slack/events' arrival to the end of its answer. */
+  readonly onAnswered?: (ms: number) => void;
   /** Which listeners the app gets; default all of them. A test of one listener registers that one alone. */
   readonly listeners?: (app: App, deps: SlackDeps) => void;
 }
@@ -192,6 +194,15 @@ export function createSlackWeb(
     app,
     async start(port, host = '0.0.0.0') {
       server = (await receiver.start({ port, host })) as Server;
+      const onAnswered = options.onAnswered;
+      // Timed from before Bolt reads the body, so the figure is the wait Slack sees (bar the network).
+      if (onAnswered) {
+        server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
+          if (req.method !== 'POST' || !req.url?.startsWith('/slack/events')) return;
+          const started = performance.now();
+          res.once('finish', () => onAnswered(performance.now() - started));
+        });
+      }
       return (server.address() as AddressInfo).port;
     },
     async stop() {

@@ -82,6 +82,11 @@ export interface Approvals<C extends QueuedCommand = QueuedCommand> {
   get(id: string): Promise<ApprovalRequest<C> | undefined>;
   /** Pending requests not yet past their expiry, oldest first. */
   listPending(options?: { readonly now?: number; readonly limit?: number }): Promise<ApprovalRequest<C>[]>;
+  /**
+   * How many requests wait: for a decision (pending, not past their expiry) and, approved, for their
+   * job to be queued (the sweeper's index). Two cheap reads, for gpuops_approvals_waiting.
+   */
+  countWaiting(now?: number): Promise<{ readonly decision: number; readonly queue: number }>;
   /** Pending requests a person may decide; `mayDecide` applies the policy (decide.ts mayApprove). */
   listPendingFor(options: {
     readonly mayDecide: (request: ApprovalRequest<C>) => boolean;
@@ -309,6 +314,14 @@ export function createApprovals<C extends QueuedCommand = QueuedCommand>(
 
     async releaseEnqueue(id) {
       await r.gpuopsApprovalSet(reqKey(id), 'claimedAt', '0');
+    },
+
+    async countWaiting(now = Date.now()) {
+      const [decision, queue] = await Promise.all([
+        redis.zcount(pendingKey, `(${now}`, '+inf'),
+        redis.zcard(queuingKey),
+      ]);
+      return { decision, queue };
     },
 
     async listQueuing(limit = 100) {

@@ -28,7 +28,7 @@ interface Model {
 type ModelClass = new (data: K8sObject) => Model;
 
 const dir = new URL('../../manifests/kubernetes/', import.meta.url);
-const files = readdirSync(dir).filter((f) => f.endsWith('.yaml'));
+const files = readdirSync(dir).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml');
 const objects = files.flatMap((file) =>
   parseAllDocuments(readFileSync(new URL(file, dir), 'utf8')).map((d) => ({
     file,

@@ -10,7 +10,7 @@ import { envSchema } from '../../src/config.js';
 type K8sObject = any;
 const dir = new URL('../../manifests/kubernetes/', import.meta.url);
 const objects: K8sObject[] = readdirSync(dir)
-  .filter((f) => f.endsWith('.yaml'))
+  .filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml')
   .flatMap((f) => parseAllDocuments(readFileSync(new URL(f, dir), 'utf8')).map((d) => d.toJS()));
 const byKind = (kind: string) => objects.filter((o) => o.kind === kind);
 const envKeys = new Set(Object.keys(envSchema.shape));
