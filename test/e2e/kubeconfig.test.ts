@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BotStack } from '../support/bot-stack.js';
 import { startBotStack } from '../support/bot-stack.js';
-import { CHANNEL, expectCleanSlack, listenerAnswer, privateAnswer } from './answers.js';
 import { answeredPrivately } from '../support/slash-requests.js';
+import { CHANNEL, expectCleanSlack, listenerAnswer, privateAnswer } from './answers.js';
 
 // /gpu k8s kubeconfig: the kubeconfig reaches the requester alone, as a file in a DM, and nowhere else:
 // not a channel, not the job's data or return value in Redis, not a log line.
