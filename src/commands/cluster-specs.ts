@@ -102,7 +102,11 @@ export function sharedClusterSpecs<const F extends ClusterFamily>(family: F, wor
     operationClass: 'create',
     needs: [ops.createPool],
     creates: { what: 'node pools', list: ops.listPools, remove: ops.deletePool },
-    refers: (c) => clusterRefers(family, c.cluster),
+    // The pool's type is checked against the price list as create's is, not sent to an approver unpriced.
+    refers: (c) => [
+      ...clusterRefers(family, c.cluster),
+      ...(c.modal ? [] : [{ what: 'type' as const, ref: c.type }]),
+    ],
     needsFor: (c) => clusterNeed(family, c.cluster),
     cost: poolCost,
     form: { spec: words.poolForm, prefill: (c) => ({ cluster: c.cluster }) },

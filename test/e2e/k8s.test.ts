@@ -120,6 +120,14 @@ describe.each(['A', 'B', 'C'] as const)('Kubernetes end to end, shape %s', (shap
       expect(await refused(stack, 'k8s label prod team=ml')).toContain('does not work with this cloud');
     });
 
+    it('refuses a node pool of a type the cloud does not sell before anything is posted, as create does', async () => {
+      const answer = await answeredPrivately(stack, 'k8s pool add prod gpu-x h100-typo 2', {
+        userId: 'U0BOB',
+      });
+      expect(answer).toMatch(/^"h100-typo" is not an instance type this cloud offers\./);
+      expect(stack.sim.control.createCount('createK8sNodePool', 'gpu-x')).toBe(0);
+    });
+
     it('adds a node pool once and waits for its nodes', async () => {
       const message = await settled(stack, `k8s pool add prod gpu-a ${POOL_TYPE} 2`, 'Done');
       expect(message.text).toContain(`Node pool gpu-a of prod is ready: 2 × ${POOL_TYPE}, `);

@@ -217,7 +217,7 @@ describe('Slurm end to end, shape B (clusters and pools)', () => {
   });
 
   it('refuses a second pool of the same name', async () => {
-    const message = await settled(stack, 'slurm pool add hpc compute cpu.16x 1', 'Failed');
+    const message = await settled(stack, 'slurm pool add hpc compute rtx-a5000-24gb.1x 1', 'Failed');
     expect(message.text).toContain(
       'Cluster hpc already has a node pool named compute (2 × a100-sxm4-80gb.4x)',
     );
