@@ -85,7 +85,7 @@ export function dedupeSeconds(command: GpuCommand): number {
 }
 
 const LOOKUP_REPEAT_SECONDS = 3;
-const CHANGE_REPEAT_SECONDS = 30;
+export const CHANGE_REPEAT_SECONDS = 30;
 
 /**
  * The machine or cluster a change acts on, within the request's project (else its channel): a change

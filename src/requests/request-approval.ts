@@ -15,7 +15,13 @@ import { escapeText } from '../render/job-message.js';
 import { approvalIdFor, SYSTEM_ACTOR } from '../store/approvals.js';
 import { homeOpenedBy } from '../store/home-state.js';
 import { type AcceptDeps, type AcceptExtra, pricedRequestAudit, REDIS_MS, record } from './accept-kit.js';
-import { dedupeSeconds, type EnqueueResult, requestFingerprint } from './enqueue-request.js';
+import {
+  CHANGE_REPEAT_SECONDS,
+  dedupeSeconds,
+  type EnqueueResult,
+  requestFingerprint,
+  requestTarget,
+} from './enqueue-request.js';
 
 // The approval step of the request pipeline: a request that waits for an approver is stored once (a
 // double submission finds the first), its card goes to the approval channel and the requester sees
@@ -73,9 +79,16 @@ export async function requestApproval(
     );
     if (seen !== undefined) return { status: 'duplicate', jobId: seen, replay: true };
   }
-  // A double submission finds the first request instead of making a second card.
+  // A double submission finds the first request instead of making a second card, unless something
+  // else was asked of the same machine or cluster since (then it is a new request).
+  const target = requestTarget(command, ctx);
   const holder = await withDeadline(
-    deps.store.claimRequest(requestFingerprint(command, ctx), approvalId, dedupeSeconds(command)),
+    deps.store.claimRequest(
+      requestFingerprint(command, ctx),
+      approvalId,
+      dedupeSeconds(command),
+      target ? { id: target, seconds: CHANGE_REPEAT_SECONDS } : undefined,
+    ),
     REDIS_MS,
     'Redis',
   );

@@ -118,12 +118,14 @@ end
 return {'recorded', id}
 `;
 
-// The dedupe claim alone, for a request that goes to approvers. KEYS: dedupe. ARGV: holder id,
-// seconds, the prefix of job record keys and that of approval keys. Returns the pending holder, if any.
+// The dedupe claim, for a request that goes to approvers. KEYS: dedupe, the target's latest request.
+// ARGV: holder id, seconds, the prefix of job record keys and that of approval keys, target seconds (0:
+// no target). Returns the pending holder, if any; else claims and marks the target as asked by it.
 const CLAIM_REQUEST = `${HOLDER_PENDING}
 local holder = redis.call('GET', KEYS[1])
-if holder and holderPending(holder, '', false, ARGV[3], ARGV[4]) then return holder end
+if holder and holderPending(holder, KEYS[2], ARGV[5] ~= '0', ARGV[3], ARGV[4]) then return holder end
 redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+if ARGV[5] ~= '0' then redis.call('SET', KEYS[2], ARGV[1], 'EX', ARGV[5]) end
 return false
 `;
 
@@ -141,9 +143,15 @@ export interface Store {
 
   /**
    * Claims a request fingerprint for `seconds`; returns the job or approval id holding it, if that one
-   * is still pending (the rules of acceptJob, without a target).
+   * is still pending and, with a `target`, nothing else was asked of it since (the rules of acceptJob);
+   * else marks the target as asked by this request.
    */
-  claimRequest(fingerprint: string, jobId: string, seconds: number): Promise<string | undefined>;
+  claimRequest(
+    fingerprint: string,
+    jobId: string,
+    seconds: number,
+    target?: { readonly id: string; readonly seconds: number },
+  ): Promise<string | undefined>;
   /** Claims a Slack trigger id for `seconds`; returns what already holds it, if it was seen. */
   claimTrigger(triggerId: string, holder: string, seconds: number): Promise<string | undefined>;
 
@@ -198,7 +206,7 @@ export function createStore(redis: Redis, prefix = 'gpuops'): Store {
   const scripted = redis as Redis & Partial<AcceptJobScript>;
   if (typeof scripted.gpuopsAcceptJob !== 'function') {
     redis.defineCommand('gpuopsAcceptJob', { numberOfKeys: 6, lua: ACCEPT_JOB });
-    redis.defineCommand('gpuopsClaimRequest', { numberOfKeys: 1, lua: CLAIM_REQUEST });
+    redis.defineCommand('gpuopsClaimRequest', { numberOfKeys: 2, lua: CLAIM_REQUEST });
   }
   const scripts = redis as Redis & AcceptJobScript;
   // Where a claim's holder is recorded: its job record, or its approval (src/store/approvals.ts).
@@ -253,13 +261,15 @@ export function createStore(redis: Redis, prefix = 'gpuops'): Store {
       return parse<ProjectBinding>(await redis.get(k('channel', channelId, 'project')));
     },
 
-    claimRequest: async (fingerprint, jobId, seconds) =>
+    claimRequest: async (fingerprint, jobId, seconds, target) =>
       (await scripts.gpuopsClaimRequest(
         k('dedupe', fingerprint),
+        k('target', target?.id ?? ''),
         jobId,
         String(seconds),
         jobPrefix,
         approvalPrefix,
+        String(target?.seconds ?? 0),
       )) ?? undefined,
     claimTrigger: (triggerId, holder, seconds) => claim(k('trigger', triggerId), holder, seconds),
 

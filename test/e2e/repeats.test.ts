@@ -114,4 +114,22 @@ approvals:
     expect(second.approvalId).not.toBe(first.approvalId);
     expect((await stored(stack, second.approvalId)).state).toBe('pending');
   });
+
+  // Found by the model-based test (docs/testing.md): the approval's claim ignored what was asked of
+  // the machine after it.
+  it('goes to the approvers again when something else was asked of the machine since, though the first still waits', async () => {
+    const made = await stack.cloud.createInstance({ name: 'again-1', type: 'rtx-a5000-24gb.1x' });
+    await until('again-1 to run', async () =>
+      (await stack.cloud.getInstance({ id: made.id })).state === 'running' ? true : undefined,
+    );
+    const first = await askForApproval(stack, 'rm again-1', { approvalChannel: 'C0APPR' });
+    const since = stack.slack.mark();
+    expect((await stack.command('start again-1')).response.status).toBe(200);
+    await stack.slack.waitFor('chat.postMessage', (c) => /Queued/.test(String(c.body.text)), 5_000, since);
+    await stack.drained();
+    // Before: "Already on it: that same request is job apr-…", the first rm, though a start came between.
+    const second = await askForApproval(stack, 'rm again-1', { approvalChannel: 'C0APPR' });
+    expect(second.approvalId).not.toBe(first.approvalId);
+    expect((await stored(stack, first.approvalId)).state).toBe('pending');
+  });
 });
