@@ -1,0 +1,95 @@
+import fc from 'fast-check';
+import { describe, it } from 'vitest';
+import type { BotStack } from '../support/bot-stack.js';
+import { allCommands } from './commands.js';
+import { checkWorld, initialModel, type Real } from './model.js';
+import { commandText } from './typed.js';
+import { actor, quiescent, REQUEST_CHANNEL, startWorld } from './world.js';
+
+// The model-based test of the whole stack (docs/testing.md, "Model"): random sequences of people typing
+// commands, clicking approval cards, the clock passing and faults, run against the production wiring
+// and checked against a small model after every step. A failure prints the seed and the shortest
+// sequence fast-check shrank it to, one readable line per step.
+
+const RUNS = Number(process.env.GPUOPS_MODEL_RUNS ?? 12);
+const SEED = process.env.GPUOPS_MODEL_SEED ? Number(process.env.GPUOPS_MODEL_SEED) : undefined;
+const PATH = process.env.GPUOPS_MODEL_PATH;
+const MAX_STEPS = Number(process.env.GPUOPS_MODEL_STEPS ?? 12);
+
+const VERBOSE = process.env.GPUOPS_MODEL_VERBOSE === '1';
+
+/** The same steps, each written to stderr as it starts when GPUOPS_MODEL_VERBOSE=1. */
+function traced<M extends object, R>(cmds: Iterable<fc.AsyncCommand<M, R>>): Iterable<fc.AsyncCommand<M, R>> {
+  if (!VERBOSE) return cmds;
+  process.stderr.write('-- a new sequence\n');
+  return [...cmds].map((c) => ({
+    check: (m: Readonly<M>) => c.check(m),
+    run: async (m: M, r: R) => {
+      process.stderr.write(`   ${String(c)}\n`);
+      await c.run(m, r);
+    },
+    toString: () => String(c),
+  }));
+}
+
+/** A fresh stack with demo-1 and demo-2 made by Ada through the bot. */
+async function freshWorld(): Promise<BotStack> {
+  const stack = await startWorld();
+  try {
+    const model = initialModel();
+    const ada = actor('ada');
+    for (const name of ['demo-1', 'demo-2']) {
+      const { response } = await stack.command(commandText('create', name), {
+        userId: ada.id,
+        channelId: REQUEST_CHANNEL,
+      });
+      if (response.status !== 200) throw new Error(`setting up ${name}: HTTP ${response.status}`);
+    }
+    await quiescent(stack);
+    await checkWorld(model, { stack });
+  } catch (err) {
+    await stack.close();
+    throw err;
+  }
+  return stack;
+}
+
+describe('the whole stack against its model', () => {
+  it('keeps every invariant over random people, doors and faults', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.commands(allCommands, { maxCommands: MAX_STEPS, size: 'max' }), async (cmds) => {
+        const stack = await freshWorld();
+        try {
+          await fc.asyncModelRun(
+            () => ({ model: initialModel(), real: { stack } satisfies Real }),
+            traced(cmds),
+          );
+        } finally {
+          await stack.close();
+        }
+      }),
+      {
+        numRuns: RUNS,
+        ...(SEED !== undefined ? { seed: SEED } : {}),
+        ...(PATH ? { path: PATH } : {}),
+        endOnFailure: false,
+        // Shrinking restarts the stack for each candidate; bound it so a failure reports in minutes.
+        interruptAfterTimeLimit: Number(process.env.GPUOPS_MODEL_TIME_LIMIT_MS ?? 20 * 60_000),
+        markInterruptAsFailure: false,
+        verbose: 1,
+        reporter: (details) => {
+          if (!details.failed) return;
+          const lines = [
+            `The model test failed. Replay: GPUOPS_MODEL_SEED=${details.seed} GPUOPS_MODEL_PATH=${details.counterexamplePath ?? ''} npm run test:model`,
+            `Shrunk sequence (${details.numShrinks} shrinks):`,
+            ...String(details.counterexample?.[0] ?? '')
+              .split(',')
+              .map((step) => `  ${step.trim()}`),
+            `What went wrong: ${details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance)}`,
+          ];
+          throw new Error(lines.join('\n'));
+        },
+      },
+    );
+  });
+});
