@@ -99,7 +99,7 @@ export async function settledFleet(stack: BotStack): Promise<Record<string, Clou
       for (const name of MACHINES) fleet[name] = [];
       for (const i of all) {
         if (i.state !== 'running' && i.state !== 'stopped') return undefined;
-        (fleet[i.name] ??= []).push(i.state);
+        fleet[i.name] = [...(fleet[i.name] ?? []), i.state];
       }
       return fleet;
     },
