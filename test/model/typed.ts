@@ -62,8 +62,11 @@ async function send(stack: BotStack, who: Actor, text: string): Promise<Outcome>
   if (reply.startsWith('Already on it')) return { kind: 'repeat', text: reply };
   if (reply.includes('needs an approval')) return { kind: 'approval', text: reply };
   if (reply !== '') return { kind: 'refused', text: reply };
+  // The post Slack took (a rate-limited attempt is recorded too, without a message).
   const mine = (c: RecordedCall) =>
-    c.body.channel === REQUEST_CHANNEL && String(c.body.text).includes(`/gpu ${text}`);
+    c.body.channel === REQUEST_CHANNEL &&
+    String(c.body.text).includes(`/gpu ${text}`) &&
+    (c.response as { ok?: boolean }).ok === true;
   const posted = await stack.slack
     .waitFor('chat.postMessage', mine, 10_000, since)
     .catch(() =>

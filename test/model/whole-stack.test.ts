@@ -84,7 +84,7 @@ describe('the whole stack against its model', () => {
             `Shrunk sequence (${details.numShrinks} shrinks):`,
             ...String(details.counterexample?.[0] ?? '')
               .split(',')
-              .map((step) => `  ${step.trim()}`),
+              .map((step) => `  ${step.replace(/\/\*replayPath=.*\*\//, '').trim()}`),
             `What went wrong: ${details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance)}`,
           ];
           throw new Error(lines.join('\n'));
