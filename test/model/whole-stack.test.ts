@@ -11,7 +11,8 @@ import { actor, quiescent, REQUEST_CHANNEL, startWorld } from './world.js';
 // and checked against a small model after every step. A failure prints the seed and the shortest
 // sequence fast-check shrank it to, one readable line per step.
 
-const RUNS = Number(process.env.GPUOPS_MODEL_RUNS ?? 12);
+// 60 runs of up to 12 steps take about three minutes on the 2-core machine (a stack each).
+const RUNS = Number(process.env.GPUOPS_MODEL_RUNS ?? 60);
 const SEED = process.env.GPUOPS_MODEL_SEED ? Number(process.env.GPUOPS_MODEL_SEED) : undefined;
 const PATH = process.env.GPUOPS_MODEL_PATH;
 const MAX_STEPS = Number(process.env.GPUOPS_MODEL_STEPS ?? 12);
