@@ -109,9 +109,23 @@ const adaOnDemo1 = fc
   .constantFrom('start', 'stop')
   .map((v) => new TypedChange('ada', v as 'start', 'demo-1', false));
 
+// Likewise an `rm` waiting for Bob, and clicks on its card, so approvals are decided often enough.
+const adaAsksRm = fc.constantFrom('demo-1', 'demo-2').map((m) => new TypedChange('ada', 'rm', m, false));
+const click = fc
+  .tuple(
+    fc.constantFrom('bob', 'bob', 'ada', 'amy', 'gus'),
+    fc.constantFrom('Approve', 'Deny'),
+    fc.nat(3),
+    fc.boolean(),
+  )
+  .map(([w, l, n, s]) => new Click(w, l as 'Approve', n, s));
+
 export const allCommands = [
   adaOnDemo1,
   adaOnDemo1,
+  adaAsksRm,
+  click,
+  click,
   fc
     .tuple(
       fc.constantFrom('ada', 'bob', 'amy'),
@@ -123,14 +137,6 @@ export const allCommands = [
   fc
     .tuple(who, fc.constantFrom('start', 'stop', 'rm', 'create'), machine)
     .map(([w, v, m]) => new TypedChange(w, v as 'start', m, false)),
-  fc
-    .tuple(
-      fc.constantFrom('bob', 'bob', 'ada', 'amy', 'gus'),
-      fc.constantFrom('Approve', 'Deny'),
-      fc.nat(3),
-      fc.boolean(),
-    )
-    .map(([w, l, n, s]) => new Click(w, l as 'Approve', n, s)),
   fc.constant(new ClockPassesExpiry()),
   fc.constant(new RedisRestarts()),
   fc

@@ -1,6 +1,6 @@
 import type fc from 'fast-check';
 import type { RecordedCall } from '../../src/devkit/fake-slack-api.js';
-import { buttonValue } from '../e2e/guardrails-kit.js';
+import { buttonsOf, buttonValue } from '../e2e/guardrails-kit.js';
 import type { BotStack } from '../support/bot-stack.js';
 import { until } from '../support/until.js';
 import {
@@ -132,7 +132,8 @@ async function apply(
     case 'approval': {
       if (want.kind !== 'approval')
         violated(`${label} went to an approver though the model expects ${want.kind}`);
-      const pending = await cardOf(real.stack, text);
+      const known = new Set([...model.pending, ...model.closed].map((p) => p.card.ts));
+      const pending = await cardOf(real.stack, text, known);
       model.seq += 1;
       model.lastAsk[machine] = model.seq;
       model.pending.push({ ...pending, text, requester: who, verb, machine, seq: model.seq });
@@ -156,13 +157,19 @@ async function apply(
 }
 
 /** The approval card for `text` (the latest) and the requester's own message. */
-async function cardOf(stack: BotStack, text: string) {
+async function cardOf(stack: BotStack, text: string, known: ReadonlySet<string>) {
+  // A card not seen before that still has its buttons (an earlier one for the same line may be closed).
   const card = await until(
     `the approval card of /gpu ${text}`,
     () =>
       stack.slack
         .messages(APPROVAL_CHANNEL)
-        .filter((m) => JSON.stringify(m.blocks ?? []).includes(`/gpu ${text}`))
+        .filter(
+          (m) =>
+            !known.has(m.ts) &&
+            JSON.stringify(m.blocks ?? []).includes(`/gpu ${text}`) &&
+            buttonsOf(m.blocks).some((b) => b.text.text === 'Approve'),
+        )
         .at(-1),
     10_000,
   );

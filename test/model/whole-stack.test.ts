@@ -11,11 +11,13 @@ import { actor, quiescent, REQUEST_CHANNEL, startWorld } from './world.js';
 // and checked against a small model after every step. A failure prints the seed and the shortest
 // sequence fast-check shrank it to, one readable line per step.
 
-// 60 runs of up to 12 steps take about three minutes on the 2-core machine (a stack each).
-const RUNS = Number(process.env.GPUOPS_MODEL_RUNS ?? 60);
+// 80 runs of up to 20 steps take about three minutes on the 2-core machine (a stack each).
+const RUNS = Number(process.env.GPUOPS_MODEL_RUNS ?? 80);
 const SEED = process.env.GPUOPS_MODEL_SEED ? Number(process.env.GPUOPS_MODEL_SEED) : undefined;
 const PATH = process.env.GPUOPS_MODEL_PATH;
-const MAX_STEPS = Number(process.env.GPUOPS_MODEL_STEPS ?? 12);
+// fast-check's record of which drawn steps ran, needed with the path to replay a shrunk sequence.
+const REPLAY = process.env.GPUOPS_MODEL_REPLAY;
+const MAX_STEPS = Number(process.env.GPUOPS_MODEL_STEPS ?? 20);
 
 const VERBOSE = process.env.GPUOPS_MODEL_VERBOSE === '1';
 
@@ -58,17 +60,24 @@ async function freshWorld(): Promise<BotStack> {
 describe('the whole stack against its model', () => {
   it('keeps every invariant over random people, doors and faults', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.commands(allCommands, { maxCommands: MAX_STEPS, size: 'max' }), async (cmds) => {
-        const stack = await freshWorld();
-        try {
-          await fc.asyncModelRun(
-            () => ({ model: initialModel(), real: { stack } satisfies Real }),
-            traced(cmds),
-          );
-        } finally {
-          await stack.close();
-        }
-      }),
+      fc.asyncProperty(
+        fc.commands(allCommands, {
+          maxCommands: MAX_STEPS,
+          size: 'max',
+          ...(REPLAY ? { replayPath: REPLAY } : {}),
+        }),
+        async (cmds) => {
+          const stack = await freshWorld();
+          try {
+            await fc.asyncModelRun(
+              () => ({ model: initialModel(), real: { stack } satisfies Real }),
+              traced(cmds),
+            );
+          } finally {
+            await stack.close();
+          }
+        },
+      ),
       {
         numRuns: RUNS,
         ...(SEED !== undefined ? { seed: SEED } : {}),
@@ -80,12 +89,12 @@ describe('the whole stack against its model', () => {
         verbose: 1,
         reporter: (details) => {
           if (!details.failed) return;
+          const shown = String(details.counterexample?.[0] ?? '');
+          const replay = /replayPath="([^"]*)"/.exec(shown)?.[1] ?? '';
           const lines = [
-            `The model test failed. Replay: GPUOPS_MODEL_SEED=${details.seed} GPUOPS_MODEL_PATH=${details.counterexamplePath ?? ''} npm run test:model`,
+            `The model test failed. Replay: GPUOPS_MODEL_SEED=${details.seed} GPUOPS_MODEL_PATH=${details.counterexamplePath ?? ''} GPUOPS_MODEL_REPLAY='${replay}' GPUOPS_MODEL_STEPS=${MAX_STEPS} npm run test:model`,
             `Shrunk sequence (${details.numShrinks} shrinks):`,
-            ...String(details.counterexample?.[0] ?? '')
-              .split(',')
-              .map((step) => `  ${step.replace(/\/\*replayPath=.*\*\//, '').trim()}`),
+            ...shown.split(',').map((step) => `  ${step.replace(/\/\*replayPath=.*\*\//, '').trim()}`),
             `What went wrong: ${details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance)}`,
           ];
           throw new Error(lines.join('\n'));
