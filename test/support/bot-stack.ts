@@ -20,7 +20,7 @@ import { type RunningSim, startSim } from '../../src/sim/start-sim.js';
 import type { SnapshotDeps } from '../../src/snapshot/take-snapshot.js';
 import type { Sealer } from '../../src/store/sealed.js';
 import type { Store } from '../../src/store/store.js';
-import { startPrivateRedis } from '../../src/sys/private-redis.js';
+import { type PrivateRedis, startPrivateRedis } from '../../src/sys/private-redis.js';
 import type { WatchDeps } from '../../src/watch/watch-deps.js';
 import type { WatchQueue } from '../../src/watch/watch-queue.js';
 import { OPEN_TEST_POLICY } from './guardrails.js';
@@ -84,6 +84,8 @@ export interface BotStackOptions {
    * to run them by hand. Without it the watchers still run, as in every worker, on the policy's periods.
    */
   readonly watch?: WatchStackOptions;
+  /** Keep the private Redis's data in an append-only file, so `redisServer.kill()`/`restart()` keeps it. */
+  readonly redisAppendOnly?: boolean;
 }
 
 /** The watchers in a stack (docs/watch.md): short intervals so tests wait for events, not minutes. */
@@ -121,6 +123,8 @@ export interface BotStack {
   readonly redis: Redis;
   /** This stack's private Redis. */
   readonly redisUrl: string;
+  /** The private redis-server itself, to kill and restart it on the same port. */
+  readonly redisServer: PrivateRedis;
   /** The environment the stack's bot was configured from: gpuops in another process reads the same. */
   env(): Record<string, string>;
   readonly log: Logger;
@@ -176,7 +180,7 @@ export async function startBotStack(options: BotStackOptions = {}): Promise<BotS
   }
   const slack = await FakeSlackApi.start({ tokens: [BOT_TOKEN], ...options.slack });
   const responses = await ResponseUrlServer.start();
-  const redisServer = await startPrivateRedis();
+  const redisServer = await startPrivateRedis({ appendOnly: options.redisAppendOnly ?? false });
   const redis = new Redis(redisServer.url, { maxRetriesPerRequest: 1 });
   const logLines: string[] = [];
   const log = options.captureLogs
@@ -282,6 +286,7 @@ export async function startBotStack(options: BotStackOptions = {}): Promise<BotS
     url,
     redis,
     redisUrl: redisServer.url,
+    redisServer,
     env: () => ({ ...env }),
     log,
     bot,

@@ -1,0 +1,152 @@
+import fc from 'fast-check';
+import { until } from '../support/until.js';
+import { runStep } from '../support/workflow-steps.js';
+import { Click, ClockPassesExpiry } from './clicks.js';
+import { checkWorld, type Model, type Real, stateAfter, violated } from './model.js';
+import { expectation, TypedChange } from './typed.js';
+import { ACTORS, actor, isOneSentence, MACHINES } from './world.js';
+
+// Faults as steps, workflow steps, and the list of every step fast-check draws from.
+
+export class RedisRestarts implements fc.AsyncCommand<Model, Real> {
+  check(): boolean {
+    return true;
+  }
+  async run(model: Model, real: Real): Promise<void> {
+    const { stack } = real;
+    await stack.redisServer.kill();
+    await stack.redisServer.restart();
+    // The bot's own readiness probe says when it reaches Redis again.
+    await until(
+      'the bot to reach Redis again',
+      async () => {
+        const res = await fetch(`http://127.0.0.1:${stack.bot.opsPort}/readyz`).catch(() => undefined);
+        const body = res ? await res.text() : '';
+        return res?.status === 200 && !/redis[^,}]*(unreachable|checking|failing)/i.test(body)
+          ? true
+          : undefined;
+      },
+      30_000,
+    );
+    await checkWorld(model, real);
+  }
+  toString(): string {
+    return 'Redis restarts';
+  }
+}
+
+export class CloudFails implements fc.AsyncCommand<Model, Real> {
+  constructor(
+    readonly operation: 'startInstance' | 'stopInstance' | 'createInstance' | 'deleteInstance',
+    readonly count: number,
+  ) {}
+  check(): boolean {
+    return true;
+  }
+  async run(_model: Model, real: Real): Promise<void> {
+    real.stack.sim.control.addFault({ operation: this.operation, status: 503, count: this.count });
+  }
+  toString(): string {
+    return `the cloud answers 503 to the next ${this.count} ${this.operation} call(s)`;
+  }
+}
+
+export class SlackLimits implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly method: 'chat.update' | 'chat.postMessage') {}
+  check(): boolean {
+    return true;
+  }
+  async run(_model: Model, real: Real): Promise<void> {
+    real.stack.slack.rateLimit(this.method, 1, 1);
+  }
+  toString(): string {
+    return `Slack answers 429 to the next ${this.method}`;
+  }
+}
+
+export class WorkflowStep implements fc.AsyncCommand<Model, Real> {
+  constructor(
+    readonly who: string,
+    readonly verb: 'start' | 'stop',
+    readonly machine: string,
+  ) {}
+  check(): boolean {
+    return true;
+  }
+  async run(model: Model, real: Real): Promise<void> {
+    const who = actor(this.who);
+    const want = expectation(model, who, this.verb, this.machine);
+    const run = await runStep(real.stack, who.id, `${this.verb}_instance`, { instance: this.machine });
+    if (run.response.status !== 200) violated(`${this} got HTTP ${run.response.status}`);
+    const end = await run.ended(30_000).catch(() => violated(`${this} never ended`));
+    const error = 'error' in end ? String((end as { error?: unknown }).error ?? '') : '';
+    if (error) {
+      if (want.kind === 'runs' && !want.noop && !/cloud|503|try again/i.test(error)) {
+        violated(`${this} was refused though the policy allows it: "${error}"`);
+      }
+      if (!isOneSentence(error)) violated(`${this} ended in more than a sentence: "${error}"`);
+    } else {
+      if (want.kind !== 'runs') violated(`${this} ran though the model expects ${want.kind}`);
+      model.machines[this.machine] = stateAfter(this.verb);
+    }
+    if (want.kind === 'runs') {
+      model.seq += 1;
+      model.lastAsk[this.machine] = model.seq;
+    }
+    await checkWorld(model, real);
+  }
+  toString(): string {
+    return `the workflow step "${this.verb} ${this.machine}" used by ${this.who}`;
+  }
+}
+
+const who = fc.constantFrom(...ACTORS.map((a) => a.name));
+const machine = fc.constantFrom(...MACHINES);
+
+// Ada starting and stopping demo-1 is drawn more often than any other step: bugs between a repeat
+// window and a request's lifecycle need the same request on the same machine a few steps apart.
+const adaOnDemo1 = fc
+  .constantFrom('start', 'stop')
+  .map((v) => new TypedChange('ada', v as 'start', 'demo-1', false));
+
+// Likewise an `rm` waiting for Bob, and clicks on its card, so approvals are decided often enough.
+const adaAsksRm = fc.constantFrom('demo-1', 'demo-2').map((m) => new TypedChange('ada', 'rm', m, false));
+const click = fc
+  .tuple(
+    fc.constantFrom('bob', 'bob', 'ada', 'amy', 'gus'),
+    fc.constantFrom('Approve', 'Deny'),
+    fc.nat(3),
+    fc.boolean(),
+  )
+  .map(([w, l, n, s]) => new Click(w, l as 'Approve', n, s));
+
+export const allCommands = [
+  adaOnDemo1,
+  adaOnDemo1,
+  adaAsksRm,
+  click,
+  click,
+  fc
+    .tuple(
+      fc.constantFrom('ada', 'bob', 'amy'),
+      fc.constantFrom('start', 'stop', 'rm', 'create'),
+      machine,
+      fc.boolean(),
+    )
+    .map(([w, v, m, d]) => new TypedChange(w, v as 'start', m, d)),
+  fc
+    .tuple(who, fc.constantFrom('start', 'stop', 'rm', 'create'), machine)
+    .map(([w, v, m]) => new TypedChange(w, v as 'start', m, false)),
+  fc.constant(new ClockPassesExpiry()),
+  fc.constant(new RedisRestarts()),
+  fc
+    .tuple(
+      fc.constantFrom('startInstance', 'stopInstance', 'createInstance', 'deleteInstance'),
+      fc.constantFrom(1, 10),
+    )
+    .map(([op, n]) => new CloudFails(op as 'startInstance', n)),
+  fc.constantFrom('chat.update', 'chat.postMessage').map((m) => new SlackLimits(m as 'chat.update')),
+  fc
+    .tuple(fc.constantFrom('ada', 'vic', 'amy'), fc.constantFrom('start', 'stop'), machine)
+    .map(([w, v, m]) => new WorkflowStep(w, v as 'start', m)),
+];
