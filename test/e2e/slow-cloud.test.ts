@@ -42,7 +42,12 @@ const CASES: Record<'A' | 'B' | 'C', readonly Case[]> = {
   B: [
     made('slowhpc', 'createSlurmCluster', /slowhpc/, 'slurm create slowhpc'),
     // In the cluster the line above made: the cases run in order.
-    made('slowpart', 'createSlurmNodePool', /slowpart/, 'slurm pool add slowhpc slowpart rtx-a5000-24gb.1x 1'),
+    made(
+      'slowpart',
+      'createSlurmNodePool',
+      /slowpart/,
+      'slurm pool add slowhpc slowpart rtx-a5000-24gb.1x 1',
+    ),
   ],
   C: [
     made('slowfs', 'createFilesystem', /slowfs/, 'fs create slowfs 100Gi'),
