@@ -85,7 +85,9 @@ export async function finalOf(stack: BotStack, channel: string, ts: string, what
       const m = stack.slack.message(channel, ts);
       return m && /^(Done|Failed|Denied|Expired)/i.test(String(m.text)) ? m : undefined;
     },
-    30_000,
+    // A job that keeps meeting cloud faults ends after six attempts with backoff of 1, 2, 4, 8 and 16 s
+    // (src/jobs/queue.ts): its final answer can come 31 s and more after the first (seed -412079481).
+    60_000,
   ).catch(() => {
     const history = (stack.slack.message(channel, ts)?.history ?? []).map((v) => `"${String(v.text)}"`);
     return violated(`${what} never ended; its message went ${history.join(', then ') || 'missing'}`);
