@@ -1,9 +1,8 @@
 import { z } from 'zod';
 import type { Operation } from '../cloud/routes.js';
-import { estimatePool } from '../pricing/cost.js';
 import type { ArgReader } from './arg-reader.js';
 import { count, isId, lookupNeed, name, page } from './schema-kit.js';
-import type { CommandCost, CostInput, Need, Reference } from './spec.js';
+import type { Need, Reference } from './spec.js';
 import { MAX_COUNT } from './value-rules.js';
 
 // What Kubernetes and Slurm subcommands share: a cluster named first, node pools added and removed
@@ -117,15 +116,3 @@ export const poolRmNeeds = (family: ClusterFamily, c: { cluster: string; pool: s
       ]),
   ...clusterNeed(family, c.cluster),
 ];
-
-export function poolCost(
-  c: { modal: true } | { modal: false; type: string; count: number },
-  { prices }: CostInput,
-): CommandCost | undefined {
-  if (c.modal) return undefined;
-  return {
-    estimate: estimatePool({ prices, type: c.type, count: c.count }),
-    adds: true,
-    label: 'while the pool runs',
-  };
-}

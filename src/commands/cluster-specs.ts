@@ -10,7 +10,6 @@ import {
   parsePoolAdd,
   parsePoolRm,
   poolAddSchema,
-  poolCost,
   poolRmNeeds,
   poolRmSchema,
 } from './cluster-kit.js';
@@ -102,13 +101,11 @@ export function sharedClusterSpecs<const F extends ClusterFamily>(family: F, wor
     operationClass: 'create',
     needs: [ops.createPool],
     creates: { what: 'node pools', list: ops.listPools, remove: ops.deletePool },
-    // The pool's type is checked against the price list as create's is, not sent to an approver unpriced.
-    refers: (c) => [
-      ...clusterRefers(family, c.cluster),
-      ...(c.modal ? [] : [{ what: 'type' as const, ref: c.type }]),
-    ],
+    // count × type running: the type is checked against the price list as create's is, and priced.
+    effects: (c) =>
+      c.modal ? {} : { launches: { type: c.type, count: c.count }, costLasts: 'while the pool runs' },
+    refers: (c) => clusterRefers(family, c.cluster),
     needsFor: (c) => clusterNeed(family, c.cluster),
-    cost: poolCost,
     form: { spec: words.poolForm, prefill: (c) => ({ cluster: c.cluster }) },
   });
   const poolRm = defineCommand({

@@ -7,10 +7,9 @@ import type { HandlerFor } from './kit/handler.js';
 import type { JobRun, Outcome } from './kit/job-run.js';
 import { handlers as metrics } from './metrics/handlers.js';
 import { handlers as projects } from './projects/handlers.js';
-import { addSpecs, type GpuCommand, type GpuCommandKind, type JobKind } from './registry.js';
+import { type AddedSpec, addSpecs, type GpuCommand, type GpuCommandKind, type JobKind } from './registry.js';
 import { handlers as schedules } from './schedules/handlers.js';
 import { handlers as slurm } from './slurm/handlers.js';
-import type { CommandSpec } from './spec.js';
 
 // Every job handler, gathered from the families. The table's type lists every kind whose spec is not
 // `direct`, so a command without a handler in its family does not compile.
@@ -36,7 +35,7 @@ const ADDED = new Map<string, AnyHandler>();
  * A family beside the built-in ones, as one of its folders would give it (its specs and its
  * handlers): see addSpecs in registry.ts for what follows from its specs.
  */
-export function addFamily<S extends CommandSpec<string, { readonly kind: string }>>(family: {
+export function addFamily<S extends AddedSpec>(family: {
   readonly specs: readonly S[];
   readonly handlers: { readonly [K in S['kind']]?: (run: JobRun, command: never) => Promise<Outcome> };
 }): void {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { specs as approvals, synonyms as approvalsSynonyms } from './approvals/specs.js';
 import { specs as audit } from './audit/specs.js';
 import { specs as catalog, synonyms as catalogSynonyms } from './catalog/specs.js';
+import { addsRunning, changesSpending, costOfEffects, effectReferences } from './effects.js';
 import { specs as filesystems, synonyms as filesystemsSynonyms } from './filesystems/specs.js';
 import type { FormSpec } from './forms/form-kit.js';
 import { FormMetadataError } from './forms/modal-metadata.js';
@@ -19,6 +20,7 @@ import {
   type CommandSpec,
   type CostInput,
   type Delivery,
+  type Effects,
   type FormPrefill,
   GROUPS,
   type GroupKey,
@@ -106,13 +108,19 @@ export const gpuCommandSchema = z.unknown().transform((value, ctx) => {
   return z.NEVER;
 }) as unknown as z.ZodType<GpuCommand>;
 
+/** A spec made with defineCommand, whatever its command type (its functions take that type only). */
+export type AddedSpec = { readonly kind: string; readonly schema: z.ZodType } & Omit<
+  CommandSpec<string, never>,
+  'kind' | 'schema'
+>;
+
 /**
  * Adds a family's specs beside the built-in ones (the registry's extension point; the tests add a
  * throwaway family through it). Everything derived per kind follows: access class, effects, price,
  * references, description, the job payload's check. Parsing typed text, help and docs/commands.md
  * list the built-in families only. A kind that exists already is a programming error.
  */
-export function addSpecs(specs: readonly CommandSpec<string, { readonly kind: string }>[]): void {
+export function addSpecs(specs: readonly AddedSpec[]): void {
   for (const spec of specs) {
     if (BY_KIND.has(spec.kind)) throw new Error(`the /gpu subcommand ${spec.kind} exists already`);
     BY_KIND.set(spec.kind, spec as unknown as LooseSpec);
@@ -187,24 +195,46 @@ export function needsOf(command: GpuCommand): Need[] {
   ];
 }
 
+/** What the command does to the fleet, as its spec declares it (nothing, for most commands). */
+export function effectsOf(command: GpuCommand): Effects {
+  return specFor(command.kind).effects?.(command) ?? {};
+}
+
+/** The existing machine the command acts on by name or id, where its effects name one. */
+export function targetOf(command: GpuCommand): string | undefined {
+  return effectsOf(command).target?.instance;
+}
+
+/** True when its price is read before it is accepted: its spec prices it, or its effects change spending. */
+export function isPriced(command: GpuCommand): boolean {
+  return specFor(command.kind).cost !== undefined || changesSpending(effectsOf(command));
+}
+
+/** True when it makes machines run (a launch, a start): it adds run rate, and may be leased. */
+export function addsRunRate(command: GpuCommand): boolean {
+  return addsRunning(effectsOf(command));
+}
+
 /**
- * The cost of a /gpu command, or undefined for one that does not change spending on machines.
- * start and stop act on an existing instance whose type the command does not carry: pass it as
- * `targetType` (from a cached listing); without it the estimate is unknown.
+ * The cost of a /gpu command, or undefined for one that does not change spending on machines: its
+ * spec's own `cost`, else what its effects give. A command acting on an existing instance does not
+ * carry its type: pass it as `targetType` (from a cached listing); without it the estimate is unknown.
  */
 export function estimateCommand(
   input: CostInput & { readonly command: GpuCommand },
 ): CommandCost | undefined {
   const { command, ...rest } = input;
-  return specFor(command.kind).cost?.(command, rest);
+  const own = specFor(command.kind).cost;
+  return own ? own(command, rest) : costOfEffects(effectsOf(command), rest);
 }
 
-/** The existing things a command names, checked before it is queued: its spec's, else its instance. */
+/**
+ * The existing things a command names, checked before it is queued: those its effects give (the
+ * machine it acts on, the type it launches), then its spec's own, each once.
+ */
 export function referencesOf(command: GpuCommand): readonly Reference[] {
-  const own = specFor(command.kind).refers;
-  if (own) return own(command);
-  const instance = (command as { instance?: unknown }).instance;
-  return typeof instance === 'string' ? [{ what: 'instance', ref: instance }] : [];
+  const all = [...effectReferences(effectsOf(command)), ...(specFor(command.kind).refers?.(command) ?? [])];
+  return all.filter((r, i) => all.findIndex((o) => o.what === r.what && o.ref === r.ref) === i);
 }
 
 /** The request as a person would type it, for messages and the job log (commands carry no secrets). */

@@ -85,6 +85,35 @@ export interface ScheduledStop {
   readonly tz: string;
 }
 
+/**
+ * What a command does to the fleet of machines, declared once by its spec (`effects`). gpuops derives
+ * from it, for every command alike: the machine checked to exist before the request is queued (and
+ * whose type prices it), the type checked to be sold, the price per hour it adds, whether it is leased,
+ * the type remembered for a machine it makes, and the run rate it adds to a budget. Nothing outside a
+ * family folder looks at a command's kind or guesses from its field names.
+ */
+export interface Effects {
+  /** The existing machine it names, by name or id, and what it does to it. */
+  readonly target?: {
+    readonly instance: string;
+    /**
+     * `starts`: its running price is added (and it is leased); `stops`: it costs its stopped price from
+     * then on; `destroys`: it costs nothing after. Absent: it reads or changes the machine's spending not.
+     */
+    readonly does?: 'starts' | 'stops' | 'destroys';
+  };
+  /** Every instance carrying this tag when it acts (a schedule's target): known only then. */
+  readonly tag?: { readonly key: string; readonly value: string };
+  /**
+   * New machines it makes run: `count` of `type` (absent: the target's type, as a clone copies it).
+   * `instance` names the one machine it makes, which is leased and whose type is remembered; a node
+   * pool's nodes have no name of their own.
+   */
+  readonly launches?: { readonly type?: string; readonly count: number; readonly instance?: string };
+  /** How long the price lasts, in a few words for the approval card (default `while it runs`). */
+  readonly costLasts?: string;
+}
+
 /** What a form prefills from the command that opened it. */
 export interface FormPrefill {
   readonly cluster?: string;
@@ -135,12 +164,17 @@ export interface CommandSpec<
     readonly list: Operation;
     readonly remove: Operation;
   };
+  /** What it does to the fleet (`Effects`): references, price, lease and run rate follow from it. */
+  readonly effects?: (command: C) => Effects;
   /**
-   * The existing things its arguments name (`Reference`). Without it, a command's `instance` field
-   * is its one reference; a command that names no existing thing declares `() => []`.
+   * The existing things its arguments name (`Reference`) besides those its effects name (the target
+   * machine, a launched type), which are checked without being listed here.
    */
   readonly refers?: (command: C) => readonly Reference[];
-  /** What it costs, for commands that change spending on machines. */
+  /**
+   * What it costs, where the price its effects give is not the whole story (a scheduled start's month);
+   * without it the price follows from `effects`.
+   */
   readonly cost?: (command: C, input: CostInput) => CommandCost | undefined;
   /**
    * `always`: it waits for an approver by default whatever it costs (the policy's `approvals.always`

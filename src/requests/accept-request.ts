@@ -1,10 +1,13 @@
+import { leasedMachine } from '../commands/effects.js';
 import { withDeadline } from '../commands/kit/with-deadline.js';
 import {
   commandPath,
+  effectsOf,
   estimateCommand,
   type GpuCommand,
   type GpuCommandKind,
   isCommandKind,
+  isPriced,
   operationClassOf,
   specFor,
 } from '../commands/registry.js';
@@ -29,7 +32,7 @@ import {
   requestParameters,
 } from './accept-kit.js';
 import { askForCatalog, checkTarget } from './check-names.js';
-import { type TargetProblem, targetInstance } from './check-target.js';
+import type { TargetProblem } from './check-target.js';
 import { type EnqueueResult, enqueueRequest, NOT_STARTED, requestJobId } from './enqueue-request.js';
 import type { AccessDeadline } from './ports.js';
 import { type Assessment, type PendingApproval, requestApproval } from './request-approval.js';
@@ -161,10 +164,11 @@ async function assess(
 ): Promise<Assessment> {
   const { policy } = guardrails;
   // A command that changes no spending (a listing, a key, a watch) needs no prices: none are read.
-  // Commands priced by the machine they act on (start, stop, a scheduled start) name it: its type is
-  // read with the price list.
-  const priced = specFor(command.kind).cost !== undefined;
-  const target = priced ? targetInstance(command) : undefined;
+  // Commands priced by the machine they act on (start, stop, a scheduled start, a copy) name it in
+  // their effects: its type is read with the price list.
+  const effects = effectsOf(command);
+  const priced = isPriced(command);
+  const target = priced ? effects.target?.instance : undefined;
   const [read, binding] = await Promise.all([
     !priced
       ? ({} as CatalogAndType)
@@ -184,8 +188,8 @@ async function assess(
     specFor(command.kind).actsAs === 'start'
       ? await withDeadline(
           stopSchedulesOn(deps.store, ctx.channelId, {
-            instance: targetInstance(command),
-            tag: 'tag' in command ? command.tag : undefined,
+            instance: effects.target?.instance,
+            tag: effects.tag,
           }),
           REDIS_MS,
           'Redis',
@@ -208,8 +212,9 @@ async function assess(
     costPerHour: cost?.adds ? cost.estimate : undefined,
   });
   const estimate = cost?.estimate;
+  // A machine it launches by name or starts is leased (a node pool's nodes have no name to stop).
   const leasing =
-    cost && (command.kind === 'create' || command.kind === 'start')
+    cost && leasedMachine(effects) !== undefined
       ? leaseFor({ policy, costPerHour: cost.estimate })
       : undefined;
   const typeEntry =

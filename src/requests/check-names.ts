@@ -1,5 +1,5 @@
 import { withDeadline } from '../commands/kit/with-deadline.js';
-import { type GpuCommand, referencesOf } from '../commands/registry.js';
+import { type GpuCommand, referencesOf, targetOf } from '../commands/registry.js';
 import type { JobContext } from '../jobs/job-data.js';
 import { jobIdFor } from '../jobs/queue.js';
 import { addSystemJob } from '../jobs/system-jobs.js';
@@ -7,7 +7,7 @@ import { readCatalog } from '../store/catalog-cache.js';
 import { instanceTypeOf } from '../store/instance-types-seen.js';
 import { listSchedules } from '../store/schedules.js';
 import { type AcceptDeps, REDIS_MS } from './accept-kit.js';
-import { mayBeNew, type TargetProblem, targetInstance, targetProblem } from './check-target.js';
+import { mayBeNew, type TargetProblem, targetProblem } from './check-target.js';
 
 // The names a request gives, checked before anything is queued or posted (docs/policy.md): from the
 // cached catalogue and the channel's schedules in Redis, with a short wait for a fresh listing when a
@@ -55,7 +55,7 @@ export async function checkTarget(
   const refs = referencesOf(command);
   if (refs.length === 0) return undefined;
   const pricing = deps.guardrails.policy.pricing;
-  const ref = targetInstance(command);
+  const ref = targetOf(command);
   const redis = <T>(p: Promise<T>) => withDeadline(p, REDIS_MS, 'Redis');
   const read = () => redis(readCatalog(deps.store, ctx.projectId));
   const [remembered, schedules, cached] = await Promise.all([

@@ -29,11 +29,6 @@ export interface TargetListings {
   readonly pricing?: PricingPolicy | undefined;
 }
 
-/** The instance a command acts on by name or id, where it has one. */
-export function targetInstance(command: GpuCommand): string | undefined {
-  return 'instance' in command && typeof command.instance === 'string' ? command.instance : undefined;
-}
-
 /** Kinds of names a listing made seconds ago may know when the cached one does not. */
 export function mayBeNew(what: TargetProblem['field']): boolean {
   return what !== 'type' && what !== 'schedule' && what !== 'channel';

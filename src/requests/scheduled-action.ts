@@ -1,4 +1,4 @@
-import type { GpuCommand } from '../commands/registry.js';
+import { addsRunRate, type GpuCommand } from '../commands/registry.js';
 import type { JobContext } from '../jobs/job-data.js';
 import { groupsInPolicy, roleOf } from '../policy/decide.js';
 import { auditFieldsOf } from '../store/audit.js';
@@ -43,7 +43,8 @@ export async function submitScheduledAction(
     requestedAt: action.firedAt,
     schedule: action.scheduleId,
   };
-  if (action.command.kind === 'start') {
+  // A start adds run rate: priced, leased and approved like a typed one.
+  if (addsRunRate(action.command)) {
     return acceptRequest(deps, action.command, ctx, action.scheduled ? { scheduled: action.scheduled } : {});
   }
   // A stop saves money: no price, no approval, no lease; the role is still checked.

@@ -1,12 +1,14 @@
+import { launchedType } from '../commands/effects.js';
 import type { JobRun, Outcome } from '../commands/kit/job-run.js';
+import { effectsOf } from '../commands/registry.js';
 import { stepAuditParameters } from '../jobs/job-data.js';
 import { auditFieldsOf } from '../store/audit.js';
-import { rememberInstanceType } from '../store/instance-types-seen.js';
+import { catalogAndTypeOf, rememberInstanceType } from '../store/instance-types-seen.js';
 import { startLease } from './lease-jobs.js';
 import type { WorkerDeps } from './worker-deps.js';
 
 // What processJob tells the guardrails: each job start and outcome goes to the audit trail, and a
-// finished create or start may begin a lease. None of it may fail a job whose work is done: problems
+// job that launched or started a machine may begin a lease. None of it may fail a job whose work is done: problems
 // are logged.
 
 /** Appends a job start or outcome to the audit trail. */
@@ -44,16 +46,10 @@ export async function auditJob(
 
 /** After a job's work is done: remember what it made, start its lease; the outcome may gain a line. */
 export async function afterJobDone(run: JobRun<WorkerDeps>, outcome: Outcome): Promise<Outcome> {
-  const { data, deps } = run;
-  const command = data.command;
-  if (command.kind === 'create' && !command.modal) {
-    await rememberInstanceType(
-      deps.store,
-      data.ctx.projectId ?? deps.defaultProjectId,
-      command.name,
-      command.type,
-    ).catch((err: unknown) => deps.log.warn({ err }, 'could not remember an instance type'));
-  }
+  const { deps } = run;
+  await rememberLaunched(run).catch((err: unknown) =>
+    deps.log.warn({ err }, 'could not remember an instance type'),
+  );
   try {
     const lease = await startLease(run);
     return lease ? { ...outcome, detail: `${outcome.detail} ${lease}` } : outcome;
@@ -61,4 +57,21 @@ export async function afterJobDone(run: JobRun<WorkerDeps>, outcome: Outcome): P
     deps.log.error({ err, jobId: run.job.id }, 'could not start the lease of a machine');
     return outcome;
   }
+}
+
+/**
+ * The type of the machine a job launched by name (its spec's effects), so that a start or a check
+ * right after it knows the machine before the next listing does. A copy has its source's type.
+ */
+async function rememberLaunched(run: JobRun<WorkerDeps>): Promise<void> {
+  const { data, deps } = run;
+  const effects = effectsOf(data.command);
+  const name = effects.launches?.instance;
+  if (name === undefined) return;
+  const projectId = data.ctx.projectId ?? deps.defaultProjectId;
+  const source = effects.target?.instance;
+  const targetType =
+    source !== undefined ? (await catalogAndTypeOf(deps.store, projectId, source)).type : undefined;
+  const type = launchedType(effects, targetType);
+  if (type !== undefined) await rememberInstanceType(deps.store, projectId, name, type);
 }

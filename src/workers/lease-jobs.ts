@@ -1,15 +1,17 @@
 import { leaseEnded, leaseReminder } from '../commands/approvals/lease-messages.js';
 import { plainDate } from '../commands/approvals/render.js';
+import { leasedMachine } from '../commands/effects.js';
 import { type CommandJobData, commandJobDataSchema } from '../commands/job-payload.js';
 import type { JobRun } from '../commands/kit/job-run.js';
-import { describeCommand } from '../commands/registry.js';
+import { describeCommand, effectsOf } from '../commands/registry.js';
 import { scheduleLease } from '../jobs/guardrail-jobs.js';
 import type { LeaseJobData } from '../jobs/job-data.js';
 import { SYSTEM_ACTOR } from '../store/approvals.js';
 import type { Lease } from '../store/leases.js';
 import type { WorkerDeps } from './worker-deps.js';
 
-// Leases on the worker side (docs/policy.md, "Lease"): a create or start job whose request carried
+// Leases on the worker side (docs/policy.md, "Lease"): a job that launches or starts a machine (its
+// spec's effects) whose request carried
 // lease terms starts the lease when it is done; the reminder DMs the owner an Extend button; at the
 // stop time a normal `stop` job is queued, exactly as if someone had typed `/gpu stop`.
 
@@ -22,15 +24,15 @@ export async function startLease(run: JobRun<WorkerDeps>): Promise<string | unde
   const guardrails = deps.guardrails;
   const terms = data.lease;
   const command = data.command;
-  if (!terms || !deps.queue) return undefined;
-  if (command.kind !== 'create' && command.kind !== 'start') return undefined;
-  if (command.kind === 'create' && command.modal) return undefined;
+  // The machine its effects launch by name or start; a request carries terms only when there is one.
+  const instance = leasedMachine(effectsOf(command));
+  if (!terms || !deps.queue || instance === undefined) return undefined;
   const now = run.now();
   const projectId = data.ctx.projectId ?? deps.defaultProjectId;
   const { lease } = await guardrails.leases.start({
     id: run.job.id!,
     owner: data.ctx.userId,
-    instance: command.kind === 'create' ? command.name : command.instance,
+    instance,
     teamId: data.ctx.teamId,
     channelId: data.ctx.channelId,
     ...(projectId ? { projectId } : {}),

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { checkImageRef, DEFAULT_IMAGE, toImageRef } from '../../cloud/rules.js';
-import { estimateMachines, type UnknownCost } from '../../pricing/cost.js';
 import { type ArgReader, shown } from '../arg-reader.js';
 import { createInstanceForm } from '../forms/create-instance-modal.js';
 import { isId, lookupNeed, modal, name, onName, paged, pagedNoArgs, ruled, tags } from '../schema-kit.js';
@@ -8,11 +7,6 @@ import { defineCommand } from '../spec.js';
 import { checkTagKey, checkTagValue } from '../value-rules.js';
 
 const INSTANCE = 'the instance name or id';
-
-const unknownType = (what: string): UnknownCost => ({
-  known: false,
-  reason: `the type of ${what} is not known yet, so its price cannot be worked out`,
-});
 
 const ls = defineCommand({
   kind: 'ls',
@@ -41,6 +35,7 @@ const show = defineCommand({
   operationClass: 'read',
   needs: ['getInstance'],
   needsFor: (c) => lookupNeed(c.instance, 'listInstances', 'instance'),
+  effects: (c) => ({ target: { instance: c.instance } }),
 });
 
 export const createArgsSchema = z.object({
@@ -102,14 +97,9 @@ const create = defineCommand({
   operationClass: 'create',
   needs: ['createInstance'],
   creates: { what: 'instances', list: 'listInstances', remove: 'deleteInstance' },
-  // The new machine's name is not looked up: its type must be sold, its filesystems must exist.
-  refers: (c) =>
-    c.modal
-      ? []
-      : [
-          { what: 'type', ref: c.type },
-          ...c.filesystems.map((fs) => ({ what: 'filesystem' as const, ref: fs })),
-        ],
+  // One machine of its type, under a new name (not looked up): the type must be sold, and it is leased.
+  effects: (c) => (c.modal ? {} : { launches: { type: c.type, count: 1, instance: c.name } }),
+  refers: (c) => (c.modal ? [] : c.filesystems.map((fs) => ({ what: 'filesystem' as const, ref: fs }))),
   needsFor(c) {
     if (c.modal || c.filesystems.length === 0) return [];
     return [
@@ -129,10 +119,6 @@ const create = defineCommand({
         : []),
     ];
   },
-  cost: (c, { prices }) =>
-    c.modal
-      ? undefined
-      : { estimate: estimateMachines({ prices, type: c.type }), adds: true, label: 'while it runs' },
   form: { spec: createInstanceForm },
   notes:
     "`--image` takes a bare image name (`ubuntu22.04`) or a full reference (`image://ubuntu22.04`); without it the cloud's default image is used. `--preemptible` and `--ephemeral` are switches (`--preemptible=false` is accepted too). `--fs` and `--tag` may repeat; a filesystem named twice is attached once, a tag key given twice is an error.",
@@ -150,11 +136,7 @@ const start = defineCommand({
   operationClass: 'operate',
   needs: ['startInstance'],
   needsFor: (c) => lookupNeed(c.instance, 'listInstances', 'instance'),
-  cost: (c, { prices, targetType }) => ({
-    estimate: targetType ? estimateMachines({ prices, type: targetType }) : unknownType(c.instance),
-    adds: true,
-    label: 'while it runs',
-  }),
+  effects: (c) => ({ target: { instance: c.instance, does: 'starts' } }),
 });
 
 const stop = defineCommand({
@@ -169,13 +151,7 @@ const stop = defineCommand({
   operationClass: 'operate',
   needs: ['stopInstance'],
   needsFor: (c) => lookupNeed(c.instance, 'listInstances', 'instance'),
-  cost: (c, { prices, targetType }) => ({
-    estimate: targetType
-      ? estimateMachines({ prices, type: targetType, state: 'stopped' })
-      : unknownType(c.instance),
-    adds: false,
-    label: 'while it stays stopped',
-  }),
+  effects: (c) => ({ target: { instance: c.instance, does: 'stops' } }),
 });
 
 const rm = defineCommand({
@@ -190,6 +166,7 @@ const rm = defineCommand({
   operationClass: 'destroy',
   needs: ['deleteInstance'],
   needsFor: (c) => lookupNeed(c.instance, 'listInstances', 'instance'),
+  effects: (c) => ({ target: { instance: c.instance, does: 'destroys' } }),
 });
 
 export const specs = [ls, show, create, start, stop, rm] as const;

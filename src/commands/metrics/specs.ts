@@ -13,6 +13,7 @@ const metrics = defineCommand({
   summary: 'chart of GPU use of an instance over a range (default 1h)',
   example: '/gpu metrics train-01 --range 6h',
   schema: z.object({ kind: z.literal('metrics'), instance: name, rangeSeconds: range }),
+  effects: (c) => ({ target: { instance: c.instance } }),
   // `/gpu metrics <instance>` sits beside `/gpu metrics query`: any other word is the instance.
   freeWords: true,
   parse(r: ArgReader) {

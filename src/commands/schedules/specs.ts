@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { type CostEstimate, estimateMachines, formatUsd } from '../../pricing/cost.js';
 import { type ArgReader, shown } from '../arg-reader.js';
 import { lookupNeed, name, onName, ruled, simple } from '../schema-kit.js';
-import { type CommandCost, type CostInput, defineCommand, type Need } from '../spec.js';
+import { type CommandCost, type CostInput, defineCommand, type Effects, type Need } from '../spec.js';
 import { checkTagKey, checkTagValue, TAG_KEY_RULE, TAG_VALUE_RULE } from '../value-rules.js';
 import {
   canonicalTimeZone,
@@ -82,6 +82,10 @@ function targetNeeds(c: ScheduleCommand): Need[] {
   return [{ requirement: 'listInstances', hint: 'Schedule one instance by its id instead of a tag.' }];
 }
 
+// The firing starts or stops the target; making the schedule changes no machine yet.
+const scheduleEffects = (c: ScheduleCommand): Effects =>
+  c.instance !== undefined ? { target: { instance: c.instance } } : c.tag ? { tag: c.tag } : {};
+
 const describe = (action: string) => (c: ScheduleCommand) =>
   `/gpu schedule ${action} ${targetText(c)} ${c.when}${c.tz ? ` --tz ${c.tz}` : ''}`;
 
@@ -136,6 +140,7 @@ const scheduleStart = defineCommand({
   actsAs: 'start',
   needs: ['startInstance'],
   needsFor: targetNeeds,
+  effects: scheduleEffects,
   cost: scheduledStartCost,
   describe: describe('start'),
 });
@@ -153,6 +158,7 @@ const scheduleStop = defineCommand({
   actsAs: 'stop',
   needs: ['stopInstance'],
   needsFor: targetNeeds,
+  effects: scheduleEffects,
   describe: describe('stop'),
   notes: NOTES,
 });
