@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { GPU_COMMAND_KINDS } from '../../src/commands/registry.js';
 
 // Command specs, the parser, help and forms are pure: no I/O, no Slack SDK beyond its types, and from
 // the cloud layer only its route data and rules. Only a family's handlers (handlers.ts) and direct
@@ -45,6 +46,32 @@ describe('src/commands specs, parser and forms', () => {
       }
       if (/\bprocess\.env\b|\bfetch\(|['"]node:/.test(source))
         offending.push(`${name} touches the environment or I/O`);
+    }
+    expect(offending).toEqual([]);
+  });
+});
+
+// What a command does is declared in its spec (its effects, cost, class…); code outside a family
+// folder reads the declaration and never tests which command it holds.
+const SRC = join(import.meta.dirname, '../../src');
+const FAMILY = /^commands\/[a-z0-9-]+\//;
+
+describe('outside the family folders', () => {
+  it("no file tests a command's kind", () => {
+    const kinds = new Set<string>(GPU_COMMAND_KINDS);
+    const offending: string[] = [];
+    for (const file of walk(SRC)) {
+      const name = relative(SRC, file);
+      if (FAMILY.test(name)) continue;
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .forEach((line, i) => {
+          const byName = /\bcommand\??\.kind\s*[!=]==/.test(line);
+          const byValue = [...line.matchAll(/\.kind\s*[!=]==\s*['"]([^'"]+)['"]/g)].some((m) =>
+            kinds.has(m[1]!),
+          );
+          if (byName || byValue) offending.push(`${name}:${i + 1}: ${line.trim()}`);
+        });
     }
     expect(offending).toEqual([]);
   });

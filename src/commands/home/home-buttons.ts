@@ -16,6 +16,10 @@ export const HOME_RUNS = {
 } as const;
 export type HomeRun = keyof typeof HOME_RUNS;
 
+/** True when `command` is the one a Home button of `run` makes: a value edited by hand is not. */
+export const isHomeRun = (run: HomeRun, command: { readonly kind: string }): boolean =>
+  command.kind === HOME_RUNS[run];
+
 export const homeActionId = (run: HomeRun): string => `${HOME_ACTION_PREFIX}${run}`;
 
 const valueSchema = z.object({

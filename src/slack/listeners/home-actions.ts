@@ -4,9 +4,9 @@ import { unavailableIn } from '../../commands/availability.js';
 import { formatParseError } from '../../commands/help.js';
 import {
   HOME_ACTION_PREFIX,
-  HOME_RUNS,
   type HomeButtonValue,
   type HomeRun,
+  isHomeRun,
   readHomeButton,
 } from '../../commands/home/home-buttons.js';
 import { withDeadline } from '../../commands/kit/with-deadline.js';
@@ -84,7 +84,7 @@ async function runFromHome(
   const parsed = parseCommand(value.t);
   if (!parsed.ok) return formatParseError(parsed.error);
   const command = parsed.command;
-  if (command.kind !== HOME_RUNS[run]) return 'That button is not one gpuops made; nothing was done.';
+  if (!isHomeRun(run, command)) return 'That button is not one gpuops made; nothing was done.';
   const missing = unavailableIn(command, deps.shape, deps.routes);
   if (missing) return missing;
   const binding = await withDeadline(deps.store.projectOf(value.c), 1_500, 'Redis');
