@@ -1,6 +1,6 @@
 import { ArgReader, CommandError, type GrammarIndex, type ParseError, shown } from './arg-reader.js';
 import {
-  COMMANDS,
+  allSpecs,
   commandPath,
   type GpuCommand,
   gpuCommandSchema,
@@ -8,6 +8,7 @@ import {
   SPECS_IN_HELP_ORDER,
   SYNONYMS,
   specFor,
+  specsRevision,
 } from './registry.js';
 import { unescapeSlackText } from './slack-text.js';
 import { nearestWord } from './suggest.js';
@@ -23,12 +24,12 @@ export type ParseResult = { ok: true; command: GpuCommand } | { ok: false; error
 interface WordNode {
   readonly children: Map<string, WordNode>;
   /** The spec whose reader takes over here (the first one whose words end here and that reads). */
-  reader?: (typeof COMMANDS)[number];
+  reader?: ReturnType<typeof allSpecs>[number];
 }
 
 function buildTree(): WordNode {
   const root: WordNode = { children: new Map() };
-  for (const spec of COMMANDS) {
+  for (const spec of allSpecs()) {
     let node = root;
     for (const word of commandPath(spec.kind).split(' ')) {
       let child = node.children.get(word);
@@ -43,12 +44,24 @@ function buildTree(): WordNode {
   return root;
 }
 
-const TREE = buildTree();
+let TREE = buildTree();
 
 /** Top-level words in the order help lists them. */
-export const TOP_WORDS: readonly string[] = [
-  ...new Set(SPECS_IN_HELP_ORDER.map((spec) => commandPath(spec.kind).split(' ')[0]!)),
-];
+export const TOP_WORDS: readonly string[] = [];
+
+const topWords = () => [...new Set(SPECS_IN_HELP_ORDER.map((spec) => commandPath(spec.kind).split(' ')[0]!))];
+(TOP_WORDS as string[]).push(...topWords());
+let builtAt = specsRevision();
+
+/** Rebuilds the word tree and the top words after a family was added (registry.ts, addSpecs). */
+function current(): WordNode {
+  if (builtAt !== specsRevision()) {
+    TREE = buildTree();
+    (TOP_WORDS as string[]).splice(0, TOP_WORDS.length, ...topWords());
+    builtAt = specsRevision();
+  }
+  return TREE;
+}
 
 const GRAMMAR: GrammarIndex = {
   usageOf: (kind) => specFor(kind),
@@ -96,7 +109,7 @@ function parseWords(r: ArgReader, cursor: WordCursor): GpuCommand {
   // A pasted `/gpu` before the subcommand is ignored.
   while (first !== null && first.value.toLowerCase() === '/gpu') first = cursor.next();
   const top = first?.value.toLowerCase() ?? 'help';
-  let node: WordNode | undefined = TREE.children.get(HELP_WORDS.has(top) ? 'help' : top);
+  let node: WordNode | undefined = current().children.get(HELP_WORDS.has(top) ? 'help' : top);
   if (!node) return unknownTop(r, first!.value);
   let path = HELP_WORDS.has(top) ? 'help' : top;
   while (node.children.size > 0) {

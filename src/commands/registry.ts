@@ -28,6 +28,7 @@ import {
   type OperationClass,
   type Reference,
 } from './spec.js';
+import { typedFields } from './typed-fields.js';
 import { specs as waitlist } from './waitlist/specs.js';
 import { specs as watch } from './watch/specs.js';
 
@@ -82,7 +83,12 @@ export type DirectKind = Exclude<GpuCommandKind, JobKind>;
 /** The command of one kind, e.g. `CommandOf<'ls'>`. */
 export type CommandOf<K extends GpuCommandKind> = Extract<GpuCommand, { kind: K }>;
 
-export const GPU_COMMAND_KINDS: readonly GpuCommandKind[] = COMMANDS.map((s) => s.kind);
+/**
+ * Every kind: the built-in ones in registry order, then those addSpecs added. The lists derived from
+ * the specs below are kept up to date in place as specs are added, so help, the parser and the
+ * availability checks see an added family too.
+ */
+export const GPU_COMMAND_KINDS: readonly GpuCommandKind[] = [];
 
 const BUILT_IN_SCHEMA = z.discriminatedUnion(
   'kind',
@@ -94,6 +100,9 @@ type LooseSpec = CommandSpec<GpuCommandKind, { readonly kind: GpuCommandKind }>;
 const BY_KIND = new Map<string, LooseSpec>((COMMANDS as readonly LooseSpec[]).map((s) => [s.kind, s]));
 /** Specs added at run time by addSpecs, each checked by its own schema. */
 const ADDED = new Map<string, LooseSpec>();
+/** Every spec: the built-in ones, then the added ones in the order they came. */
+const ALL: LooseSpec[] = [...(COMMANDS as readonly LooseSpec[])];
+let revision = 0;
 
 /**
  * The schema of every command: job payloads and forms are checked against it too. A kind added with
@@ -116,16 +125,32 @@ export type AddedSpec = { readonly kind: string; readonly schema: z.ZodType } & 
 
 /**
  * Adds a family's specs beside the built-in ones (the registry's extension point; the tests add a
- * throwaway family through it). Everything derived per kind follows: access class, effects, price,
- * references, description, the job payload's check. Parsing typed text, help and docs/commands.md
- * list the built-in families only. A kind that exists already is a programming error.
+ * throwaway family through it). Everything derived from specs follows, as for a built-in family: the
+ * words typed and their suggestions, help, access class, availability, effects, price, references,
+ * description, the job payload's check. A kind or words that exist already are a programming error.
  */
 export function addSpecs(specs: readonly AddedSpec[]): void {
   for (const spec of specs) {
     if (BY_KIND.has(spec.kind)) throw new Error(`the /gpu subcommand ${spec.kind} exists already`);
+    const words = spec.words ?? spec.kind.replaceAll('.', ' ');
+    if (spec.parse && ALL.some((s) => s.parse && commandPath(s.kind) === words)) {
+      throw new Error(`the words /gpu ${words} are another subcommand's already`);
+    }
     BY_KIND.set(spec.kind, spec as unknown as LooseSpec);
     ADDED.set(spec.kind, spec as unknown as LooseSpec);
+    ALL.push(spec as unknown as LooseSpec);
   }
+  refreshDerived();
+}
+
+/** Every spec, added ones included, in registry order (help order is SPECS_IN_HELP_ORDER). */
+export function allSpecs(): readonly LooseSpec[] {
+  return ALL;
+}
+
+/** Changes each time specs are added, so a table built from them (the parser's) knows to rebuild. */
+export function specsRevision(): number {
+  return revision;
 }
 
 export function isCommandKind(kind: string): kind is GpuCommandKind {
@@ -148,22 +173,15 @@ export function commandPath(kind: string): string {
 }
 
 /** Help topics: every command path and every leading part of one (`k8s`, `k8s pool`). */
-export const HELP_TOPICS: readonly string[] = [
-  ...new Set(
-    GPU_COMMAND_KINDS.flatMap((kind) => {
-      const words = commandPath(kind).split(' ');
-      return words.map((_, i) => words.slice(0, i + 1).join(' '));
-    }),
-  ),
-];
+export const HELP_TOPICS: readonly string[] = [];
 
 /** The specs of one help section, in registry order. */
 export function specsOfGroup(group: GroupKey): readonly LooseSpec[] {
-  return (COMMANDS as readonly LooseSpec[]).filter((s) => s.group === group);
+  return ALL.filter((s) => s.group === group);
 }
 
 /** Every spec in the order help lists them (grouped by section). */
-export const SPECS_IN_HELP_ORDER: readonly LooseSpec[] = GROUPS.flatMap((g) => specsOfGroup(g.key));
+export const SPECS_IN_HELP_ORDER: readonly LooseSpec[] = [];
 
 export function deliveryOf(kind: GpuCommandKind): Delivery {
   return specFor(kind).delivery;
@@ -174,9 +192,7 @@ export function operationClassOf(kind: GpuCommandKind): OperationClass {
 }
 
 /** Kinds that wait for an approver by default: every destroying kind, and those whose spec says so. */
-export const ALWAYS_APPROVED_KINDS: readonly GpuCommandKind[] = GPU_COMMAND_KINDS.filter(
-  (k) => operationClassOf(k) === 'destroy' || specFor(k).approval === 'always',
-);
+export const ALWAYS_APPROVED_KINDS: readonly GpuCommandKind[] = [];
 
 /** Kinds of one class, in registry order. */
 export function kindsOfClass(cls: OperationClass): GpuCommandKind[] {
@@ -237,35 +253,68 @@ export function referencesOf(command: GpuCommand): readonly Reference[] {
   return all.filter((r, i) => all.findIndex((o) => o.what === r.what && o.ref === r.ref) === i);
 }
 
-/** The request as a person would type it, for messages and the job log (commands carry no secrets). */
+/** The fields of each kind typed as its arguments (`typedFields`), read once from its spec. */
+const TYPED = new Map<string, readonly string[]>();
+
+/**
+ * The request as a person would type it, for messages and the job log (commands carry no secrets):
+ * its spec's own `describe`, else its words and the values of the fields its usage's placeholders
+ * hold (`typedFields`), and the page of a paged list. Flags and free text are left out.
+ */
 export function describeCommand(command: GpuCommand): string {
-  const own = specFor(command.kind).describe?.(command);
+  const spec = specFor(command.kind);
+  const own = spec.describe?.(command);
   if (own !== undefined) return own;
-  const c = command as Record<string, unknown>;
-  const words = [`/gpu ${commandPath(command.kind)}`];
-  for (const field of [
-    'cluster',
-    'instance',
-    'name',
-    'id',
-    'project',
-    'type',
-    'version',
-    'size',
-    'pool',
-    'user',
-  ]) {
-    const value = c[field];
-    if (typeof value === 'string') words.push(value);
+  const path = commandPath(command.kind);
+  let fields = TYPED.get(command.kind);
+  if (!fields) {
+    const reader = spec.parse ?? ALL.find((s) => s.parse && commandPath(s.kind) === path)?.parse;
+    fields = typedFields(spec, path, reader);
+    TYPED.set(command.kind, fields);
   }
-  if (typeof c.count === 'number') words.push(String(c.count));
-  if (typeof c.page === 'number') words.push(`--page ${c.page}`);
-  return words.join(' ');
+  const c = command as Record<string, unknown>;
+  const values = fields.map((f) => c[f]).filter((v) => typeof v === 'string' || typeof v === 'number');
+  // The paged-list kit's flag: the page buttons carry this text, and the listener parses it back.
+  const page = typeof c.page === 'number' ? [`--page ${c.page}`] : [];
+  return [`/gpu ${path}`, ...values.map(String), ...page].join(' ');
 }
 
 /** Kinds that open a form when typed without arguments: each form's kind is its command's. */
 export type FormKind = GpuCommandKind;
-export const FORM_KINDS: readonly FormKind[] = GPU_COMMAND_KINDS.filter((k) => specFor(k).form !== undefined);
+export const FORM_KINDS: readonly FormKind[] = [];
+
+/** Puts `items` in place of what `list` held: the exported lists keep their identity. */
+function fill<T>(list: readonly T[], items: readonly T[]): void {
+  (list as T[]).splice(0, list.length, ...items);
+}
+
+/** Derives the registry's lists from every spec, at load and each time specs are added. */
+function refreshDerived(): void {
+  const kinds = ALL.map((s) => s.kind);
+  fill(GPU_COMMAND_KINDS, kinds);
+  fill(HELP_TOPICS, [
+    ...new Set(
+      kinds.flatMap((kind) => {
+        const words = commandPath(kind).split(' ');
+        return words.map((_, i) => words.slice(0, i + 1).join(' '));
+      }),
+    ),
+  ]);
+  fill(
+    SPECS_IN_HELP_ORDER,
+    GROUPS.flatMap((g) => specsOfGroup(g.key)),
+  );
+  fill(
+    ALWAYS_APPROVED_KINDS,
+    kinds.filter((k) => operationClassOf(k) === 'destroy' || specFor(k).approval === 'always'),
+  );
+  fill(
+    FORM_KINDS,
+    kinds.filter((k) => specFor(k).form !== undefined),
+  );
+  revision++;
+}
+refreshDerived();
 
 /**
  * The form of a kind: what the listener opens, and what a submission or the catalogue job looks up.

@@ -77,6 +77,8 @@ const query = defineCommand({
   delivery: 'channel',
   operationClass: 'read',
   needs: [],
+  // The expression is free text (quotes, backticks, many words): messages name the command alone.
+  describe: () => '/gpu metrics query',
   notes:
     'The PromQL expression of `/gpu metrics query` is the raw rest of the line: quotes, braces and comparison operators reach Prometheus as typed (Slack\'s `&gt;`/`&lt;`/`&amp;` are decoded and smart quotes become straight ones). `--range` may come before or after it. Because `query` is a keyword here, an instance literally named `query` cannot be charted by name; use its id. Every selector of the expression is limited to the channel\'s project (`project_id="<project>"`, label set by `METRICS_PROJECT_LABEL`) before it is sent; an expression gpuops cannot read, or one with its own matcher on that label for another project, is refused (docs/metrics.md).',
 });
