@@ -186,7 +186,10 @@ export interface CommandSpec<
    * role too, so a schedule never does what its owner may not do now.
    */
   readonly actsAs?: string;
-  /** The request as a person would type it, where the generic description misses a value. */
+  /**
+   * The request as a person would type it, where the one derived from the usage line and example
+   * (its words and the values its `<placeholders>` hold: registry.ts, describeCommand) is not.
+   */
   readonly describe?: (command: C) => string;
   /** A paragraph for docs/commands.md under the section's table (Markdown). */
   readonly notes?: string;
