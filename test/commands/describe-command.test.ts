@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { addFamily } from '../../src/commands/handlers.js';
 import { parseCommand } from '../../src/commands/parse-command.js';
-import { describeCommand, type GpuCommand } from '../../src/commands/registry.js';
+import { COMMANDS, describeCommand, type GpuCommand } from '../../src/commands/registry.js';
 import { handlers } from '../fixtures/clone-family/handlers.js';
 import { specs } from '../fixtures/clone-family/specs.js';
 
@@ -93,6 +93,16 @@ const BUILT_IN: readonly (readonly [string, string])[] = [
 describe('how a request is described', () => {
   it.each(BUILT_IN)('/gpu %s reads "%s"', (typed, expected) => {
     expect(described(typed)).toBe(expected);
+  });
+
+  it('has a line for every built-in subcommand, so a new one is described on purpose', () => {
+    const kinds = new Set(
+      BUILT_IN.map(([typed]) => {
+        const parsed = parseCommand(typed);
+        return parsed.ok ? parsed.command.kind : typed;
+      }),
+    );
+    expect(COMMANDS.map((s) => s.kind).filter((k) => !kinds.has(k))).toEqual([]);
   });
 
   it('describes a command whose fields are not named like any other command’s as it was typed', () => {
