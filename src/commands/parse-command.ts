@@ -44,7 +44,7 @@ function buildTree(): WordNode {
   return root;
 }
 
-let TREE = buildTree();
+let tree = buildTree();
 
 /** Top-level words in the order help lists them. */
 export const TOP_WORDS: readonly string[] = [];
@@ -56,11 +56,11 @@ let builtAt = specsRevision();
 /** Rebuilds the word tree and the top words after a family was added (registry.ts, addSpecs). */
 function current(): WordNode {
   if (builtAt !== specsRevision()) {
-    TREE = buildTree();
+    tree = buildTree();
     (TOP_WORDS as string[]).splice(0, TOP_WORDS.length, ...topWords());
     builtAt = specsRevision();
   }
-  return TREE;
+  return tree;
 }
 
 const GRAMMAR: GrammarIndex = {
