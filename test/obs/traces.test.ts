@@ -1,0 +1,153 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config.js';
+import { ed25519PublicKey } from '../cloud/ssh-key-fixtures.js';
+import { channelRequest, finalMessage } from '../e2e/answers.js';
+import { OtlpReceiver, type ReceivedSpan } from '../fakes/otlp-receiver.js';
+import { BOT_TOKEN, type BotStack, SIGNING_SECRET, startBotStack } from '../support/bot-stack.js';
+
+// OpenTelemetry traces through the real stack (docs/operations.md, "Traces"): a signed `/gpu create`
+// goes from the Slack request through the accept step, BullMQ (the trace crosses Redis in the job),
+// the handler and its cloud and Slack calls to the answer, and a small OTLP/HTTP collector receives
+// one tree of spans. No attribute anywhere carries a secret or what was typed.
+
+const COLLECTOR_KEY = 'collector-key-4f9a1c';
+const INSTANCE = 'train-otel';
+
+describe('traces across the queue', () => {
+  let receiver: OtlpReceiver;
+  let stack: BotStack | undefined;
+  const sshKey = ed25519PublicKey('ada@traced-laptop');
+  let secrets: string[];
+  let createJobId: string;
+  let createTraceparent: string;
+
+  beforeAll(async () => {
+    receiver = await OtlpReceiver.start();
+    stack = await startBotStack({
+      env: {
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_EXPORTER_OTLP_HEADERS: `x-collector-key=${COLLECTOR_KEY}`,
+        OTEL_SERVICE_NAME: 'gpuops-traced',
+      },
+    });
+    secrets = [
+      BOT_TOKEN,
+      SIGNING_SECRET,
+      stack.sim.info.cloudToken,
+      stack.sim.info.platformApiKey,
+      COLLECTOR_KEY,
+      sshKey.split(' ')[1]!,
+      'ada@traced-laptop',
+      INSTANCE,
+    ];
+    // A create and a key added: the key is typed, the create names a machine; neither may reach a span.
+    const createTs = await channelRequest(stack, `create ${INSTANCE} h100-hgx-80gb.1x`);
+    expect((await finalMessage(stack, createTs, 'Done')).text).toMatch(/train-otel is running at/);
+    const keyTs = await channelRequest(stack, `keys add laptop ${sshKey}`);
+    expect((await finalMessage(stack, keyTs, 'Done')).text).toContain('Added SSH key laptop');
+    const job = (await stack.queue.getJobs(['completed'])).find((j) => j?.name === 'create')!;
+    createJobId = job.id!;
+    createTraceparent = String(JSON.parse(job.opts.telemetry?.metadata ?? '{}').traceparent);
+    // Stopping the bot sends the spans still buffered.
+    await stack.close();
+    stack = undefined;
+  });
+  afterAll(async () => {
+    await stack?.close();
+    await receiver?.close();
+  });
+
+  const named = (name: string) => receiver.spans.filter((s) => s.name === name);
+  const parentOf = (s: ReceivedSpan) => receiver.spans.find((p) => p.spanId === s.parentSpanId);
+  const ancestors = (s: ReceivedSpan): ReceivedSpan[] => {
+    const up = parentOf(s);
+    return up ? [up, ...ancestors(up)] : [];
+  };
+  const under = (child: ReceivedSpan, parent: ReceivedSpan) => ancestors(child).includes(parent);
+
+  it('makes one trace of a create: Slack request, accept, the job across the queue, handler, cloud and Slack calls, answer', () => {
+    expect(receiver.unexpected).toEqual([]);
+    const accept = named('gpuops.accept').find((s) => s.attributes['gpuops.command.kind'] === 'create');
+    expect(
+      accept,
+      `spans received: ${[...new Set(receiver.spans.map((s) => s.name))].join(', ')}`,
+    ).toBeDefined();
+    const trace = receiver.spans.filter((s) => s.traceId === accept!.traceId);
+    const root = trace.find((s) => s.parentSpanId === undefined)!;
+    expect(root.name).toBe('gpuops.slack.command');
+    expect(root.attributes['slack.command']).toBe('/gpu');
+    expect(parentOf(accept!)).toBe(root);
+    expect(accept!.attributes).toMatchObject({
+      'gpuops.outcome': 'queued',
+      'gpuops.request.id': createJobId,
+    });
+
+    // The job, in a worker, continues the request's trace: through the context BullMQ stored in Redis.
+    expect(createTraceparent).toContain(accept!.traceId);
+    const jobSpans = named('gpuops.job create');
+    expect(jobSpans).toHaveLength(1);
+    const jobSpan = jobSpans[0]!;
+    expect(jobSpan.traceId).toBe(root.traceId);
+    expect(under(jobSpan, root)).toBe(true);
+    expect(under(jobSpan, accept!)).toBe(true);
+    expect(ancestors(jobSpan).map((s) => s.name)).toContain('process gpuops');
+    expect(jobSpan.attributes).toMatchObject({ 'gpuops.job.id': createJobId, 'gpuops.outcome': 'done' });
+
+    const handler = trace.find((s) => s.name === 'gpuops.handler create')!;
+    expect(parentOf(handler)).toBe(jobSpan);
+    // The job's cloud calls are the handler's (the catalogue the accept step asked for is a job of its own).
+    const cloudCalls = trace.filter((s) => s.name.startsWith('gpuops.cloud ') && under(s, jobSpan));
+    expect(cloudCalls.map((s) => s.name)).toContain('gpuops.cloud createInstance');
+    for (const call of cloudCalls) expect(under(call, handler), call.name).toBe(true);
+    const created = cloudCalls.find((s) => s.name === 'gpuops.cloud createInstance')!;
+    expect(created.attributes['http.response.status_code']).toBeGreaterThanOrEqual(200);
+    expect(created.attributes['http.response.status_code']).toBeLessThan(300);
+
+    // The "Queued" post in the listener's part, the edits in the job's, the final one in the answer's.
+    const slackCalls = trace.filter((s) => s.name.startsWith('gpuops.slack.api '));
+    expect(slackCalls.some((s) => s.name === 'gpuops.slack.api chat.postMessage' && under(s, root))).toBe(
+      true,
+    );
+    expect(slackCalls.some((s) => s.name === 'gpuops.slack.api chat.update' && under(s, jobSpan))).toBe(true);
+    const answer = trace.find((s) => s.name === 'gpuops.answer')!;
+    expect(parentOf(answer)).toBe(jobSpan);
+    expect(answer.attributes['gpuops.outcome']).toBe('done');
+    expect(slackCalls.some((s) => s.name === 'gpuops.slack.api chat.update' && parentOf(s) === answer)).toBe(
+      true,
+    );
+  });
+
+  it('names the service and sends the collector its headers', () => {
+    expect(receiver.spans.every((s) => s.resource['service.name'] === 'gpuops-traced')).toBe(true);
+    expect(receiver.headers.every((h) => h['x-collector-key'] === COLLECTOR_KEY)).toBe(true);
+  });
+
+  it('puts no token, secret, typed key or typed name in any span', () => {
+    const keyTrace = named('gpuops.accept').find((s) => s.attributes['gpuops.command.kind'] === 'keys.add');
+    expect(keyTrace).toBeDefined();
+    expect(named('gpuops.job keys.add')).toHaveLength(1);
+    const leaks = receiver.spans.flatMap((s) =>
+      s.allValues.filter((v) => secrets.some((secret) => v.includes(secret))).map((v) => `${s.name}: ${v}`),
+    );
+    expect(leaks).toEqual([]);
+  });
+});
+
+describe('tracing settings', () => {
+  it('is off unless OTEL_EXPORTER_OTLP_ENDPOINT is set, and names the service gpuops by default', () => {
+    const config = parseConfig({});
+    expect(config.OTEL_EXPORTER_OTLP_ENDPOINT).toBeUndefined();
+    expect(config.OTEL_SERVICE_NAME).toBe('gpuops');
+  });
+
+  it('refuses malformed collector headers by name, without echoing them', () => {
+    expect(() => parseConfig({ OTEL_EXPORTER_OTLP_HEADERS: 'secret-without-a-key' })).toThrow(
+      /OTEL_EXPORTER_OTLP_HEADERS: expected comma-separated key=value pairs/,
+    );
+    try {
+      parseConfig({ OTEL_EXPORTER_OTLP_HEADERS: 'secret-without-a-key' });
+    } catch (err) {
+      expect((err as Error).message).not.toContain('secret-without-a-key');
+    }
+  });
+});
