@@ -53,7 +53,10 @@ function cloudSpan(api: 'infra' | 'platform', e: HttpCallEvent): void {
       'gpuops.cloud.operation': e.operation,
       'http.request.method': e.method,
       ...(typeof e.status === 'number'
-        ? { 'http.response.status_code': e.status }
+        ? {
+            'http.response.status_code': e.status,
+            'error.type': e.status >= 400 ? String(e.status) : undefined,
+          }
         : { 'error.type': e.status }),
     },
     now - e.durationMs,

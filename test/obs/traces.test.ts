@@ -1,5 +1,10 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTracing } from '../../src/app/tracing.js';
 import { parseConfig } from '../../src/config.js';
+import { createLogger } from '../../src/log/logger.js';
+import { tracingOn } from '../../src/obs/trace-spans.js';
 import { ed25519PublicKey } from '../cloud/ssh-key-fixtures.js';
 import { channelRequest, finalMessage } from '../e2e/answers.js';
 import { OtlpReceiver, type ReceivedSpan } from '../fakes/otlp-receiver.js';
@@ -118,6 +123,7 @@ describe('traces across the queue', () => {
   });
 
   it('names the service and sends the collector its headers', () => {
+    expect(receiver.headers.length).toBeGreaterThan(0);
     expect(receiver.spans.every((s) => s.resource['service.name'] === 'gpuops-traced')).toBe(true);
     expect(receiver.headers.every((h) => h['x-collector-key'] === COLLECTOR_KEY)).toBe(true);
   });
@@ -134,10 +140,32 @@ describe('traces across the queue', () => {
 });
 
 describe('tracing settings', () => {
-  it('is off unless OTEL_EXPORTER_OTLP_ENDPOINT is set, and names the service gpuops by default', () => {
+  it('is off unless OTEL_EXPORTER_OTLP_ENDPOINT is set, and names the service gpuops by default', async () => {
     const config = parseConfig({});
     expect(config.OTEL_EXPORTER_OTLP_ENDPOINT).toBeUndefined();
     expect(config.OTEL_SERVICE_NAME).toBe('gpuops');
+    expect(await startTracing(config, createLogger({ level: 'silent' }))).toBeUndefined();
+    expect(tracingOn()).toBe(false);
+  });
+
+  it('loads the OpenTelemetry SDK only on demand, from the composition root, so a bot without traces never does', () => {
+    const src = new URL('../../src/', import.meta.url).pathname;
+    const walk = (dir: string): string[] =>
+      readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+        e.isDirectory() ? walk(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+      );
+    const loads = walk(src).flatMap((file) =>
+      [
+        ...readFileSync(file, 'utf8').matchAll(
+          /^\s*import\s+(?!type\b)[^;]*?from\s+'(@opentelemetry\/[^']+|bullmq-otel)'/gm,
+        ),
+      ].map((m) => `${relative(src, file)} imports ${m[1]}`),
+    );
+    expect(loads).toEqual([]);
+    const dynamic = walk(src).filter((file) =>
+      /import\('(@opentelemetry\/|bullmq-otel)/.test(readFileSync(file, 'utf8')),
+    );
+    expect(dynamic.map((f) => relative(src, f))).toEqual(['app/tracing.ts']);
   });
 
   it('refuses malformed collector headers by name, without echoing them', () => {
