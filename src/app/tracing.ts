@@ -63,9 +63,40 @@ function errorType(err: unknown): string {
   return 'unknown';
 }
 
+// OpenTelemetry's provider, context and propagator are the process's: a second bot in one process (a
+// test's extra worker) shares the first one's, and the last of them to stop shuts it down.
+let shared: { readonly tracing: Promise<Tracing>; users: number } | undefined;
+
 export async function startTracing(config: Config, log: Logger): Promise<Tracing | undefined> {
-  const endpoint = config.OTEL_EXPORTER_OTLP_ENDPOINT;
-  if (!endpoint) return undefined;
+  if (!config.OTEL_EXPORTER_OTLP_ENDPOINT) return undefined;
+  const started = shared ?? {
+    tracing: openTracing(config, config.OTEL_EXPORTER_OTLP_ENDPOINT, log),
+    users: 0,
+  };
+  shared = started;
+  started.users += 1;
+  let tracing: Tracing;
+  try {
+    tracing = await started.tracing;
+  } catch (err) {
+    if (shared === started) shared = undefined;
+    throw err;
+  }
+  let stopped = false;
+  return {
+    telemetry: tracing.telemetry,
+    async shutdown() {
+      if (stopped) return;
+      stopped = true;
+      started.users -= 1;
+      if (started.users > 0) return;
+      if (shared === started) shared = undefined;
+      await tracing.shutdown();
+    },
+  };
+}
+
+async function openTracing(config: Config, endpoint: string, log: Logger): Promise<Tracing> {
   const [api, sdk, otlp, resources, bullmqOtel] = await Promise.all([
     import('@opentelemetry/api'),
     import('@opentelemetry/sdk-trace-node'),

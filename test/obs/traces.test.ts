@@ -8,7 +8,9 @@ import { tracingOn } from '../../src/obs/trace-spans.js';
 import { ed25519PublicKey } from '../cloud/ssh-key-fixtures.js';
 import { channelRequest, finalMessage } from '../e2e/answers.js';
 import { OtlpReceiver, type ReceivedSpan } from '../fakes/otlp-receiver.js';
+import { UNPRICED_POLICY } from '../support/bot-config.js';
 import { BOT_TOKEN, type BotStack, SIGNING_SECRET, startBotStack } from '../support/bot-stack.js';
+import { type GpuopsProcess, spawnGpuops } from '../support/gpuops-process.js';
 
 // OpenTelemetry traces through the real stack (docs/operations.md, "Traces"): a signed `/gpu create`
 // goes from the Slack request through the accept step, BullMQ (the trace crosses Redis in the job),
@@ -136,6 +138,60 @@ describe('traces across the queue', () => {
       s.allValues.filter((v) => secrets.some((secret) => v.includes(secret))).map((v) => `${s.name}: ${v}`),
     );
     expect(leaks).toEqual([]);
+  });
+});
+
+describe('traces across processes', () => {
+  let receiver: OtlpReceiver;
+  let stack: BotStack | undefined;
+  let worker: GpuopsProcess | undefined;
+
+  beforeAll(async () => {
+    receiver = await OtlpReceiver.start();
+    // The web role here, the worker role in a process of its own: only Redis joins them.
+    stack = await startBotStack({
+      workers: 0,
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: 'gpuops-web' },
+    });
+    worker = spawnGpuops(['worker'], {
+      ...stack.env(),
+      GPUOPS_POLICY: UNPRICED_POLICY,
+      OTEL_SERVICE_NAME: 'gpuops-worker',
+    });
+    await worker.waitForLog((r) => r.msg === 'gpuops ready', 60_000);
+    const ts = await channelRequest(stack, 'create split-1 h100-hgx-80gb.1x');
+    await finalMessage(stack, ts, 'Done', undefined, 60_000);
+    // SIGTERM, as an orchestrator stops it: the worker sends its last spans before it exits.
+    worker.child.kill('SIGTERM');
+    expect((await worker.exited).code).toBe(0);
+    await stack.close();
+    stack = undefined;
+  }, 120_000);
+  afterAll(async () => {
+    await worker?.kill();
+    await stack?.close();
+    await receiver?.close();
+  });
+
+  it("continues the web process's trace in the worker process", () => {
+    expect(receiver.unexpected).toEqual([]);
+    const accept = receiver.spans.find(
+      (s) => s.name === 'gpuops.accept' && s.attributes['gpuops.command.kind'] === 'create',
+    )!;
+    expect(accept.resource['service.name']).toBe('gpuops-web');
+    const jobSpan = receiver.spans.find((s) => s.name === 'gpuops.job create')!;
+    expect(jobSpan.resource['service.name']).toBe('gpuops-worker');
+    expect(jobSpan.traceId).toBe(accept.traceId);
+    const byId = new Map(receiver.spans.map((s) => [s.spanId, s]));
+    const chain: string[] = [];
+    for (let s = byId.get(jobSpan.parentSpanId ?? ''); s; s = byId.get(s.parentSpanId ?? ''))
+      chain.push(s.name);
+    expect(chain).toEqual(['process gpuops', 'add gpuops.create', 'gpuops.accept', 'gpuops.slack.command']);
+    const cloud = receiver.spans.filter(
+      (s) => s.traceId === accept.traceId && s.name === 'gpuops.cloud createInstance',
+    );
+    expect(cloud).toHaveLength(1);
+    expect(cloud[0]!.resource['service.name']).toBe('gpuops-worker');
   });
 });
 
