@@ -19,6 +19,7 @@ import { type GpuopsProcess, spawnGpuops } from '../support/gpuops-process.js';
 
 const COLLECTOR_KEY = 'collector-key-4f9a1c';
 const INSTANCE = 'train-otel';
+const REFUSED = 'refused-otel';
 
 describe('traces across the queue', () => {
   let receiver: OtlpReceiver;
@@ -26,6 +27,7 @@ describe('traces across the queue', () => {
   const sshKey = ed25519PublicKey('ada@traced-laptop');
   let secrets: string[];
   let createJobId: string;
+  let refusedText: string;
   let createTraceparent: string;
 
   beforeAll(async () => {
@@ -46,12 +48,17 @@ describe('traces across the queue', () => {
       sshKey.split(' ')[1]!,
       'ada@traced-laptop',
       INSTANCE,
+      REFUSED,
     ];
     // A create and a key added: the key is typed, the create names a machine; neither may reach a span.
     const createTs = await channelRequest(stack, `create ${INSTANCE} h100-hgx-80gb.1x`);
     expect((await finalMessage(stack, createTs, 'Done')).text).toMatch(/train-otel is running at/);
     const keyTs = await channelRequest(stack, `keys add laptop ${sshKey}`);
     expect((await finalMessage(stack, keyTs, 'Done')).text).toContain('Added SSH key laptop');
+    // A create the cloud refuses: its answer names the machine, its spans must not.
+    stack.sim.control.addFault({ operation: 'createInstance', status: 400, count: 1 });
+    const refusedTs = await channelRequest(stack, `create ${REFUSED} h100-hgx-80gb.1x`);
+    refusedText = String((await finalMessage(stack, refusedTs, 'Failed')).text);
     const job = (await stack.queue.getJobs(['completed'])).find((j) => j?.name === 'create')!;
     createJobId = job.id!;
     createTraceparent = String(JSON.parse(job.opts.telemetry?.metadata ?? '{}').traceparent);
@@ -74,7 +81,7 @@ describe('traces across the queue', () => {
 
   it('makes one trace of a create: Slack request, accept, the job across the queue, handler, cloud and Slack calls, answer', () => {
     expect(receiver.unexpected).toEqual([]);
-    const accept = named('gpuops.accept').find((s) => s.attributes['gpuops.command.kind'] === 'create');
+    const accept = named('gpuops.accept').find((s) => s.attributes['gpuops.request.id'] === createJobId);
     expect(
       accept,
       `spans received: ${[...new Set(receiver.spans.map((s) => s.name))].join(', ')}`,
@@ -91,7 +98,7 @@ describe('traces across the queue', () => {
 
     // The job, in a worker, continues the request's trace: through the context BullMQ stored in Redis.
     expect(createTraceparent).toContain(accept!.traceId);
-    const jobSpans = named('gpuops.job create');
+    const jobSpans = named('gpuops.job create').filter((s) => s.attributes['gpuops.job.id'] === createJobId);
     expect(jobSpans).toHaveLength(1);
     const jobSpan = jobSpans[0]!;
     expect(jobSpan.traceId).toBe(root.traceId);
@@ -122,6 +129,23 @@ describe('traces across the queue', () => {
     expect(slackCalls.some((s) => s.name === 'gpuops.slack.api chat.update' && parentOf(s) === answer)).toBe(
       true,
     );
+  });
+
+  it('marks a refused create failed in its trace: the cloud call with its status, the job and the answer', () => {
+    expect(refusedText).toContain(REFUSED);
+    const refusedJobId = named('gpuops.accept').find(
+      (s) =>
+        s.attributes['gpuops.command.kind'] === 'create' && s.attributes['gpuops.request.id'] !== createJobId,
+    )?.attributes['gpuops.request.id'];
+    const jobSpan = named('gpuops.job create').find((s) => s.attributes['gpuops.job.id'] === refusedJobId)!;
+    expect(jobSpan.attributes).toMatchObject({ 'gpuops.outcome': 'failed', 'gpuops.job.attempt': 1 });
+    const inJob = receiver.spans.filter((s) => s.traceId === jobSpan.traceId && under(s, jobSpan));
+    const refused = inJob.find((s) => s.name === 'gpuops.cloud createInstance')!;
+    expect(refused.attributes).toMatchObject({ 'http.response.status_code': 400, 'error.type': '400' });
+    const answer = inJob.find((s) => s.name === 'gpuops.answer')!;
+    expect(answer.attributes['gpuops.outcome']).toBe('failed');
+    expect(inJob.some((s) => s.name === 'gpuops.slack.api chat.update' && parentOf(s) === answer)).toBe(true);
+    expect(ancestors(jobSpan).at(-1)?.name).toBe('gpuops.slack.command');
   });
 
   it('names the service and sends the collector its headers', () => {
