@@ -5,6 +5,7 @@ import { startTracing } from '../../src/app/tracing.js';
 import { parseConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log/logger.js';
 import { tracingOn } from '../../src/obs/trace-spans.js';
+import { requestSpanOf } from '../../src/slack/request-span.js';
 import { ed25519PublicKey } from '../cloud/ssh-key-fixtures.js';
 import { channelRequest, finalMessage } from '../e2e/answers.js';
 import { OtlpReceiver, type ReceivedSpan } from '../fakes/otlp-receiver.js';
@@ -246,6 +247,29 @@ describe('tracing settings', () => {
       /import\('(@opentelemetry\/|bullmq-otel)/.test(readFileSync(file, 'utf8')),
     );
     expect(dynamic.map((f) => relative(src, f))).toEqual(['app/tracing.ts']);
+  });
+
+  it('names the root span by what Slack delivered, with our own ids only, never what was typed or chosen', () => {
+    const spans = [
+      { command: '/gpu', text: `create ${INSTANCE} h100-hgx-80gb.1x`, user_id: 'U0ADA' },
+      { type: 'block_actions', actions: [{ action_id: 'approval.approve', value: 'secret-value' }] },
+      { type: 'view_submission', view: { callback_id: 'form.create', state: { values: { a: 'typed' } } } },
+      {
+        type: 'event_callback',
+        event: { type: 'function_executed', function: { callback_id: 'create_instance' } },
+      },
+      { type: 'event_callback', event: { type: 'app_home_opened', user: 'U0ADA' } },
+    ].map((body) => requestSpanOf(body));
+    expect(spans).toEqual([
+      { name: 'gpuops.slack.command', attributes: { 'slack.command': '/gpu' } },
+      { name: 'gpuops.slack.action', attributes: { 'slack.action_id': 'approval.approve' } },
+      {
+        name: 'gpuops.slack.submission',
+        attributes: { 'slack.type': 'view_submission', 'slack.callback_id': 'form.create' },
+      },
+      { name: 'gpuops.slack.step', attributes: { 'slack.callback_id': 'create_instance' } },
+      { name: 'gpuops.slack.home', attributes: {} },
+    ]);
   });
 
   it('refuses malformed collector headers by name, without echoing them', () => {
