@@ -1,9 +1,13 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { WebClient } from '@slack/web-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTracing } from '../../src/app/tracing.js';
 import { parseConfig } from '../../src/config.js';
+import { FakeSlackApi } from '../../src/devkit/fake-slack-api.js';
 import { createLogger } from '../../src/log/logger.js';
+import { countSlackErrors } from '../../src/obs/count-slack-errors.js';
+import { traceSlackCalls } from '../../src/obs/trace-slack-calls.js';
 import { tracingOn } from '../../src/obs/trace-spans.js';
 import { requestSpanOf } from '../../src/slack/request-span.js';
 import { ed25519PublicKey } from '../cloud/ssh-key-fixtures.js';
@@ -217,6 +221,39 @@ describe('traces across processes', () => {
     );
     expect(cloud).toHaveLength(1);
     expect(cloud[0]!.resource['service.name']).toBe('gpuops-worker');
+  });
+});
+
+describe('Slack calls in a trace', () => {
+  it("carries Slack's error code on the call's span, and the SDK still gets the answer", async () => {
+    const receiver = await OtlpReceiver.start();
+    const slack = await FakeSlackApi.start({ tokens: [BOT_TOKEN] });
+    const tracing = await startTracing(
+      parseConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url }),
+      createLogger({ level: 'silent' }),
+    );
+    try {
+      const counted: string[] = [];
+      const client = new WebClient(BOT_TOKEN, {
+        slackApiUrl: slack.apiUrl,
+        fetch: traceSlackCalls(countSlackErrors((method, error) => counted.push(`${method} ${error}`))),
+        retryConfig: { retries: 0 },
+      });
+      slack.failWith('chat.postMessage', 'not_in_channel');
+      await expect(client.chat.postMessage({ channel: 'C0GPU', text: 'first' })).rejects.toMatchObject({
+        data: { ok: false, error: 'not_in_channel' },
+      });
+      const posted = await client.chat.postMessage({ channel: 'C0GPU', text: 'second' });
+      expect(posted.ok).toBe(true);
+      expect(counted).toEqual(['chat.postMessage not_in_channel']);
+    } finally {
+      await tracing?.shutdown();
+      await slack.close();
+      await receiver.close();
+    }
+    const calls = receiver.spans.filter((s) => s.name === 'gpuops.slack.api chat.postMessage');
+    expect(calls.map((s) => s.attributes['slack.error'])).toEqual(['not_in_channel', undefined]);
+    expect(calls.every((s) => s.attributes['http.response.status_code'] === 200)).toBe(true);
   });
 });
 
