@@ -127,6 +127,23 @@ export const envSchema = z.object({
   METRICS_PROJECT_LABEL: optionalString,
   /** Series name overrides, e.g. util=DCGM_FI_DEV_GPU_UTIL,memory=DCGM_FI_DEV_FB_USED; default DCGM names. */
   METRICS_SERIES: optionalString,
+
+  /**
+   * OpenTelemetry traces (docs/operations.md, "Traces"): the collector's OTLP/HTTP base address, to
+   * which /v1/traces is added. Unset: tracing is off and its SDK is never loaded.
+   */
+  OTEL_EXPORTER_OTLP_ENDPOINT: optionalUrl,
+  /** Headers sent with every export (an API key of the collector's): key=value pairs, comma-separated. A secret. */
+  OTEL_EXPORTER_OTLP_HEADERS: z
+    .string()
+    .trim()
+    .regex(/^$|^[^\s=,]+=[^,]*(,\s*[^\s=,]+=[^,]*)*$/, {
+      error: 'expected comma-separated key=value pairs, such as x-api-key=…,x-team=ml',
+    })
+    .transform((v) => (v === '' ? undefined : v))
+    .optional(),
+  /** The service.name of every span; default gpuops. */
+  OTEL_SERVICE_NAME: z.string().trim().min(1).default('gpuops'),
 });
 
 export type Env = z.infer<typeof envSchema>;

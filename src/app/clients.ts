@@ -3,6 +3,7 @@ import {
   clientCredentials,
   createInfraClient,
   createPlatformClient,
+  type HttpCallEvent,
   type InfraClient,
   type PlatformClient,
   type RouteTable,
@@ -16,6 +17,7 @@ import { createMetricsClient } from '../metrics/metrics-client.js';
 import { metricCatalogOf, metricsAuthOf } from '../metrics/metrics-from-config.js';
 import type { BotMetrics } from '../obs/bot-metrics.js';
 import { createDependencyHealth, type DependencyHealth } from '../obs/dependency-health.js';
+import { spanEnded } from '../obs/trace-spans.js';
 import type { SnapshotDeps } from '../snapshot/take-snapshot.js';
 import { findChartFonts } from '../sys/fonts.js';
 import { noticeCloudRetry } from '../workers/cloud-wait.js';
@@ -36,6 +38,30 @@ function cloudTokens(config: Config): TokenProvider {
     // docs/cloud-api.md: the audience defaults to the API's address.
     audience: config.CLOUD_AUDIENCE ?? config.CLOUD_API_URL!,
   });
+}
+
+/**
+ * With tracing on, one client span per HTTP try, `gpuops.cloud <operation>`, under the job step that
+ * made it: reported once the try is over, so the cloud layer knows nothing of tracing.
+ */
+function cloudSpan(api: 'infra' | 'platform', e: HttpCallEvent): void {
+  const now = Date.now();
+  spanEnded(
+    `gpuops.cloud ${e.operation}`,
+    {
+      'gpuops.cloud.api': api,
+      'gpuops.cloud.operation': e.operation,
+      'http.request.method': e.method,
+      ...(typeof e.status === 'number'
+        ? {
+            'http.response.status_code': e.status,
+            'error.type': e.status >= 400 ? String(e.status) : undefined,
+          }
+        : { 'error.type': e.status }),
+    },
+    now - e.durationMs,
+    now,
+  );
 }
 
 export interface CloudClients {
@@ -67,6 +93,7 @@ export function createCloudClients(
     retry,
     onCall: (e) => {
       metrics.cloudCall({ api: 'infra', ...e });
+      cloudSpan('infra', e);
       health?.record('cloud', e.status);
     },
   });
@@ -80,6 +107,7 @@ export function createCloudClients(
       retry,
       onCall: (e) => {
         metrics.cloudCall({ api: 'platform', ...e });
+        cloudSpan('platform', e);
         health?.record('platform', e.status);
       },
     });

@@ -7,6 +7,7 @@ import { createLogger, type Logger } from '../log/logger.js';
 import { type BotMetrics, createBotMetrics } from '../obs/bot-metrics.js';
 import { countSlackErrors } from '../obs/count-slack-errors.js';
 import type { DependencyHealth } from '../obs/dependency-health.js';
+import { traceSlackCalls } from '../obs/trace-slack-calls.js';
 import type { Guardrails } from '../policy/guardrails.js';
 import { loadPolicy } from '../policy/load-policy.js';
 import type { Policy } from '../policy/policy.js';
@@ -27,6 +28,7 @@ import {
   redisTargetOf,
 } from './redis-connections.js';
 import { checkBotToken } from './slack-token.js';
+import { startTracing } from './tracing.js';
 import { drainWorker, type StartedWorkers, startWorkers, type WorkerTuning } from './workers.js';
 
 // The composition root: the one place that turns the configuration into clients, connections and
@@ -105,6 +107,10 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
     const undecided = noDeciderWarning(policy);
     if (undecided) log.warn({ policy: policy.source }, undecided);
 
+    // Traces, when OTEL_EXPORTER_OTLP_ENDPOINT is set: opened first, so closed last with every span sent.
+    const tracing = await startTracing(config, log);
+    if (tracing) lifecycle.opened('tracing', () => tracing.shutdown());
+
     // 2. Redis: the store and the queue, failing fast so the listener still answers in time.
     const target = redisTargetOf(config);
     const connect = redisConnector(target, lifecycle, log, startTimeoutMs);
@@ -119,14 +125,15 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
     const sealer = createSealer(store.redis, store.prefix, sealKeyFrom(config));
     const derivedKey = sealKeyWarning(config);
     if (derivedKey) log.warn(derivedKey);
-    const queue = createQueue(queueRedis);
+    const queue = createQueue(queueRedis, undefined, tracing?.telemetry);
     queue.on('error', () => {}); // the connection's own listener reports it
     lifecycle.opened('queue', () => queue.close());
     metrics.watchQueue(() => queue.getJobCounts('waiting', 'active', 'delayed', 'failed', 'prioritized'));
 
     // 3. Slack: the bot token checked once; every Slack client counts Slack's errors.
     const bot = await checkBotToken(config, startTimeoutMs);
-    const slackFetch = countSlackErrors((method, error) => metrics.slackApiError(method, error));
+    const countedFetch = countSlackErrors((method, error) => metrics.slackApiError(method, error));
+    const slackFetch = tracing ? traceSlackCalls(countedFetch) : countedFetch;
 
     // 4. Guardrails, shared by listener and workers.
     const guardrails = createGuardrails({ config, policy, store, metrics, slackFetch, log });
@@ -153,6 +160,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
       started = await startWorkers({
         ...{ config, clients, store, sealer, queue, queueRedis, workerRedis, guardrails, metrics },
         ...{ slackFetch, lifecycle, log, tuning: options, botUserId: bot.botUserId, routes },
+        telemetry: tracing?.telemetry,
         botTeamId: bot.teamId,
       });
     }

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FetchFunction } from '@slack/web-api';
 import { WebClient, type WebClientOptions } from '@slack/web-api';
-import type { Worker } from 'bullmq';
+import type { Telemetry, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { RouteTable } from '../cloud/routes.js';
 import type { WorkerTiming } from '../commands/kit/handler-deps.js';
@@ -88,6 +88,8 @@ export async function startWorkers(input: {
   /** The bot's workspace (auth.test), when Slack said it. */
   readonly botTeamId?: string | undefined;
   readonly routes: RouteTable;
+  /** Tracing on: BullMQ's telemetry, so each job continues its request's trace. */
+  readonly telemetry?: Telemetry | undefined;
 }): Promise<StartedWorkers> {
   const { config, clients, store, queue, guardrails, metrics, lifecycle, log, tuning } = input;
   const locks = {
@@ -141,6 +143,7 @@ export async function startWorkers(input: {
     {
       ...locks,
       ...(tuning.workerConcurrency !== undefined ? { concurrency: tuning.workerConcurrency } : {}),
+      ...(input.telemetry ? { telemetry: input.telemetry } : {}),
     },
   );
   worker.on('completed', (job) =>

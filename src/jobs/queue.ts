@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { Queue } from 'bullmq';
+import { Queue, type Telemetry } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { JobData } from './job-data.js';
 
@@ -22,11 +22,13 @@ export const JOB_IDS_KEPT_MS = DEFAULT_JOB_OPTIONS.removeOnComplete.age * 1000;
 
 export type GpuQueue = Queue<JobData, unknown, string>;
 
-export function createQueue(connection: Redis, prefix = QUEUE_PREFIX): GpuQueue {
+/** `telemetry` (tracing on): each add carries the request's trace to the worker in the job's options. */
+export function createQueue(connection: Redis, prefix = QUEUE_PREFIX, telemetry?: Telemetry): GpuQueue {
   return new Queue<JobData, unknown, string>(QUEUE_NAME, {
     connection,
     prefix,
     defaultJobOptions: DEFAULT_JOB_OPTIONS,
+    ...(telemetry ? { telemetry } : {}),
   });
 }
 

@@ -13,6 +13,7 @@ import {
 } from '../commands/registry.js';
 import type { JobContext, StepRef } from '../jobs/job-data.js';
 import { degradedRefusal, MaybeQueuedError } from '../jobs/replicated.js';
+import { inSpan, tracingOn } from '../obs/trace-spans.js';
 import { authorize, groupsInPolicy, leaseFor, needsApproval } from '../policy/decide.js';
 import type { Guardrails } from '../policy/guardrails.js';
 import type { PolicyRole } from '../policy/policy-schema.js';
@@ -279,13 +280,31 @@ async function degradedNow(deps: AcceptDeps, command: GpuCommand): Promise<Rejec
 /**
  * Accepts a request: refused (over the rate limits, or with the role it needs), sent to approvers
  * (with where it went), or queued as exactly one job. Every outcome but a rate refusal is on the
- * audit trail.
+ * audit trail. With tracing on, in the span `gpuops.accept` (docs/operations.md, "Traces").
  */
-export async function acceptRequest(
+export function acceptRequest(
   deps: AcceptDeps,
   command: GpuCommand,
   ctx: JobContext,
   extra: AcceptExtra = {},
+): Promise<AcceptResult> {
+  // Tracing off: not even an attribute object on the acknowledgement path.
+  if (!tracingOn()) return accept(deps, command, ctx, extra);
+  return inSpan('gpuops.accept', { 'gpuops.command.kind': command.kind }, async (span) => {
+    const result = await accept(deps, command, ctx, extra);
+    span.set({
+      'gpuops.outcome': result.status,
+      'gpuops.request.id': 'jobId' in result ? result.jobId : undefined,
+    });
+    return result;
+  });
+}
+
+async function accept(
+  deps: AcceptDeps,
+  command: GpuCommand,
+  ctx: JobContext,
+  extra: AcceptExtra,
 ): Promise<AcceptResult> {
   const guardrails = deps.guardrails;
 

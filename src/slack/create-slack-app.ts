@@ -4,6 +4,7 @@ import type { CustomRoute, Receiver } from '@slack/bolt';
 import { App, HTTPReceiver, LogLevel, SocketModeReceiver } from '@slack/bolt';
 import type { WebClientOptions } from '@slack/web-api';
 import type { Logger } from '../log/logger.js';
+import { tracingOn } from '../obs/trace-spans.js';
 import { accessGate } from './access-gate.js';
 import { actionReplayGuard } from './action-replays.js';
 import { registerApprovalActions } from './listeners/approval-actions.js';
@@ -17,6 +18,7 @@ import { registerWatchActions } from './listeners/watch-actions.js';
 import { registerWorkflowSteps } from './listeners/workflow-steps.js';
 import { createOpenModal } from './open-form.js';
 import { slackRequestPorts } from './request-ports.js';
+import { requestSpan } from './request-span.js';
 import type { SlackDeps } from './slack-deps.js';
 
 export interface SlackAppOptions {
@@ -100,6 +102,8 @@ function boltLogger(log: Logger) {
 
 /** Every listener of the bot, whichever receiver delivers the requests. Listener groups register here. */
 export function registerListeners(app: App, deps: SlackDeps): void {
+  // Tracing on: the request's root span, outermost so everything after is in its trace.
+  if (tracingOn()) app.use(requestSpan);
   // First: guests and other workspaces are refused before any listener sees them (docs/policy.md).
   if (deps.guardrails) app.use(accessGate(deps, deps.botTeamId));
   // A signed button press delivered a second time (a captured body sent again) runs nothing.

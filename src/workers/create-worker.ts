@@ -1,7 +1,8 @@
-import { type Job, Worker } from 'bullmq';
+import { type Job, type Telemetry, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { isSystemJobData, type JobData } from '../jobs/job-data.js';
 import { QUEUE_NAME, QUEUE_PREFIX } from '../jobs/queue.js';
+import { inSpan } from '../obs/trace-spans.js';
 import type { WorkerDeps } from './worker-deps.js';
 
 export interface WorkerOptions {
@@ -12,6 +13,8 @@ export interface WorkerOptions {
   readonly stalledIntervalMs?: number;
   readonly prefix?: string;
   readonly autorun?: boolean;
+  /** Tracing on: each attempt continues the trace its request started (docs/operations.md, "Traces"). */
+  readonly telemetry?: Telemetry;
 }
 
 /** Runs one attempt of a job: the bot's own jobs and commands each by their own processor. */
@@ -23,6 +26,23 @@ export async function processJob(job: Job<JobData>, deps: WorkerDeps, signal: Ab
   return (await import('./process-command-job.js')).processCommandJob(job, deps, signal);
 }
 
+/** One attempt, in the span `gpuops.job <name>` when tracing is on (under BullMQ's own `process` span). */
+function attempt(job: Job<JobData>, run: () => Promise<string>): Promise<string> {
+  const number = job.attemptsMade + 1;
+  const attributes = { 'gpuops.job.id': job.id, 'gpuops.job.name': job.name, 'gpuops.job.attempt': number };
+  return inSpan(`gpuops.job ${job.name}`, attributes, async (span) => {
+    try {
+      const result = await run();
+      span.set({ 'gpuops.outcome': 'done' });
+      return result;
+    } catch (err) {
+      const last = number >= (job.opts.attempts ?? 1) || (err as Error)?.name === 'UnrecoverableError';
+      span.set({ 'gpuops.outcome': last ? 'failed' : 'retrying' });
+      throw err;
+    }
+  });
+}
+
 export function createWorker(
   connection: Redis,
   deps: WorkerDeps,
@@ -30,7 +50,8 @@ export function createWorker(
 ): Worker<JobData> {
   const worker = new Worker<JobData>(
     QUEUE_NAME,
-    async (job, _token, signal) => processJob(job, deps, signal ?? new AbortController().signal),
+    async (job, _token, signal) =>
+      attempt(job, () => processJob(job, deps, signal ?? new AbortController().signal)),
     {
       connection,
       prefix: options.prefix ?? QUEUE_PREFIX,
@@ -40,6 +61,7 @@ export function createWorker(
       // A worker killed mid-job is not the job's fault: let it be picked up again several times.
       maxStalledCount: 5,
       autorun: options.autorun ?? true,
+      ...(options.telemetry ? { telemetry: options.telemetry } : {}),
     },
   );
   worker.on('error', (err) => deps.log.error({ err }, 'worker error'));

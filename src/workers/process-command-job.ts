@@ -7,6 +7,7 @@ import { classifyFailure, PermanentJobError } from '../commands/kit/job-errors.j
 import { cloudWaitText, JobRun } from '../commands/kit/job-run.js';
 import { discardSealed } from '../commands/kit/sealed-input.js';
 import type { JobData } from '../jobs/job-data.js';
+import { inSpan } from '../obs/trace-spans.js';
 import { isNoAnswer, whileRunning } from './cloud-wait.js';
 import { afterJobDone, auditJob } from './guardrail-hooks.js';
 import type { WorkerDeps } from './worker-deps.js';
@@ -90,11 +91,14 @@ export async function processCommandJob(
     const command = run.data.command;
     const handled = await whileRunning(
       () => void run.noticeCloudWait(),
-      () => handler(run, command),
+      () =>
+        inSpan(`gpuops.handler ${command.kind}`, { 'gpuops.command.kind': command.kind }, () =>
+          handler(run, command),
+        ),
     );
     await startAudited;
     const outcome = await afterJobDone(run, handled);
-    await run.finish('done', outcome);
+    await inSpan('gpuops.answer', { 'gpuops.outcome': 'done' }, () => run.finish('done', outcome));
     await forgetResponseUrl(run, true);
     await auditJob(run, 'outcome', { outcome: 'done', durationMs: Date.now() - startedAt });
     // A workflow step waits for this job: its outputs are the outcome's data.
@@ -118,7 +122,7 @@ export async function processCommandJob(
     const detail = noAnswer && !failure.permanent ? gaveUpText(err, attempts) : failure.message;
     try {
       if (last) {
-        await run.finish('failed', { detail });
+        await inSpan('gpuops.answer', { 'gpuops.outcome': 'failed' }, () => run.finish('failed', { detail }));
         await forgetResponseUrl(run, true);
       } else if (noAnswer) {
         await run.noticeCloudWait({
