@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { until } from '../support/until.js';
 import { runStep } from '../support/workflow-steps.js';
 import { Click, ClockPassesExpiry } from './clicks.js';
+import { PrimaryFailsOver, ReplicaJoins } from './failover.js';
 import { checkWorld, type Model, type Real, stateAfter, violated } from './model.js';
 import { expectation, TypedChange } from './typed.js';
 import { ACTORS, actor, isOneSentence, MACHINES } from './world.js';
@@ -120,6 +121,8 @@ const click = fc
   )
   .map(([w, l, n, s]) => new Click(w, l as 'Approve', n, s));
 
+const redisRestarts = fc.constant(new RedisRestarts());
+
 export const allCommands = [
   adaOnDemo1,
   adaOnDemo1,
@@ -138,7 +141,7 @@ export const allCommands = [
     .tuple(who, fc.constantFrom('start', 'stop', 'rm', 'create'), machine)
     .map(([w, v, m]) => new TypedChange(w, v as 'start', m, false)),
   fc.constant(new ClockPassesExpiry()),
-  fc.constant(new RedisRestarts()),
+  redisRestarts,
   fc
     .tuple(
       fc.constantFrom('startInstance', 'stopInstance', 'createInstance', 'deleteInstance'),
@@ -149,4 +152,27 @@ export const allCommands = [
   fc
     .tuple(fc.constantFrom('ada', 'vic', 'amy'), fc.constantFrom('start', 'stop'), machine)
     .map(([w, v, m]) => new WorkflowStep(w, v as 'start', m)),
+];
+
+// The Sentinel configuration: the same steps, with a failover in place of a restart of the one Redis
+// (the bot's own private server is not used there), with and without a prompt replacement, and a
+// replacement replica joining later. Failovers are drawn as often as approvals are decided.
+const failover = fc.boolean().map((prompt) => new PrimaryFailsOver(prompt));
+const replicaJoins = fc.constant(new ReplicaJoins());
+
+export const sentinelCommands = [
+  ...allCommands.filter((c) => c !== redisRestarts),
+  failover,
+  failover,
+  replicaJoins,
+];
+
+// GPUOPS_MODEL_FOCUS=failover: only what an approval through a failover needs (rm asked by Ada, Bob's
+// Approve, failovers, a replica joining), for a hunt where other bugs would be found first (the repeat
+// window on an old commit answers a second identical ask "Already on it").
+export const failoverFocus = [
+  adaAsksRm,
+  fc.nat(3).map((n) => new Click('bob', 'Approve', n, false)),
+  failover,
+  replicaJoins,
 ];
