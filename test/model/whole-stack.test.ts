@@ -118,7 +118,9 @@ function modelProperty(sentinel: boolean, runs: number) {
           `The model test failed. Replay: GPUOPS_MODEL_REDIS=${sentinel ? 'sentinel' : 'plain'} GPUOPS_MODEL_SEED=${details.seed} GPUOPS_MODEL_PATH=${details.counterexamplePath ?? ''} GPUOPS_MODEL_REPLAY='${replay}' GPUOPS_MODEL_STEPS=${MAX_STEPS} npm run test:model`,
           `Shrunk sequence (${details.numShrinks} shrinks):`,
           ...shown.split(',').map((step) => `  ${step.replace(/\/\*replayPath=.*\*\//, '').trim()}`),
-          ...(sentinel ? ['  (a sequence that leaves Redis without a replica ends with one joining)'] : []),
+          ...(sentinel && /no replica replaces it/.test(shown)
+            ? ['  (at the end, without a replica: a replacement replica joins)']
+            : []),
           `What went wrong: ${details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance)}`,
         ];
         throw new Error(lines.join('\n'));
