@@ -5,7 +5,7 @@ import { Click, ClockPassesExpiry } from './clicks.js';
 import { PrimaryFailsOver, ReplicaJoins } from './failover.js';
 import { checkWorld, type Model, type Real, stateAfter, violated } from './model.js';
 import { expectation, TypedChange } from './typed.js';
-import { ListMachines, ShowMachine } from './visibility.js';
+import { HomeOpens, ListMachines, ShowMachine } from './visibility.js';
 import { ACTORS, actor, isOneSentence, MACHINES } from './world.js';
 
 // Faults as steps, workflow steps, and the list of every step fast-check draws from.
@@ -156,6 +156,7 @@ export const allCommands = [
   // Lookups, checked for what each person may see (visibility.ts).
   who.map((w) => new ListMachines(w)),
   fc.tuple(who, machine).map(([w, m]) => new ShowMachine(w, m)),
+  fc.constantFrom('ada', 'bob', 'amy', 'vic').map((w) => new HomeOpens(w)),
 ];
 
 // The Sentinel configuration: the same steps, with a failover in place of a restart of the one Redis

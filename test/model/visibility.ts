@@ -1,5 +1,6 @@
 import type fc from 'fast-check';
 import type { BotStack } from '../support/bot-stack.js';
+import { type Block, openHome, published } from '../support/home-driver.js';
 import { checkWorld, type Model, type Real, violated } from './model.js';
 import {
   type Actor,
@@ -120,5 +121,59 @@ export class ShowMachine implements fc.AsyncCommand<Model, Real> {
   }
   toString(): string {
     return `/gpu show ${this.machine} as ${this.who}`;
+  }
+}
+
+/** Who made each machine that exists now, as the model knows it: the last create that ran for it. */
+function ownerOf(model: Model, machine: string): string | undefined {
+  if (model.machines[machine] === 'absent') return undefined;
+  return model.ran.filter((r) => r.verb === 'create' && r.machine === machine).at(-1)?.actor;
+}
+
+/** The machine names of the Home's "Your machines" rows (each row a section, then its buttons). */
+function yourMachines(blocks: readonly Block[]): string[] {
+  const start = blocks.findIndex((b) => String(b.text?.text ?? '').startsWith('*Your machines*'));
+  if (start < 0) return [];
+  const names: string[] = [];
+  for (let i = start + 1; i < blocks.length; i++) {
+    const b = blocks[i]!;
+    if (b.type === 'context') continue;
+    if (b.type !== 'section' || blocks[i + 1]?.type !== 'actions') break;
+    names.push(...named(String(b.text?.text ?? '')));
+    i++;
+  }
+  return names;
+}
+
+/**
+ * A person who may use gpuops opens their Home tab: "Your machines" lists only machines they made
+ * through gpuops (guests and outsiders are left out: whether their Home is published at all cannot be
+ * told apart from a slow publish without a fixed wait).
+ */
+export class HomeOpens implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly who: string) {}
+  check(): boolean {
+    return true;
+  }
+  async run(model: Model, real: Real): Promise<void> {
+    const { stack } = real;
+    const who = actor(this.who);
+    const since = stack.slack.mark();
+    await openHome(stack, who.id);
+    const call = await published(stack, since, (t) => t.includes('Your machines'), who.id, 20_000).catch(() =>
+      violated(`${who.name}'s Home tab was not published with their machines`),
+    );
+    const blocks = ((call.body.view as { blocks?: Block[] }).blocks ?? []) as Block[];
+    // A row for a machine since removed is a stale row, not another person's machine: only the latter fails.
+    const foreign = yourMachines(blocks).filter((m) => (ownerOf(model, m) ?? who.id) !== who.id);
+    if (foreign.length > 0) {
+      violated(
+        `${who.name}'s Home lists ${foreign.map((m) => `${m} (made by ${ownerOf(model, m)})`).join(', ')} under "Your machines"`,
+      );
+    }
+    await checkWorld(model, real);
+  }
+  toString(): string {
+    return `${this.who} opens the Home tab`;
   }
 }
