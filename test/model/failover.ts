@@ -31,7 +31,8 @@ export async function startSentinelWorld(): Promise<{ stack: BotStack; replicati
     const stack = await startWorld({
       REDIS_SENTINELS: set.sentinels,
       REDIS_SENTINEL_MASTER: MASTER,
-      REDIS_WAIT_MS: '300',
+      // The replica's confirmation of each job: a second, so a loaded machine does not refuse at random.
+      REDIS_WAIT_MS: '1000',
     });
     const replication: Replication = { set, primary: set.primary, replica: set.replica, servers: [] };
     // The model's own reads and writes (the expiry it moves) go to whichever server is primary now.

@@ -127,14 +127,18 @@ async function apply(
       }
       return;
     }
-    case 'refused':
-      if (want.kind === 'approval' || (want.kind === 'runs' && !want.noop)) {
+    case 'refused': {
+      // Behind Sentinel a change whose job no replica confirmed in time is refused with "try again":
+      // nothing was stored, nothing changes, and the person knows.
+      const notStored = real.replication !== undefined && /try again|send it again/i.test(outcome.text);
+      if (!notStored && (want.kind === 'approval' || (want.kind === 'runs' && !want.noop))) {
         violated(`${label} was refused though the policy allows it: "${outcome.text}"`);
       }
       if (!isOneSentence(outcome.text))
         violated(`${label} was refused in more than a sentence: "${outcome.text}"`);
       if (want.kind === 'refused' && want.audited) model.refused.push({ verb, machine, actor: who.id });
       return;
+    }
     case 'approval': {
       // While degraded an ask for approval may still reach the approver (nothing is queued yet): it is
       // then held like any other pending approval, and must not be lost.

@@ -56,11 +56,18 @@ async function freshWorld(sentinel: boolean): Promise<Real> {
     const model = initialModel();
     const ada = actor('ada');
     for (const name of ['demo-1', 'demo-2']) {
-      const { response } = await stack.command(commandText('create', name), {
-        userId: ada.id,
-        channelId: REQUEST_CHANNEL,
-      });
-      if (response.status !== 200) throw new Error(`setting up ${name}: HTTP ${response.status}`);
+      // Behind Sentinel a create the replica did not confirm in time is refused ("try again"): the
+      // setup tries again, as a person would, a few times.
+      for (let attempt = 1; ; attempt++) {
+        const { response } = await stack.command(commandText('create', name), {
+          userId: ada.id,
+          channelId: REQUEST_CHANNEL,
+        });
+        if (response.status !== 200) throw new Error(`setting up ${name}: HTTP ${response.status}`);
+        const refusal = response.text.trim() === '' ? '' : String(JSON.parse(response.text).text ?? '');
+        if (refusal === '') break;
+        if (attempt === 3) throw new Error(`setting up ${name}: refused three times: ${refusal}`);
+      }
     }
     await quiescent(stack);
     await checkWorld(model, real);
