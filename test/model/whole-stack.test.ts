@@ -11,7 +11,7 @@ import { actor, quiescent, REQUEST_CHANNEL, startWorld } from './world.js';
 // and checked against a small model after every step. A failure prints the seed and the shortest
 // sequence fast-check shrank it to, one readable line per step.
 
-// 80 runs of up to 20 steps take about three minutes on the 2-core machine (a stack each).
+// 80 runs of up to 20 steps: about 6 s each on the loaded 2-core machine (a stack each).
 const RUNS = Number(process.env.GPUOPS_MODEL_RUNS ?? 80);
 // The Sentinel configuration's runs (each also starts two servers and three sentinels, and a failover
 // takes seconds): GPUOPS_MODEL_SENTINEL_RUNS, else GPUOPS_MODEL_RUNS.
@@ -122,7 +122,7 @@ function modelProperty(sentinel: boolean, runs: number) {
         const shown = String(details.counterexample?.[0] ?? '');
         const replay = /replayPath="([^"]*)"/.exec(shown)?.[1] ?? '';
         const lines = [
-          `The model test failed. Replay: GPUOPS_MODEL_REDIS=${sentinel ? 'sentinel' : 'plain'} GPUOPS_MODEL_SEED=${details.seed} GPUOPS_MODEL_PATH=${details.counterexamplePath ?? ''} GPUOPS_MODEL_REPLAY='${replay}' GPUOPS_MODEL_STEPS=${MAX_STEPS} npm run test:model`,
+          `The model test failed. Replay: GPUOPS_MODEL_REDIS=${sentinel ? 'sentinel' : 'plain'} ${FOCUS ? `GPUOPS_MODEL_FOCUS=${FOCUS} ` : ''}GPUOPS_MODEL_SEED=${details.seed} GPUOPS_MODEL_PATH=${details.counterexamplePath ?? ''} GPUOPS_MODEL_REPLAY='${replay}' GPUOPS_MODEL_STEPS=${MAX_STEPS} npm run test:model`,
           `Shrunk sequence (${details.numShrinks} shrinks):`,
           ...shown.split(',').map((step) => `  ${step.replace(/\/\*replayPath=.*\*\//, '').trim()}`),
           ...(sentinel && /no replica replaces it/.test(shown)
