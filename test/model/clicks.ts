@@ -3,9 +3,9 @@ import { APPROVE_ACTION, DENY_ACTION, DENY_CALLBACK } from '../../src/commands/a
 import type { BotStack } from '../support/bot-stack.js';
 import { blockActionsPayload, viewSubmissionPayload } from '../support/slack-driver.js';
 import { until } from '../support/until.js';
-import { checkWorld, type Model, type PendingApproval, type Real, stateAfter, violated } from './model.js';
-import { finalOf } from './typed.js';
-import { type Actor, actor, expireAllPending, isOneSentence, REQUEST_CHANNEL } from './world.js';
+import { holdApproved, settleApproved } from './failover.js';
+import { checkWorld, type Model, type PendingApproval, type Real, violated } from './model.js';
+import { type Actor, actor, expireAllPending, isOneSentence } from './world.js';
 
 // What happens on an approval card: Approve, Deny with a reason, a click on a card already decided
 // or expired, and the clock passing the requests' expiry.
@@ -73,11 +73,8 @@ export class Click implements fc.AsyncCommand<Model, Real> {
     } else if (this.label === 'Approve') {
       model.pending.splice(model.pending.indexOf(p), 1);
       model.closed.push(p);
-      if (!p.requesterTs) violated(`"/gpu ${p.text}" had no message of its requester to answer in`);
-      const final = await finalOf(stack, REQUEST_CHANNEL, p.requesterTs, `the approved "/gpu ${p.text}"`);
-      model.seq += 1;
-      model.ran.push({ verb: p.verb, machine: p.machine, actor: p.requester.id });
-      if (final.phase === 'Done') model.machines[p.machine] = stateAfter(p.verb);
+      if (model.degraded) await holdApproved(model, stack, p);
+      else await settleApproved(model, stack, p);
     } else {
       await denyWithReason(stack, who, triggerId, since, what);
       model.pending.splice(model.pending.indexOf(p), 1);

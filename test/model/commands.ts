@@ -2,8 +2,10 @@ import fc from 'fast-check';
 import { until } from '../support/until.js';
 import { runStep } from '../support/workflow-steps.js';
 import { Click, ClockPassesExpiry } from './clicks.js';
+import { PrimaryFailsOver, ReplicaJoins } from './failover.js';
 import { checkWorld, type Model, type Real, stateAfter, violated } from './model.js';
 import { expectation, TypedChange } from './typed.js';
+import { HomeOpens, ListMachines, ShowMachine } from './visibility.js';
 import { ACTORS, actor, isOneSentence, MACHINES } from './world.js';
 
 // Faults as steps, workflow steps, and the list of every step fast-check draws from.
@@ -120,6 +122,8 @@ const click = fc
   )
   .map(([w, l, n, s]) => new Click(w, l as 'Approve', n, s));
 
+const redisRestarts = fc.constant(new RedisRestarts());
+
 export const allCommands = [
   adaOnDemo1,
   adaOnDemo1,
@@ -138,7 +142,7 @@ export const allCommands = [
     .tuple(who, fc.constantFrom('start', 'stop', 'rm', 'create'), machine)
     .map(([w, v, m]) => new TypedChange(w, v as 'start', m, false)),
   fc.constant(new ClockPassesExpiry()),
-  fc.constant(new RedisRestarts()),
+  redisRestarts,
   fc
     .tuple(
       fc.constantFrom('startInstance', 'stopInstance', 'createInstance', 'deleteInstance'),
@@ -149,4 +153,49 @@ export const allCommands = [
   fc
     .tuple(fc.constantFrom('ada', 'vic', 'amy'), fc.constantFrom('start', 'stop'), machine)
     .map(([w, v, m]) => new WorkflowStep(w, v as 'start', m)),
+  // Lookups, checked for what each person may see (visibility.ts).
+  who.map((w) => new ListMachines(w)),
+  fc.tuple(who, machine).map(([w, m]) => new ShowMachine(w, m)),
+  fc.constantFrom('ada', 'bob', 'amy', 'vic').map((w) => new HomeOpens(w)),
+];
+
+// The Sentinel configuration: the same steps, with a failover in place of a restart of the one Redis
+// (the bot's own private server is not used there), with and without a prompt replacement, and a
+// replacement replica joining later. Failovers are drawn as often as approvals are decided.
+const failover = fc.boolean().map((prompt) => new PrimaryFailsOver(prompt));
+const replicaJoins = fc.constant(new ReplicaJoins());
+
+export const sentinelCommands = [
+  ...allCommands.filter((c) => c !== redisRestarts),
+  failover,
+  failover,
+  replicaJoins,
+];
+
+// GPUOPS_MODEL_FOCUS=failover: only what an approval through a failover needs (rm asked by Ada, Bob's
+// Approve, failovers, a replica joining), for a hunt where other bugs would be found first (the repeat
+// window on an old commit answers a second identical ask "Already on it").
+// Each machine is asked to go once (a second identical ask within 30 s meets that repeat window).
+class FirstRm implements fc.AsyncCommand<Model, Real> {
+  readonly rm: TypedChange;
+  constructor(readonly machine: string) {
+    this.rm = new TypedChange('ada', 'rm', machine, false);
+  }
+  check(model: Model): boolean {
+    const asked = [...model.pending, ...model.closed, ...model.held].some((p) => p.machine === this.machine);
+    return model.machines[this.machine] !== 'absent' && !asked;
+  }
+  run(model: Model, real: Real): Promise<void> {
+    return this.rm.run(model, real);
+  }
+  toString(): string {
+    return String(this.rm);
+  }
+}
+
+export const failoverFocus = [
+  fc.constantFrom('demo-1', 'demo-2').map((m) => new FirstRm(m)),
+  fc.nat(3).map((n) => new Click('bob', 'Approve', n, false)),
+  failover,
+  replicaJoins,
 ];

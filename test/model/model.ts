@@ -1,5 +1,6 @@
 import type { StoredMessage } from '../../src/devkit/fake-slack-api.js';
 import type { BotStack } from '../support/bot-stack.js';
+import type { Replication } from './failover.js';
 import { type Actor, auditTrail, type CloudState, MACHINES, quiescent, settledFleet } from './world.js';
 
 // The reference model: what the policy allows, what each machine should be, which requests wait for an
@@ -34,10 +35,16 @@ export interface Model {
   readonly ran: Array<{ readonly verb: Verb; readonly machine: string; readonly actor: string }>;
   /** Requests the policy refused: the audit trail must hold a `refused` request entry for each. */
   readonly refused: Array<{ readonly verb: Verb; readonly machine: string; readonly actor: string }>;
+  /** Sentinel only: the promoted primary has no replica, so changes are refused (degraded mode). */
+  degraded: boolean;
+  /** Approvals clicked while degraded: each must run (or its requester be told) once a replica is back. */
+  readonly held: PendingApproval[];
 }
 
 export interface Real {
   readonly stack: BotStack;
+  /** The servers behind the sentinels, in the Sentinel configuration. */
+  readonly replication?: Replication;
 }
 
 export function initialModel(): Model {
@@ -57,6 +64,8 @@ export function initialModel(): Model {
       { verb: 'create', machine: 'demo-2', actor: 'U0ADA' },
     ],
     refused: [],
+    degraded: false,
+    held: [],
   };
 }
 

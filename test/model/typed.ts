@@ -35,7 +35,10 @@ export function expectation(model: Model, who: Actor, verb: Verb, machine: strin
   if (!mayUse(who.standing)) return { kind: 'refused', audited: false } as const;
   const exists = state !== 'absent';
   if (verb === 'create' ? exists : !exists) return { kind: 'refused', audited: false } as const;
-  if (!mayChange(who.standing)) return { kind: 'refused', audited: true } as const;
+  // While degraded, a viewer's refusal may name the missing replica rather than the role.
+  if (!mayChange(who.standing)) return { kind: 'refused', audited: !model.degraded } as const;
+  // Without a replica (Sentinel): every change is refused in one sentence before anything is stored.
+  if (model.degraded) return { kind: 'refused', audited: false, degraded: true } as const;
   if (verb === 'rm') return { kind: 'approval' } as const;
   // A start of a running machine or a stop of a stopped one may be refused or run: either way it stays.
   const noop = (verb === 'start' && state === 'running') || (verb === 'stop' && state === 'stopped');
@@ -124,16 +127,22 @@ async function apply(
       }
       return;
     }
-    case 'refused':
-      if (want.kind === 'approval' || (want.kind === 'runs' && !want.noop)) {
+    case 'refused': {
+      // Behind Sentinel a change whose job no replica confirmed in time is refused with "try again":
+      // nothing was stored, nothing changes, and the person knows.
+      const notStored = real.replication !== undefined && /try again|send it again/i.test(outcome.text);
+      if (!notStored && (want.kind === 'approval' || (want.kind === 'runs' && !want.noop))) {
         violated(`${label} was refused though the policy allows it: "${outcome.text}"`);
       }
       if (!isOneSentence(outcome.text))
         violated(`${label} was refused in more than a sentence: "${outcome.text}"`);
       if (want.kind === 'refused' && want.audited) model.refused.push({ verb, machine, actor: who.id });
       return;
+    }
     case 'approval': {
-      if (want.kind !== 'approval')
+      // While degraded an ask for approval may still reach the approver (nothing is queued yet): it is
+      // then held like any other pending approval, and must not be lost.
+      if (want.kind !== 'approval' && !(want.kind === 'refused' && 'degraded' in want))
         violated(`${label} went to an approver though the model expects ${want.kind}`);
       const known = new Set([...model.pending, ...model.closed].map((p) => p.card.ts));
       const pending = await cardOf(real.stack, text, known);

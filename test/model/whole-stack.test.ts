@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, it } from 'vitest';
-import type { BotStack } from '../support/bot-stack.js';
-import { allCommands } from './commands.js';
-import { checkWorld, initialModel, type Real } from './model.js';
+import { allCommands, failoverFocus, sentinelCommands } from './commands.js';
+import { ReplicaJoins, startSentinelWorld } from './failover.js';
+import { checkWorld, initialModel, type Model, type Real } from './model.js';
 import { commandText } from './typed.js';
 import { actor, quiescent, REQUEST_CHANNEL, startWorld } from './world.js';
 
@@ -11,9 +11,22 @@ import { actor, quiescent, REQUEST_CHANNEL, startWorld } from './world.js';
 // and checked against a small model after every step. A failure prints the seed and the shortest
 // sequence fast-check shrank it to, one readable line per step.
 
-// 80 runs of up to 20 steps take about three minutes on the 2-core machine (a stack each).
+// 80 runs of up to 20 steps: about 6 s each on the loaded 2-core machine (a stack each).
 const RUNS = Number(process.env.GPUOPS_MODEL_RUNS ?? 80);
-const SEED = process.env.GPUOPS_MODEL_SEED ? Number(process.env.GPUOPS_MODEL_SEED) : undefined;
+// The Sentinel configuration's runs (each also starts two servers and three sentinels, and a failover
+// takes seconds): GPUOPS_MODEL_SENTINEL_RUNS, else GPUOPS_MODEL_RUNS.
+const SENTINEL_RUNS = Number(process.env.GPUOPS_MODEL_SENTINEL_RUNS ?? process.env.GPUOPS_MODEL_RUNS ?? 20);
+// GPUOPS_MODEL_FOCUS=failover draws only the steps of an approval through a failover (commands.ts).
+const FOCUS = process.env.GPUOPS_MODEL_FOCUS;
+// Which configurations run: `plain` (one Redis), `sentinel`, or both (the default).
+const CONFIG = process.env.GPUOPS_MODEL_REDIS ?? 'both';
+if (!['plain', 'sentinel', 'both'].includes(CONFIG)) {
+  throw new Error(`GPUOPS_MODEL_REDIS=${CONFIG} is not a configuration: use plain, sentinel or both.`);
+}
+// Drawn here rather than by fast-check so that it is printed before the run: a CI failure replays.
+const SEED = process.env.GPUOPS_MODEL_SEED
+  ? Number(process.env.GPUOPS_MODEL_SEED)
+  : (Date.now() ^ Math.floor(Math.random() * 0x7fffffff)) | 0;
 const PATH = process.env.GPUOPS_MODEL_PATH;
 // fast-check's record of which drawn steps ran, needed with the path to replay a shrunk sequence.
 const REPLAY = process.env.GPUOPS_MODEL_REPLAY;
@@ -35,71 +48,105 @@ function traced<M extends object, R>(cmds: Iterable<fc.AsyncCommand<M, R>>): Ite
   }));
 }
 
-/** A fresh stack with demo-1 and demo-2 made by Ada through the bot. */
-async function freshWorld(): Promise<BotStack> {
-  const stack = await startWorld();
+/** A fresh stack (one Redis, or behind Sentinel) with demo-1 and demo-2 made by Ada through the bot. */
+async function freshWorld(sentinel: boolean): Promise<Real> {
+  const real: Real = sentinel ? await startSentinelWorld() : { stack: await startWorld() };
+  const { stack } = real;
   try {
     const model = initialModel();
     const ada = actor('ada');
     for (const name of ['demo-1', 'demo-2']) {
-      const { response } = await stack.command(commandText('create', name), {
-        userId: ada.id,
-        channelId: REQUEST_CHANNEL,
-      });
-      if (response.status !== 200) throw new Error(`setting up ${name}: HTTP ${response.status}`);
+      // Behind Sentinel a create the replica did not confirm in time is refused ("try again"): the
+      // setup tries again, as a person would, a few times.
+      for (let attempt = 1; ; attempt++) {
+        const { response } = await stack.command(commandText('create', name), {
+          userId: ada.id,
+          channelId: REQUEST_CHANNEL,
+        });
+        if (response.status !== 200) throw new Error(`setting up ${name}: HTTP ${response.status}`);
+        const refusal = response.text.trim() === '' ? '' : String(JSON.parse(response.text).text ?? '');
+        if (refusal === '') break;
+        if (attempt === 3) throw new Error(`setting up ${name}: refused three times: ${refusal}`);
+      }
     }
     await quiescent(stack);
-    await checkWorld(model, { stack });
+    await checkWorld(model, real);
   } catch (err) {
     await stack.close();
     throw err;
   }
-  return stack;
+  return real;
+}
+
+/**
+ * At the end of a sequence: a run left without a replica gets one, and every approval clicked
+ * meanwhile must then reach its requester's final answer (the approval never lost).
+ */
+async function atQuiescence(model: Model, real: Real): Promise<void> {
+  if (model.degraded) await new ReplicaJoins().run(model, real);
+}
+
+function modelProperty(sentinel: boolean, runs: number) {
+  return fc.assert(
+    fc.asyncProperty(
+      fc.commands(sentinel ? (FOCUS === 'failover' ? failoverFocus : sentinelCommands) : allCommands, {
+        maxCommands: MAX_STEPS,
+        size: 'max',
+        ...(REPLAY ? { replayPath: REPLAY } : {}),
+      }),
+      async (cmds) => {
+        const real = await freshWorld(sentinel);
+        try {
+          let model: Model | undefined;
+          await fc.asyncModelRun(() => {
+            model = initialModel();
+            return { model, real };
+          }, traced(cmds));
+          if (model) await atQuiescence(model, real);
+        } finally {
+          await real.stack.close();
+        }
+      },
+    ),
+    {
+      numRuns: runs,
+      seed: SEED,
+      ...(PATH ? { path: PATH } : {}),
+      endOnFailure: false,
+      // Shrinking restarts the stack for each candidate; bound it so a failure reports in minutes.
+      interruptAfterTimeLimit: Number(process.env.GPUOPS_MODEL_TIME_LIMIT_MS ?? 20 * 60_000),
+      markInterruptAsFailure: false,
+      verbose: 1,
+      reporter: (details) => {
+        if (!details.failed) return;
+        const shown = String(details.counterexample?.[0] ?? '');
+        const replay = /replayPath="([^"]*)"/.exec(shown)?.[1] ?? '';
+        const lines = [
+          `The model test failed. Replay: GPUOPS_MODEL_REDIS=${sentinel ? 'sentinel' : 'plain'} ${FOCUS ? `GPUOPS_MODEL_FOCUS=${FOCUS} ` : ''}GPUOPS_MODEL_SEED=${details.seed} GPUOPS_MODEL_PATH=${details.counterexamplePath ?? ''} GPUOPS_MODEL_REPLAY='${replay}' GPUOPS_MODEL_STEPS=${MAX_STEPS} npm run test:model`,
+          `Shrunk sequence (${details.numShrinks} shrinks):`,
+          ...shown.split(',').map((step) => `  ${step.replace(/\/\*replayPath=.*\*\//, '').trim()}`),
+          ...(sentinel && /no replica replaces it/.test(shown)
+            ? ['  (at the end, without a replica: a replacement replica joins)']
+            : []),
+          `What went wrong: ${details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance)}`,
+        ];
+        throw new Error(lines.join('\n'));
+      },
+    },
+  );
 }
 
 describe('the whole stack against its model', () => {
-  it('keeps every invariant over random people, doors and faults', async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        fc.commands(allCommands, {
-          maxCommands: MAX_STEPS,
-          size: 'max',
-          ...(REPLAY ? { replayPath: REPLAY } : {}),
-        }),
-        async (cmds) => {
-          const stack = await freshWorld();
-          try {
-            await fc.asyncModelRun(
-              () => ({ model: initialModel(), real: { stack } satisfies Real }),
-              traced(cmds),
-            );
-          } finally {
-            await stack.close();
-          }
-        },
-      ),
-      {
-        numRuns: RUNS,
-        ...(SEED !== undefined ? { seed: SEED } : {}),
-        ...(PATH ? { path: PATH } : {}),
-        endOnFailure: false,
-        // Shrinking restarts the stack for each candidate; bound it so a failure reports in minutes.
-        interruptAfterTimeLimit: Number(process.env.GPUOPS_MODEL_TIME_LIMIT_MS ?? 20 * 60_000),
-        markInterruptAsFailure: false,
-        verbose: 1,
-        reporter: (details) => {
-          if (!details.failed) return;
-          const shown = String(details.counterexample?.[0] ?? '');
-          const replay = /replayPath="([^"]*)"/.exec(shown)?.[1] ?? '';
-          const lines = [
-            `The model test failed. Replay: GPUOPS_MODEL_SEED=${details.seed} GPUOPS_MODEL_PATH=${details.counterexamplePath ?? ''} GPUOPS_MODEL_REPLAY='${replay}' GPUOPS_MODEL_STEPS=${MAX_STEPS} npm run test:model`,
-            `Shrunk sequence (${details.numShrinks} shrinks):`,
-            ...shown.split(',').map((step) => `  ${step.replace(/\/\*replayPath=.*\*\//, '').trim()}`),
-            `What went wrong: ${details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance)}`,
-          ];
-          throw new Error(lines.join('\n'));
-        },
-      },
-    );
+  it.runIf(CONFIG !== 'sentinel')('keeps every invariant over random people, doors and faults', async () => {
+    process.stderr.write(`model test (one Redis): ${RUNS} runs, seed ${SEED}\n`);
+    await modelProperty(false, RUNS);
   });
+
+  it.runIf(CONFIG !== 'plain')(
+    'behind Sentinel, loses no approval and nothing accepted through failovers with and without a replacement',
+    async () => {
+      process.stderr.write(`model test (Sentinel): ${SENTINEL_RUNS} runs, seed ${SEED}\n`);
+      await modelProperty(true, SENTINEL_RUNS);
+    },
+  );
 });

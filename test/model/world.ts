@@ -69,8 +69,10 @@ export const mayChange = (s: Standing) => s === 'operator' || s === 'approver' |
 /** May this standing read (ls, show)? */
 export const mayRead = (s: Standing) => mayUse(s);
 
-export async function startWorld(): Promise<BotStack> {
+/** The stack; `env` adds to what the bot reads (the Sentinel configuration's REDIS_SENTINELS). */
+export async function startWorld(env?: Readonly<Record<string, string>>): Promise<BotStack> {
   const stack = await startBotStack({
+    ...(env ? { env } : {}),
     shape: 'B',
     policy: MODEL_POLICY,
     transitionMs: 100,

@@ -1,0 +1,242 @@
+import type fc from 'fast-check';
+import { Redis } from 'ioredis';
+import { type PrivateRedis, startPrivateRedis } from '../../src/sys/private-redis.js';
+import { MASTER, type SentinelSet, startSentinelSet } from '../reliability/support/sentinel.js';
+import type { BotStack } from '../support/bot-stack.js';
+import { until } from '../support/until.js';
+import { checkWorld, type Model, type PendingApproval, type Real, stateAfter, violated } from './model.js';
+import { finalOf } from './typed.js';
+import { REQUEST_CHANNEL, startWorld } from './world.js';
+
+// The model's second configuration (GPUOPS_MODEL_REDIS=sentinel): Redis behind Sentinel, a primary,
+// a replica and three sentinels on loopback, and the faults that matter there: the primary killed and
+// its replica promoted, with a replacement replica attached at once or none (the bot then runs
+// degraded: lookups answered, changes refused in one sentence, approvals decided meanwhile held until
+// a replica is back). What must hold: an approval a person clicked is never lost, and nothing accepted is.
+
+/** The servers behind the sentinels now: which is primary, which (if any) is its replica. */
+export interface Replication {
+  readonly set: SentinelSet;
+  primary: PrivateRedis;
+  replica: PrivateRedis | undefined;
+  /** Every server started for the run, closed with it. */
+  readonly servers: PrivateRedis[];
+}
+
+/** A stack whose bot finds Redis through the sentinels (each job kept on a replica before it is acknowledged). */
+export async function startSentinelWorld(): Promise<{ stack: BotStack; replication: Replication }> {
+  const set = await startSentinelSet();
+  let client: Redis | undefined;
+  try {
+    const stack = await startWorld({
+      REDIS_SENTINELS: set.sentinels,
+      REDIS_SENTINEL_MASTER: MASTER,
+      // The replica's confirmation of each job: a second, so a loaded machine does not refuse at random.
+      REDIS_WAIT_MS: '1000',
+    });
+    const replication: Replication = { set, primary: set.primary, replica: set.replica, servers: [] };
+    // The model's own reads and writes (the expiry it moves) go to whichever server is primary now.
+    client = set.connect();
+    const redis = client;
+    const wrapped: BotStack = {
+      ...stack,
+      redis,
+      async close() {
+        await stack.close();
+        redis.disconnect();
+        for (const s of replication.servers) await s.close();
+        await set.close();
+      },
+    };
+    return { stack: wrapped, replication };
+  } catch (err) {
+    client?.disconnect();
+    await set.close();
+    throw err;
+  }
+}
+
+function replicationOf(real: Real): Replication {
+  if (!real.replication) throw new Error('a Sentinel step in a run without Sentinel');
+  return real.replication;
+}
+
+/** What the bot's /readyz says: its status and, on a replicated Redis, its mode. */
+async function readiness(stack: BotStack): Promise<{ status: number; mode?: string } | undefined> {
+  const res = await fetch(`http://127.0.0.1:${stack.bot.opsPort}/readyz`).catch(() => undefined);
+  if (!res) return undefined;
+  const body = (await res.json().catch(() => ({}))) as { mode?: string };
+  return { status: res.status, ...(body.mode ? { mode: body.mode } : {}) };
+}
+
+/** Waits until the bot reaches the primary and says it is in `mode` (a bot without modes: ready). */
+async function botIn(stack: BotStack, mode: 'normal' | 'degraded') {
+  await until(
+    `the bot to be ready in ${mode} mode`,
+    async () => {
+      const r = await readiness(stack);
+      return r?.status === 200 && (r.mode === undefined || r.mode === mode) ? true : undefined;
+    },
+    30_000,
+  );
+}
+
+/** The sentinels know a replica in sync with the primary: only then can they promote one. */
+async function sentinelsKnowAReplica(replication: Replication) {
+  const [host, port] = replication.set.sentinels.split(',')[0]!.split(':');
+  const sentinel = new Redis({ host, port: Number(port), lazyConnect: true, maxRetriesPerRequest: 1 });
+  sentinel.on('error', () => {});
+  const field = (r: string[], name: string) => r[r.indexOf(name) + 1];
+  try {
+    // A replica attached a moment ago is found by the sentinels' next look at the primary (every 10 s).
+    await until(
+      'the sentinels to know a replica in sync',
+      async () => {
+        const replicas = (await sentinel.call('SENTINEL', 'replicas', MASTER).catch(() => [])) as string[][];
+        return replicas.some((r) => field(r, 'flags') === 'slave' && field(r, 'master-link-status') === 'ok')
+          ? true
+          : undefined;
+      },
+      30_000,
+      200,
+    );
+  } finally {
+    sentinel.disconnect();
+  }
+}
+
+/** Starts a new replica of the primary and waits until the primary counts it in sync. */
+async function attachReplica(replication: Replication, primaryPort: number) {
+  const replica = await startPrivateRedis({
+    appendOnly: true,
+    extraArgs: ['--replicaof', '127.0.0.1', String(primaryPort)],
+  });
+  replication.servers.push(replica);
+  replication.replica = replica;
+  const follower = new Redis(replica.url, { maxRetriesPerRequest: 1 });
+  follower.on('error', () => {});
+  try {
+    await until(
+      'the new replica to be in sync',
+      async () =>
+        (await follower.info('replication').catch(() => '')).includes('master_link_status:up')
+          ? true
+          : undefined,
+      60_000,
+      100,
+    ).catch(async (err) => {
+      const info = (await follower.info('replication').catch((e) => String(e))).replace(/\r?\n/g, ' ');
+      throw new Error(`${(err as Error).message} (replica of ${primaryPort}: ${info})`);
+    });
+  } finally {
+    follower.disconnect();
+  }
+}
+
+export class PrimaryFailsOver implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly replacement: boolean) {}
+  check(model: Model): boolean {
+    // With no replica there is nothing to promote.
+    return !model.degraded;
+  }
+  async run(model: Model, real: Real): Promise<void> {
+    const { stack } = real;
+    const replication = replicationOf(real);
+    await sentinelsKnowAReplica(replication);
+    const before = await replication.set.primaryPort();
+    const dying = replication.primary;
+    await dying.kill();
+    const promoted = await until(
+      'the sentinels to promote the replica',
+      async () => {
+        const port = await replication.set.primaryPort().catch(() => before);
+        return port !== before ? port : undefined;
+      },
+      30_000,
+      100,
+    );
+    replication.primary = replication.replica!;
+    replication.replica = undefined;
+    if (this.replacement) {
+      await attachReplica(replication, promoted);
+      await botIn(stack, 'normal');
+    } else {
+      model.degraded = true;
+      await botIn(stack, 'degraded');
+    }
+    await checkWorld(model, real);
+  }
+  toString(): string {
+    return this.replacement
+      ? 'the primary fails over to its replica and a new replica is attached at once'
+      : 'the primary fails over to its replica and no replica replaces it (degraded)';
+  }
+}
+
+export class ReplicaJoins implements fc.AsyncCommand<Model, Real> {
+  check(model: Model): boolean {
+    return model.degraded;
+  }
+  async run(model: Model, real: Real): Promise<void> {
+    const { stack } = real;
+    const replication = replicationOf(real);
+    await attachReplica(replication, await replication.set.primaryPort());
+    model.degraded = false;
+    await botIn(stack, 'normal');
+    // Every approval clicked while there was no replica runs now, or its requester is told it did not.
+    for (const p of [...model.held]) {
+      await settleApproved(model, stack, p, true);
+      model.held.splice(model.held.indexOf(p), 1);
+    }
+    await checkWorld(model, real);
+  }
+  toString(): string {
+    return 'a replacement replica joins the promoted primary';
+  }
+}
+
+/**
+ * Follows an approved request to its requester's final answer (finalOf's wait) and the model with it.
+ * A held one (`afterReplica`) gets a minute from the replica's return: the sweeper queues it within
+ * a second or two, and one that never ends is the approval lost.
+ */
+export async function settleApproved(
+  model: Model,
+  stack: BotStack,
+  p: PendingApproval,
+  afterReplica = false,
+) {
+  const what = `the approved "/gpu ${p.text}"${afterReplica ? ' once a replica is back' : ''}`;
+  const ts = p.requesterTs;
+  if (!ts) return violated(`"/gpu ${p.text}" had no message of its requester to answer in`);
+  if (afterReplica) {
+    await until(
+      `${what} to end`,
+      () =>
+        /^(Done|Failed|Denied|Expired)/i.test(String(stack.slack.message(REQUEST_CHANNEL, ts)?.text))
+          ? true
+          : undefined,
+      60_000,
+    ).catch(() => {
+      const seen = (stack.slack.message(REQUEST_CHANNEL, ts)?.history ?? []).map(
+        (v) => `"${String(v.text)}"`,
+      );
+      const card = stack.slack.message(p.card.channel ?? '', p.card.ts);
+      violated(
+        `${what} never ended: its requester's message went ${seen.join(', then ') || 'missing'}; the card says "${String(card?.text ?? '')}"`,
+      );
+    });
+  }
+  const final = await finalOf(stack, REQUEST_CHANNEL, ts, what);
+  model.seq += 1;
+  model.ran.push({ verb: p.verb, machine: p.machine, actor: p.requester.id });
+  if (final.phase === 'Done') model.machines[p.machine] = stateAfter(p.verb);
+}
+
+/** An Approve clicked while Redis has no replica: held until one is back, then it must run. */
+export async function holdApproved(model: Model, stack: BotStack, p: PendingApproval) {
+  await until(`the approval of "/gpu ${p.text}" to be recorded`, async () =>
+    (await stack.guardrails.approvals.get(p.id))?.state !== 'pending' ? true : undefined,
+  );
+  model.held.push(p);
+}
