@@ -4,11 +4,13 @@ import { effectsOf } from '../commands/registry.js';
 import { stepAuditParameters } from '../jobs/job-data.js';
 import { auditFieldsOf } from '../store/audit.js';
 import { catalogAndTypeOf, rememberInstanceType } from '../store/instance-types-seen.js';
+import { countSpendOf } from '../store/spend-projects.js';
 import { startLease } from './lease-jobs.js';
 import type { WorkerDeps } from './worker-deps.js';
 
-// What processJob tells the guardrails: each job start and outcome goes to the audit trail, and a
-// job that launched or started a machine may begin a lease. None of it may fail a job whose work is done: problems
+// What processJob tells the guardrails: each job start and outcome goes to the audit trail, a finished
+// job counts its project's spend from then on, and a job that launched or started a machine may begin
+// a lease. None of it may fail a job whose work is done: problems
 // are logged.
 
 /** Appends a job start or outcome to the audit trail. */
@@ -46,7 +48,14 @@ export async function auditJob(
 
 /** After a job's work is done: remember what it made, start its lease; the outcome may gain a line. */
 export async function afterJobDone(run: JobRun<WorkerDeps>, outcome: Outcome): Promise<Outcome> {
-  const { deps } = run;
+  const { data, deps } = run;
+  const projectId = data.ctx.projectId ?? deps.defaultProjectId;
+  // Spend is counted in every project gpuops acts on, watched by a channel or not (docs/budgets.md).
+  if (projectId) {
+    await countSpendOf(deps.store, projectId).catch((err: unknown) =>
+      deps.log.warn({ err, projectId }, 'could not count the spend of a project'),
+    );
+  }
   await rememberLaunched(run).catch((err: unknown) =>
     deps.log.warn({ err }, 'could not remember an instance type'),
   );
