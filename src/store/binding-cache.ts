@@ -122,11 +122,10 @@ export function trackBindings(options: BindingCacheOptions): BindingCache {
   invalidations.on('ready', subscribe);
   invalidations.on('messageBuffer', (channel: Buffer | string, keys: unknown) => {
     if (String(channel) !== INVALIDATION_CHANNEL) return;
-    // null: the whole database was flushed.
+    // null: the whole database was flushed. Tracking stays on; reads in flight lose their mark.
     if (!Array.isArray(keys)) {
-      const wasOn = on;
-      drop();
-      if (wasOn) tryEnable();
+      entries.clear();
+      pending.clear();
       return;
     }
     for (const key of keys) {

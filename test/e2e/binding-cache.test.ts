@@ -94,4 +94,13 @@ describe('the channel binding kept in the process', () => {
     await stack.redis.del(keyOf(channel));
     expect(await projectAnswer(channel)).toContain('default project');
   });
+
+  // Last: it empties the stack's Redis.
+  it('forgets every binding when the database is flushed', async () => {
+    const channel = 'C0CACHE5';
+    await bind(channel, 'theta');
+    expect(await projectAnswer(channel)).toContain('`theta`');
+    await stack.redis.flushdb();
+    expect(await projectAnswer(channel)).toContain('default project');
+  });
 });
