@@ -26,6 +26,11 @@ export interface LoadPlan {
    */
   readonly people?: number;
   /**
+   * With `people`: this many requests in a row come from one channel (each from another person, so
+   * still none is a repeat), as a channel in use sends; default 1, a channel of its own for each.
+   */
+  readonly perChannel?: number;
+  /**
    * Open loop: request i is due at start + i / rate, whatever the answers before it did, and its
    * latency counts from when it was due (so a slow app cannot hide its queue). Default: closed loop,
    * `concurrency` requests in flight.
@@ -48,7 +53,7 @@ function body(plan: LoadPlan, n: number): string {
     token: 'legacy-verification-token',
     team_id: 'T0BENCH',
     team_domain: 'bench',
-    channel_id: plan.people ? `C${plan.userPrefix}${n}` : 'C0BENCH',
+    channel_id: plan.people ? `C${plan.userPrefix}${Math.floor(n / (plan.perChannel ?? 1))}` : 'C0BENCH',
     channel_name: 'bench',
     user_id: plan.people ? benchPersonId(n % plan.people) : `${plan.userPrefix}${n}`,
     user_name: `user${n}`,
