@@ -74,6 +74,16 @@ export async function run(
     // node:inspector's profiler and writes it on SIGTERM (Node refuses --cpu-prof in NODE_OPTIONS).
     const gpuops = build.gpuops(['web'], gpuopsEnvFor(sim.info, slack.apiUrl, redisServer.url));
     children.push(gpuops);
+    // BENCH_COMPARE_ROOT: another gpuops (an earlier commit's, built the same way) measured in the same
+    // rounds against the same baselines: a before/after in one run.
+    const compareRoot = process.env.BENCH_COMPARE_ROOT;
+    const compare = compareRoot
+      ? build.gpuopsAt(compareRoot, ['web'], gpuopsEnvFor(sim.info, slack.apiUrl, redisServer.url))
+      : undefined;
+    if (compare) children.push(compare);
+    const compareReady = compare
+      ? await compare.waitForLog((r) => r.msg === 'gpuops ready', 30_000)
+      : undefined;
     const [bareReady, addReady, gpuopsReady] = await Promise.all([
       bare.waitForLog((r) => r.msg === 'ready', 30_000),
       add.waitForLog((r) => r.msg === 'ready', 30_000),
@@ -88,9 +98,19 @@ export async function run(
     const bareRuns: LoadReport[] = [];
     const addRuns: LoadReport[] = [];
     const gpuopsRuns: LoadReport[] = [];
-    const cpu = { bare: 0, add: 0, gpuops: 0, bareSys: 0, addSys: 0, gpuopsSys: 0 };
+    const compareRuns: LoadReport[] = [];
+    const cpu = {
+      bare: 0,
+      add: 0,
+      gpuops: 0,
+      compare: 0,
+      bareSys: 0,
+      addSys: 0,
+      gpuopsSys: 0,
+      compareSys: 0,
+    };
     const measured = async (
-      which: 'bare' | 'add' | 'gpuops',
+      which: 'bare' | 'add' | 'gpuops' | 'compare',
       child: GpuopsProcess,
       userPrefix: string,
       port: unknown,
@@ -105,7 +125,13 @@ export async function run(
     for (let r = 0; r < rounds; r++) {
       bareRuns.push(await measured('bare', bare, `UB${r}x${run}x`, bareReady.port));
       addRuns.push(await measured('add', add, `UA${r}x${run}x`, addReady.port));
-      gpuopsRuns.push(await measured('gpuops', gpuops, `UG${r}x${run}x`, gpuopsReady.port));
+      const mine = async () =>
+        gpuopsRuns.push(await measured('gpuops', gpuops, `UG${r}x${run}x`, gpuopsReady.port));
+      const theirs = async () =>
+        compare && compareRuns.push(await measured('compare', compare, `UC${r}x${run}x`, compareReady?.port));
+      // Which of the two goes first alternates, so neither always follows the same one.
+      if (r % 2 === 0) await mine().then(theirs);
+      else await theirs().then(mine);
     }
     // Open loop at a fixed rate below saturation: the latency a request sees when the machine is not
     // the bottleneck (a Slack workspace sends far fewer than this).
@@ -137,6 +163,7 @@ export async function run(
       ...addRuns.map((r, i) => row(`Bolt app + one BullMQ add, round ${i + 1}`, r)),
       ...gpuopsRuns.map((r, i) => row(`gpuops web: /gpu ls → queue, round ${i + 1}`, r)),
     ];
+    const compareRows = compareRuns.map((r, i) => row(`gpuops web from ${compareRoot}, round ${i + 1}`, r));
     const openRows = [
       row(`bare Bolt app, open loop at ${rate}/s`, bareOpen),
       row(`Bolt app + one add, open loop at ${rate}/s`, addOpen),
@@ -163,7 +190,7 @@ export async function run(
     return {
       name: 'ack',
       description: `${build.name === 'dist' ? 'Production build (node dist/, baselines compiled by tsc): ' : ''}Signed /gpu ls, ${count} requests at concurrency ${concurrency} (after ${warmup} warm-up) per round, ${rounds} interleaved rounds, load generator in its own process`,
-      rows: [...rows, ...openRows],
+      rows: [...rows, ...compareRows, ...openRows],
       summary: {
         gpuops_p50_ms: median(mineRows.map((r) => r.p50_ms)),
         gpuops_p99_ms: mineP99,
@@ -192,6 +219,20 @@ export async function run(
         over_3s: mineRows.reduce((n, r) => n + r.over_3s, 0) + gpuopsOpenRow.over_3s,
         jobs_queued: queued,
         answers_say_looking: answered ? 'yes' : 'no',
+        ...(compare
+          ? {
+              compare_root: String(compareRoot),
+              compare_p99_ms: median(compareRows.map((r) => r.p99_ms)),
+              compare_p99_ratio_vs_add: round(median(compareRows.map((r) => r.p99_ms)) / addP99),
+              compare_cpu_ratio_vs_add: round(cpu.compare / cpu.add),
+              compare_cpu_ms_per_request: perRequest(cpu.compare),
+              compare_answers_say_looking: compareRuns.every((r) =>
+                r.samples.every((x) => x.includes('Looking that up')),
+              )
+                ? 'yes'
+                : 'no',
+            }
+          : {}),
       },
       targets: [
         atMost(label('1a ack: p99 vs Bolt + one BullMQ add (×)'), round(mineP99 / addP99), 1.1),

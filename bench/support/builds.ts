@@ -19,6 +19,8 @@ export interface BenchBuild {
   readonly name: 'tsx' | 'dist';
   /** gpuops with these arguments (`start`, `web`). */
   gpuops(args: readonly string[], env: Readonly<Record<string, string>>): GpuopsProcess;
+  /** The gpuops in another folder (its src/, or its dist/ for the production build), the same way. */
+  gpuopsAt(root: string, args: readonly string[], env: Readonly<Record<string, string>>): GpuopsProcess;
   /** A baseline by its TypeScript path, e.g. bench/support/bolt-add.ts. */
   script(path: string, env: Readonly<Record<string, string>>): GpuopsProcess;
 }
@@ -35,6 +37,7 @@ const other = process.env.BENCH_GPUOPS_ROOT;
 export const SOURCE_BUILD: BenchBuild = {
   name: 'tsx',
   gpuops: other ? (args, env) => spawnScript(join(other, 'src', 'cli.ts'), env, args) : spawnGpuops,
+  gpuopsAt: (folder, args, env) => spawnScript(join(folder, 'src', 'cli.ts'), env, args),
   script: (path, env) => spawnScript(path, env),
 };
 
@@ -47,6 +50,7 @@ export async function productionBuild(): Promise<BenchBuild> {
   return {
     name: 'dist',
     gpuops: (args, env) => spawnNode(cli, args, env),
+    gpuopsAt: (folder, args, env) => spawnNode(join(folder, 'dist', 'cli.js'), args, env),
     script: (path, env) => spawnNode(join('tmp/bench-build', path.replace(/\.ts$/, '.js')), [], env),
   };
 }
