@@ -5,9 +5,10 @@ import { FakeSlackApi } from '../src/devkit/fake-slack-api.js';
 import { QUEUE_NAME, QUEUE_PREFIX } from '../src/jobs/queue.js';
 import { startSim } from '../src/sim/start-sim.js';
 import { startPrivateRedis } from '../src/sys/private-redis.js';
-import { type GpuopsProcess, spawnGpuops, spawnScript } from '../test/support/gpuops-process.js';
+import type { GpuopsProcess } from '../test/support/gpuops-process.js';
 import type { BenchResult } from './run.js';
 import { benchPeople } from './support/bench-people.js';
+import { type BenchBuild, SOURCE_BUILD } from './support/builds.js';
 import { BOT_TOKEN, SECRET } from './support/e2e-driver.js';
 import { gpuopsEnvFor } from './support/e2e-world.js';
 import type { LoadReport } from './support/load-generator.js';
@@ -23,12 +24,29 @@ import { atMost } from './support/targets.js';
 // acknowledges. The apps run as child processes; the load generator runs in another. Targets (issue 16):
 // p99 ≤ 1.1× and CPU per request ≤ 1.3× the Bolt-plus-one-add app, every answer far inside Slack's 3 s.
 
-/** The requests come from this many people in turn, each from a channel of its own. */
+/** The requests come from this many people, */
 const PEOPLE = 50;
+/**
+ * in this many channels in turn (channels in use: a channel's binding is read once, then kept by the
+ * process), each person through every channel before any again: a person repeats in a channel only
+ * after 9,000 requests, more than a round (5,500), so none is a double submission.
+ */
+const CHANNELS = 180;
 
 export async function run(
-  options: { count?: number; concurrency?: number; warmup?: number; rounds?: number } = {},
+  options: {
+    count?: number;
+    concurrency?: number;
+    warmup?: number;
+    rounds?: number;
+    /** Which build of gpuops and the baselines (bench/support/builds.ts); default the sources. */
+    build?: BenchBuild;
+  } = {},
 ): Promise<BenchResult> {
+  const build = options.build ?? SOURCE_BUILD;
+  // The production build's figures are targets of their own, named apart (bench/dist.bench.ts).
+  const label = (target: string) =>
+    build.name === 'dist' ? target.replace(/^(\S+ ack): /, '$1, production build: ') : target;
   const count = options.count ?? Number(process.env.BENCH_ACK_COUNT ?? 5_000);
   const concurrency = options.concurrency ?? 50;
   const warmup = options.warmup ?? 500;
@@ -43,13 +61,13 @@ export async function run(
   const children: GpuopsProcess[] = [];
   const redis = new Redis(redisServer.url, { maxRetriesPerRequest: 1 });
   try {
-    const bare = spawnScript('bench/support/bare-bolt.ts', {
+    const bare = build.script('bench/support/bare-bolt.ts', {
       SIGNING_SECRET: SECRET,
       SLACK_API_URL: slack.apiUrl,
       ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
     });
     children.push(bare);
-    const add = spawnScript('bench/support/bolt-add.ts', {
+    const add = build.script('bench/support/bolt-add.ts', {
       SIGNING_SECRET: SECRET,
       SLACK_API_URL: slack.apiUrl,
       REDIS_URL: redisServer.url,
@@ -57,15 +75,28 @@ export async function run(
     children.push(add);
     // For profiling: BENCH_NODE_OPTIONS='--import /path/to/hook.mjs', a module that starts
     // node:inspector's profiler and writes it on SIGTERM (Node refuses --cpu-prof in NODE_OPTIONS).
-    const gpuops = spawnGpuops(['web'], gpuopsEnvFor(sim.info, slack.apiUrl, redisServer.url));
+    const compareRoot = process.env.BENCH_COMPARE_ROOT;
+    // Compared with another gpuops, this one starts the same way (through tsx's loader, not bin/'s).
+    const gpuops = compareRoot
+      ? build.gpuopsAt('.', ['web'], gpuopsEnvFor(sim.info, slack.apiUrl, redisServer.url))
+      : build.gpuops(['web'], gpuopsEnvFor(sim.info, slack.apiUrl, redisServer.url));
     children.push(gpuops);
+    // BENCH_COMPARE_ROOT: another gpuops (an earlier commit's, built the same way) measured in the same
+    // rounds against the same baselines: a before/after in one run.
+    const compare = compareRoot
+      ? build.gpuopsAt(compareRoot, ['web'], gpuopsEnvFor(sim.info, slack.apiUrl, redisServer.url))
+      : undefined;
+    if (compare) children.push(compare);
+    const compareReady = compare
+      ? await compare.waitForLog((r) => r.msg === 'gpuops ready', 30_000)
+      : undefined;
     const [bareReady, addReady, gpuopsReady] = await Promise.all([
       bare.waitForLog((r) => r.msg === 'ready', 30_000),
       add.waitForLog((r) => r.msg === 'ready', 30_000),
       gpuops.waitForLog((r) => r.msg === 'gpuops ready', 30_000),
     ]);
     const plan = (port: unknown, userPrefix: string) =>
-      lsLoad(port, userPrefix, { count, concurrency, warmup, people: PEOPLE });
+      lsLoad(port, userPrefix, { count, concurrency, warmup, people: PEOPLE, channels: CHANNELS });
     const run = randomBytes(3).toString('hex');
     const rounds = options.rounds ?? Number(process.env.BENCH_ACK_ROUNDS ?? 3);
     // Interleaved rounds (bare, add, gpuops, bare, add, gpuops, …): a machine that slows down for a while
@@ -73,9 +104,19 @@ export async function run(
     const bareRuns: LoadReport[] = [];
     const addRuns: LoadReport[] = [];
     const gpuopsRuns: LoadReport[] = [];
-    const cpu = { bare: 0, add: 0, gpuops: 0, bareSys: 0, addSys: 0, gpuopsSys: 0 };
+    const compareRuns: LoadReport[] = [];
+    const cpu = {
+      bare: 0,
+      add: 0,
+      gpuops: 0,
+      compare: 0,
+      bareSys: 0,
+      addSys: 0,
+      gpuopsSys: 0,
+      compareSys: 0,
+    };
     const measured = async (
-      which: 'bare' | 'add' | 'gpuops',
+      which: 'bare' | 'add' | 'gpuops' | 'compare',
       child: GpuopsProcess,
       userPrefix: string,
       port: unknown,
@@ -90,7 +131,13 @@ export async function run(
     for (let r = 0; r < rounds; r++) {
       bareRuns.push(await measured('bare', bare, `UB${r}x${run}x`, bareReady.port));
       addRuns.push(await measured('add', add, `UA${r}x${run}x`, addReady.port));
-      gpuopsRuns.push(await measured('gpuops', gpuops, `UG${r}x${run}x`, gpuopsReady.port));
+      const mine = async () =>
+        gpuopsRuns.push(await measured('gpuops', gpuops, `UG${r}x${run}x`, gpuopsReady.port));
+      const theirs = async () =>
+        compare && compareRuns.push(await measured('compare', compare, `UC${r}x${run}x`, compareReady?.port));
+      // Which of the two goes first alternates, so neither always follows the same one.
+      if (r % 2 === 0) await mine().then(theirs);
+      else await theirs().then(mine);
     }
     // Open loop at a fixed rate below saturation: the latency a request sees when the machine is not
     // the bottleneck (a Slack workspace sends far fewer than this).
@@ -122,6 +169,7 @@ export async function run(
       ...addRuns.map((r, i) => row(`Bolt app + one BullMQ add, round ${i + 1}`, r)),
       ...gpuopsRuns.map((r, i) => row(`gpuops web: /gpu ls → queue, round ${i + 1}`, r)),
     ];
+    const compareRows = compareRuns.map((r, i) => row(`gpuops web from ${compareRoot}, round ${i + 1}`, r));
     const openRows = [
       row(`bare Bolt app, open loop at ${rate}/s`, bareOpen),
       row(`Bolt app + one add, open loop at ${rate}/s`, addOpen),
@@ -147,8 +195,8 @@ export async function run(
     const cpuRatio = round(cpu.gpuops / cpu.add);
     return {
       name: 'ack',
-      description: `Signed /gpu ls, ${count} requests at concurrency ${concurrency} (after ${warmup} warm-up) per round, ${rounds} interleaved rounds, load generator in its own process`,
-      rows: [...rows, ...openRows],
+      description: `${build.name === 'dist' ? 'Production build (node dist/, baselines compiled by tsc): ' : ''}Signed /gpu ls, ${count} requests at concurrency ${concurrency} (after ${warmup} warm-up) per round, ${rounds} interleaved rounds, load generator in its own process`,
+      rows: [...rows, ...compareRows, ...openRows],
       summary: {
         gpuops_p50_ms: median(mineRows.map((r) => r.p50_ms)),
         gpuops_p99_ms: mineP99,
@@ -177,12 +225,26 @@ export async function run(
         over_3s: mineRows.reduce((n, r) => n + r.over_3s, 0) + gpuopsOpenRow.over_3s,
         jobs_queued: queued,
         answers_say_looking: answered ? 'yes' : 'no',
+        ...(compare
+          ? {
+              compare_root: String(compareRoot),
+              compare_p99_ms: median(compareRows.map((r) => r.p99_ms)),
+              compare_p99_ratio_vs_add: round(median(compareRows.map((r) => r.p99_ms)) / addP99),
+              compare_cpu_ratio_vs_add: round(cpu.compare / cpu.add),
+              compare_cpu_ms_per_request: perRequest(cpu.compare),
+              compare_answers_say_looking: compareRuns.every((r) =>
+                r.samples.every((x) => x.includes('Looking that up')),
+              )
+                ? 'yes'
+                : 'no',
+            }
+          : {}),
       },
       targets: [
-        atMost('1a ack: p99 vs Bolt + one BullMQ add (×)', round(mineP99 / addP99), 1.1),
-        atMost('1b ack: CPU per request vs Bolt + one BullMQ add (×)', cpuRatio, 1.3),
+        atMost(label('1a ack: p99 vs Bolt + one BullMQ add (×)'), round(mineP99 / addP99), 1.1),
+        atMost(label('1b ack: CPU per request vs Bolt + one BullMQ add (×)'), cpuRatio, 1.3),
         // Slack's limit is 3 s; "far inside" read as a tenth of it, for the slowest of every request.
-        atMost('1c ack: slowest acknowledgement (ms)', gpuopsMax, 300),
+        atMost(label('1c ack: slowest acknowledgement (ms)'), gpuopsMax, 300),
       ],
     };
   } finally {

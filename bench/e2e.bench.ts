@@ -2,9 +2,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { FakeSlackApi } from '../src/devkit/fake-slack-api.js';
 import { startPrivateRedis } from '../src/sys/private-redis.js';
-import { type GpuopsProcess, spawnGpuops, spawnScript } from '../test/support/gpuops-process.js';
+import type { GpuopsProcess } from '../test/support/gpuops-process.js';
 import type { BenchResult } from './run.js';
 import { benchPeople } from './support/bench-people.js';
+import { type BenchBuild, SOURCE_BUILD } from './support/builds.js';
 import { BOT_TOKEN, createInstances, merged, type PhaseResult, phase, SECRET } from './support/e2e-driver.js';
 import { gpuopsEnvFor, startSimProcess } from './support/e2e-world.js';
 import { latencySummary, round, rssMiB, spread } from './support/stats.js';
@@ -23,8 +24,19 @@ import { waitForCatalogue } from './support/wait-for-catalogue.js';
 // processes; the driver and the Slack fake run here. Targets: docs/performance.md, 2 and 5.
 
 export async function run(
-  options: { lanes?: number; perLane?: number; sequential?: number; rounds?: number } = {},
+  options: {
+    lanes?: number;
+    perLane?: number;
+    sequential?: number;
+    rounds?: number;
+    /** Which build of gpuops and the baselines (bench/support/builds.ts); default the sources. */
+    build?: BenchBuild;
+  } = {},
 ): Promise<BenchResult> {
+  const build = options.build ?? SOURCE_BUILD;
+  // The production build's figures are targets of their own, named apart (bench/dist.bench.ts).
+  const label = (target: string) =>
+    build.name === 'dist' ? target.replace(/^(\S+ \S+): /, '$1, production build: ') : target;
   const lanes = options.lanes ?? Number(process.env.BENCH_E2E_LANES ?? 50);
   // Each even (the warm-up's too), so that every instance is running again after a phase (stop, start, …).
   const perLane = options.perLane ?? Number(process.env.BENCH_E2E_PER_LANE ?? 20);
@@ -47,9 +59,12 @@ export async function run(
       CLOUD_API_TOKEN: info.cloudToken,
       CLOUD_PROJECT_ID: info.projectId,
     };
-    const inline = spawnScript('bench/support/inline-bolt.ts', cloudEnv);
-    const base = spawnScript('bench/support/bolt-bullmq.ts', { ...cloudEnv, REDIS_URL: baseRedisServer.url });
-    const gpuops = spawnGpuops(['start'], gpuopsEnvFor(info, slack.apiUrl, redisServer.url));
+    const inline = build.script('bench/support/inline-bolt.ts', cloudEnv);
+    const base = build.script('bench/support/bolt-bullmq.ts', {
+      ...cloudEnv,
+      REDIS_URL: baseRedisServer.url,
+    });
+    const gpuops = build.gpuops(['start'], gpuopsEnvFor(info, slack.apiUrl, redisServer.url));
     children.push(inline, base, gpuops);
     const [inlineReady, baseReady, gpuopsReady] = await Promise.all([
       inline.waitForLog((r) => r.msg === 'ready', 30_000),
@@ -137,7 +152,7 @@ export async function run(
     const slackRatio = round(gpuopsOne.slackCalls / baseOne.slackCalls);
     return {
       name: 'e2e',
-      description: `/gpu stop|start alternating on ${lanes} instances, ${rounds} interleaved rounds of ${lanes * perLane} commands under load (${lanes} in flight) and ${sequential} one at a time per side, after the same warm-up; medians of the rounds (min–max); sim transitions 0 ms`,
+      description: `${build.name === 'dist' ? 'Production build (node dist/, baselines compiled by tsc): ' : ''}/gpu stop|start alternating on ${lanes} instances, ${rounds} interleaved rounds of ${lanes * perLane} commands under load (${lanes} in flight) and ${sequential} one at a time per side, after the same warm-up; medians of the rounds (min–max); sim transitions 0 ms`,
       rows: [...rows, ...memoryRows],
       summary: {
         rounds,
@@ -168,17 +183,17 @@ export async function run(
         rss_gpuops_end_mib: end.gpuops,
       },
       targets: [
-        atLeast('2a e2e: throughput vs Bolt + raw BullMQ (×)', round(gl!.median / bl!.median), 0.9),
+        atLeast(label('2a e2e: throughput vs Bolt + raw BullMQ (×)'), round(gl!.median / bl!.median), 0.9),
         atMost(
-          '2b e2e: p50 overhead one at a time over Bolt + raw BullMQ (ms)',
+          label('2b e2e: p50 overhead one at a time over Bolt + raw BullMQ (ms)'),
           round(g1!.median - b1!.median),
           1,
         ),
-        atMost('2c e2e: Redis commands per command vs Bolt + raw BullMQ (×)', redisRatio, 2),
+        atMost(label('2c e2e: Redis commands per command vs Bolt + raw BullMQ (×)'), redisRatio, 2),
         // Jobs here finish within a second, so no progress edit is due: the same calls as the baseline.
-        atMost('2d e2e: Slack calls per command vs Bolt + raw BullMQ, fast jobs (×)', slackRatio, 1),
+        atMost(label('2d e2e: Slack calls per command vs Bolt + raw BullMQ, fast jobs (×)'), slackRatio, 1),
         atMost(
-          '5 memory: idle RSS of gpuops start vs Bolt + BullMQ process (×)',
+          label('5 memory: idle RSS of gpuops start vs Bolt + BullMQ process (×)'),
           round(idle.gpuops / idle.base),
           1.3,
         ),

@@ -26,6 +26,12 @@ export interface LoadPlan {
    */
   readonly people?: number;
   /**
+   * With `people`: the requests go to this many channels in turn (request n to channel n mod
+   * channels), each person's through every channel before any again, so a person repeats in a channel
+   * only after channels × people requests; default: a channel of its own for each request.
+   */
+  readonly channels?: number;
+  /**
    * Open loop: request i is due at start + i / rate, whatever the answers before it did, and its
    * latency counts from when it was due (so a slow app cannot hide its queue). Default: closed loop,
    * `concurrency` requests in flight.
@@ -48,9 +54,11 @@ function body(plan: LoadPlan, n: number): string {
     token: 'legacy-verification-token',
     team_id: 'T0BENCH',
     team_domain: 'bench',
-    channel_id: plan.people ? `C${plan.userPrefix}${n}` : 'C0BENCH',
+    channel_id: plan.people ? `C${plan.userPrefix}${plan.channels ? n % plan.channels : n}` : 'C0BENCH',
     channel_name: 'bench',
-    user_id: plan.people ? benchPersonId(n % plan.people) : `${plan.userPrefix}${n}`,
+    user_id: plan.people
+      ? benchPersonId(Math.floor(n / (plan.channels ?? 1)) % plan.people)
+      : `${plan.userPrefix}${n}`,
     user_name: `user${n}`,
     command: '/gpu',
     text: plan.text,

@@ -16,7 +16,7 @@ export async function runLoad(plan: LoadPlan, timeoutMs = 300_000): Promise<Load
 export function lsLoad(
   port: unknown,
   userPrefix: string,
-  shape: Pick<LoadPlan, 'count' | 'concurrency' | 'warmup'> & { people?: number },
+  shape: Pick<LoadPlan, 'count' | 'concurrency' | 'warmup'> & { people?: number; channels?: number },
 ): LoadPlan {
   return {
     origin: `http://127.0.0.1:${port}`,

@@ -12,6 +12,8 @@ export interface ConnectionBehaviour {
   readonly enableOfflineQueue?: boolean;
   readonly commandTimeout?: number;
   readonly autoResendUnfulfilledCommands?: boolean;
+  readonly autoResubscribe?: boolean;
+  readonly protocol?: 2 | 3;
 }
 
 export const FAIL_FAST: ConnectionBehaviour = {
@@ -23,6 +25,13 @@ export const FAIL_FAST: ConnectionBehaviour = {
   autoResendUnfulfilledCommands: false,
 };
 export const BLOCKING: ConnectionBehaviour = { maxRetriesPerRequest: null };
+/**
+ * The binding cache's invalidation connection (src/store/binding-cache.ts): it subscribes again itself
+ * after each reconnect, once it has its new client id, so ioredis must not do it first. RESP2: Redis
+ * then sends the invalidations as Pub/Sub messages on `__redis__:invalidate`, which ioredis hands on
+ * (over RESP3, ioredis' default, they come as `invalidate` pushes, which ioredis 6 drops).
+ */
+export const INVALIDATIONS: ConnectionBehaviour = { ...FAIL_FAST, autoResubscribe: false, protocol: 2 };
 
 /** The Redis URL without user or password, for messages. */
 export function safeRedisUrl(url: string): string {

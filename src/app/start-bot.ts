@@ -12,6 +12,7 @@ import type { Guardrails } from '../policy/guardrails.js';
 import { loadPolicy } from '../policy/load-policy.js';
 import type { Policy } from '../policy/policy.js';
 import { noDeciderWarning } from '../policy/workspace-access.js';
+import { type BindingCache, trackBindings } from '../store/binding-cache.js';
 import { createSealer, type Sealer, sealKeyFrom, sealKeyWarning } from '../store/sealed.js';
 import { CLUSTER_STORE_PREFIX, createStore, type Store } from '../store/store.js';
 import { createCloudClients } from './clients.js';
@@ -24,6 +25,7 @@ import {
   evictionPolicyOf,
   evictionWarning,
   FAIL_FAST,
+  INVALIDATIONS,
   redisConnector,
   redisTargetOf,
 } from './redis-connections.js';
@@ -62,6 +64,8 @@ export interface BotParts {
   readonly queue: GpuQueue;
   readonly sealer: Sealer;
   readonly guardrails: Guardrails;
+  /** The channels' bindings kept in the process (not on a Redis Cluster). */
+  readonly bindings: BindingCache | undefined;
   /** The watchers' worker, queue and what they run with: the worker role only. */
   readonly watch: Pick<StartedWorkers, 'watchWorker' | 'watchQueue' | 'watchDeps'> | undefined;
 }
@@ -115,7 +119,18 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
     const target = redisTargetOf(config);
     const connect = redisConnector(target, lifecycle, log, startTimeoutMs);
     const storeRedis = await connect('store', FAIL_FAST);
-    const store = createStore(storeRedis, target.cluster ? CLUSTER_STORE_PREFIX : undefined);
+    // The channels' bindings kept in the process, kept true by Redis' invalidations (one connection
+    // more). Not on a Cluster: the invalidations would need a connection to every primary.
+    const bindings = target.cluster
+      ? undefined
+      : trackBindings({
+          redis: storeRedis,
+          invalidations: await connect('invalidations', INVALIDATIONS),
+          log,
+        });
+    const store = createStore(storeRedis, target.cluster ? CLUSTER_STORE_PREFIX : undefined, {
+      ...(bindings ? { bindings } : {}),
+    });
     // A full Redis must refuse new requests, not evict accepted ones (docs/operations.md).
     const evictionPolicy = await evictionPolicyOf(storeRedis);
     const evicts = evictionWarning(evictionPolicy);
@@ -213,7 +228,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
       metrics,
       botUserId: bot.botUserId,
       parts: {
-        ...{ store, queue, sealer, guardrails },
+        ...{ store, queue, sealer, guardrails, bindings },
         watch: started && {
           watchWorker: started.watchWorker,
           watchQueue: started.watchQueue,

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { MessageRef } from '../jobs/message-ref.js';
+import type { BindingCache } from './binding-cache.js';
 import { changed, type JobChange, type JobRecord } from './job-record.js';
 
 // Redis-backed state other than the queue. Every key starts with the store's prefix so several
@@ -201,7 +202,16 @@ export const CLUSTER_STORE_PREFIX = '{gpuops}';
 /** The Redis key of a cached entry (Store.putCache, Store.cached). */
 export const cacheKey = (prefix: string, name: string) => `${prefix}:cache:${name}`;
 
-export function createStore(redis: Redis, prefix = 'gpuops'): Store {
+export interface StoreOptions {
+  /**
+   * The channels' bindings kept in the process (src/store/binding-cache.ts, made on `redis`); without
+   * it every binding is read from Redis.
+   */
+  readonly bindings?: BindingCache;
+}
+
+export function createStore(redis: Redis, prefix = 'gpuops', options: StoreOptions = {}): Store {
+  const { bindings } = options;
   const k = (...parts: string[]) => [prefix, ...parts].join(':');
   const scripted = redis as Redis & Partial<AcceptJobScript>;
   if (typeof scripted.gpuopsAcceptJob !== 'function') {
@@ -255,10 +265,13 @@ export function createStore(redis: Redis, prefix = 'gpuops'): Store {
     prefix,
 
     async bindProject(channelId, binding) {
-      await redis.set(k('channel', channelId, 'project'), JSON.stringify(binding));
+      const key = k('channel', channelId, 'project');
+      await redis.set(key, JSON.stringify(binding));
+      bindings?.forget(key);
     },
     async projectOf(channelId) {
-      return parse<ProjectBinding>(await redis.get(k('channel', channelId, 'project')));
+      const key = k('channel', channelId, 'project');
+      return parse<ProjectBinding>(await (bindings ? bindings.get(key) : redis.get(key)));
     },
 
     claimRequest: async (fingerprint, jobId, seconds, target) =>

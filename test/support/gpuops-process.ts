@@ -122,9 +122,13 @@ export function spawnGpuops(args: readonly string[], env: Readonly<Record<string
 }
 
 /** A TypeScript entry script of the tests, run through tsx. */
-export function spawnScript(script: string, env: Readonly<Record<string, string>>): GpuopsProcess {
+export function spawnScript(
+  script: string,
+  env: Readonly<Record<string, string>>,
+  args: readonly string[] = [],
+): GpuopsProcess {
   return track(
-    spawn(process.execPath, ['--import', 'tsx', script], {
+    spawn(process.execPath, ['--import', 'tsx', script, ...args], {
       cwd: root,
       env: childEnv(env),
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -152,4 +156,19 @@ export async function until<T>(
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+/** Compiled JavaScript run by node alone, as the image runs `dist/` (the benchmarks' production build). */
+export function spawnNode(
+  script: string,
+  args: readonly string[],
+  env: Readonly<Record<string, string>>,
+): GpuopsProcess {
+  return track(
+    spawn(process.execPath, [script, ...args], {
+      cwd: root,
+      env: childEnv(env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
 }
