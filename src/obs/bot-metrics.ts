@@ -18,6 +18,7 @@ export const METRIC_NAMES = {
   degradedMode: 'gpuops_degraded_mode',
   swept: 'gpuops_sweeper_requests_total',
   approvalsWaiting: 'gpuops_approvals_waiting',
+  budgetAlertsFailed: 'gpuops_budget_alerts_failed_total',
   info: 'gpuops_info',
 } as const;
 
@@ -57,6 +58,8 @@ export interface BotMetrics {
   slackAnswered(durationMs: number): void;
   /** What one sweeper pass did with the approved requests it found between states. */
   countSwept(counts: Readonly<Partial<Record<SweptOutcome, number>>>): void;
+  /** A budget alert that could not be said: Slack's error code, or `queue` when it was not queued. */
+  countBudgetAlertFailed(reason: string): void;
   /** Whether /readyz would answer 200 (ready or degraded), read at each scrape. */
   watchReadiness(read: () => Promise<boolean>): void;
   /** Approval requests waiting for a decision and, approved, for their job to be queued; read at each scrape. */
@@ -130,6 +133,12 @@ export function createBotMetrics(options: BotMetricsOptions = {}): BotMetrics {
     name: METRIC_NAMES.swept,
     help: 'Approved requests the sweeper found between states, by what it did: queued, waiting (no replica yet), lapsed, gone',
     labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const budgetAlertsFailed = new Counter({
+    name: METRIC_NAMES.budgetAlertsFailed,
+    help: 'Budget alerts that could not be said, by reason: the Slack error code of a refused post, or queue',
+    labelNames: ['reason'] as const,
     registers: [registry],
   });
   const info = new Gauge({
@@ -220,6 +229,9 @@ export function createBotMetrics(options: BotMetricsOptions = {}): BotMetrics {
       readQueue = read;
     },
     slackAnswered: (durationMs) => slackAck.observe(Math.max(0, durationMs) / 1000),
+    countBudgetAlertFailed(reason) {
+      budgetAlertsFailed.inc({ reason });
+    },
     countSwept(counts) {
       for (const [outcome, n] of Object.entries(counts)) if (n) swept.inc({ outcome }, n);
     },
