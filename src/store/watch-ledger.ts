@@ -1,13 +1,15 @@
 import type { Redis } from 'ioredis';
 import { watchKey } from './watch-keys.js';
 
-// The spend ledger the watchers keep and the digest and Home tab read: per project and day (and
-// month), estimated dollars, GPU-hours, and GPU-hours per instance. A look must not cost one write per
+// The spend ledger the watchers keep and the digest, the Home tab and budgets read: per project and day
+// (and month), estimated dollars, GPU-hours, and per instance its GPU-hours, running hours, dollars and
+// type (docs/budgets.md). A look must not cost one write per
 // running machine (10,000 machines were 10,000 increments a look), so per-instance hours are kept as
 // intervals on a clock: the day's `clock` is the watched hours of that day (each look adds the time
 // since the previous look, at most an hour); an instance that starts running opens an interval at the
-// clock (`open:<id>` = "<clock> <gpus>"), and one that stops closes it, adding gpus × (clock − start)
-// to `inst:<id>`. A look then writes only what changed. The first look of a day closes the previous
+// clock (`open:<id>` = "<clock> <gpus> <usd per hour>", `meta:<id>` = its type and name as JSON), and
+// one that stops closes it, adding (clock − start) × gpus to `inst:<id>`, × 1 to `hrs:<id>` and
+// × the price to `usd:<id>`. A look then writes only what changed. The first look of a day closes the previous
 // day's intervals and opens the new day's for what was running (once a day, the fleet's size);
 // a baseline look opens one for everything running.
 
@@ -17,10 +19,13 @@ export const MONTH_TTL_SECONDS = 400 * 86_400;
 export const ledgerKey = (prefix: string, projectId: string, period: string) =>
   watchKey(prefix, 'ledger', projectId, period);
 
-/** An instance whose interval opens: its id and GPUs. */
+/** An instance whose interval opens: its id, GPUs, price while running (0: unknown), type and name. */
 export interface Opening {
   readonly id: string;
   readonly gpus: number;
+  readonly usdPerHour?: number;
+  readonly type?: string;
+  readonly name?: string;
 }
 
 /** What one look adds to the ledger. */
@@ -41,11 +46,21 @@ export interface LedgerChange {
   readonly open: readonly Opening[];
 }
 
+/** One instance's day: running hours, dollars, and what it was. */
+export interface LedgerMachine {
+  readonly hours: number;
+  readonly usd: number;
+  readonly type: string;
+  readonly name?: string;
+}
+
 export interface LedgerDay {
   readonly usd: number;
   readonly gpuHours: number;
   /** GPU-hours per instance id (closed intervals, and open ones up to the day's clock). */
   readonly instances: Readonly<Record<string, number>>;
+  /** Running hours and dollars per instance id, counted the same way. */
+  readonly machines: Readonly<Record<string, LedgerMachine>>;
 }
 
 /**
@@ -56,10 +71,22 @@ export const LEDGER_LUA = `
 local function ledger_close(day, id, clock)
   local v = redis.call('HGET', day, 'open:' .. id)
   if not v then return end
-  local start, gpus = string.match(v, '^(%S+) (%S+)$')
-  local h = (clock - tonumber(start)) * tonumber(gpus)
-  if h > 0 then redis.call('HINCRBYFLOAT', day, 'inst:' .. id, h) end
+  local start, gpus, usd = string.match(v, '^(%S+) (%S+) ?(%S*)$')
+  local hours = clock - tonumber(start)
+  if hours > 0 then
+    local h = hours * tonumber(gpus)
+    if h > 0 then redis.call('HINCRBYFLOAT', day, 'inst:' .. id, h) end
+    redis.call('HINCRBYFLOAT', day, 'hrs:' .. id, hours)
+    local d = hours * (tonumber(usd) or 0)
+    if d > 0 then redis.call('HINCRBYFLOAT', day, 'usd:' .. id, d) end
+  end
   redis.call('HDEL', day, 'open:' .. id)
+end
+local function ledger_open(day, clock, nxt)
+  local id, gpus, usd, meta = nxt(), nxt(), nxt(), nxt()
+  if redis.call('HSETNX', day, 'open:' .. id, clock .. ' ' .. gpus .. ' ' .. usd) == 1 then
+    redis.call('HSET', day, 'meta:' .. id, meta)
+  end
 end
 local function ledger_clock(day) return tonumber(redis.call('HGET', day, 'clock') or '0') end
 local function apply_ledger(day, month, previous, nxt)
@@ -73,10 +100,7 @@ local function apply_ledger(day, month, previous, nxt)
     end
   end
   local clock = ledger_clock(day)
-  for _ = 1, tonumber(nxt()) do
-    local id = nxt()
-    redis.call('HSETNX', day, 'open:' .. id, clock .. ' ' .. nxt())
-  end
+  for _ = 1, tonumber(nxt()) do ledger_open(day, clock, nxt) end
   if hours > 0 then clock = tonumber(redis.call('HINCRBYFLOAT', day, 'clock', hours)) end
   if usd > 0 then
     redis.call('HINCRBYFLOAT', day, 'usd', usd)
@@ -84,10 +108,7 @@ local function apply_ledger(day, month, previous, nxt)
   end
   if gpuh > 0 then redis.call('HINCRBYFLOAT', day, 'gpuh', gpuh) end
   for _ = 1, tonumber(nxt()) do ledger_close(day, nxt(), clock) end
-  for _ = 1, tonumber(nxt()) do
-    local id = nxt()
-    redis.call('HSETNX', day, 'open:' .. id, clock .. ' ' .. nxt())
-  end
+  for _ = 1, tonumber(nxt()) do ledger_open(day, clock, nxt) end
   redis.call('EXPIRE', day, dayTtl)
   redis.call('EXPIRE', month, monthTtl)
 end
@@ -118,30 +139,68 @@ export function ledgerArgs(change: LedgerChange): (string | number)[] {
     change.previousDay ? '1' : '0',
     change.openBefore.length,
   ];
-  for (const o of change.openBefore) args.push(o.id, o.gpus);
+  for (const o of change.openBefore) pushOpening(args, o);
   args.push(change.close.length);
   for (const id of change.close) args.push(id);
   args.push(change.open.length);
-  for (const o of change.open) args.push(o.id, o.gpus);
+  for (const o of change.open) pushOpening(args, o);
   return args;
+}
+
+function pushOpening(args: (string | number)[], o: Opening): void {
+  const meta = JSON.stringify(o.name ? { type: o.type ?? '', name: o.name } : { type: o.type ?? '' });
+  args.push(o.id, o.gpus, Math.max(o.usdPerHour ?? 0, 0), meta);
 }
 
 /** A ledger day as stored: open intervals count up to the day's clock. */
 export function readLedgerDay(h: Readonly<Record<string, string>>): LedgerDay {
   const clock = Number(h.clock ?? 0);
   const instances: Record<string, number> = {};
+  const hours: Record<string, number> = {};
+  const usd: Record<string, number> = {};
+  const add = (to: Record<string, number>, id: string, n: number) => {
+    if (n > 0) to[id] = (to[id] ?? 0) + n;
+  };
   for (const [field, value] of Object.entries(h)) {
-    if (field.startsWith('inst:')) {
-      const id = field.slice(5);
-      instances[id] = (instances[id] ?? 0) + Number(value);
-    } else if (field.startsWith('open:')) {
-      const id = field.slice(5);
-      const [start, gpus] = value.split(' ').map(Number);
-      const hours = (clock - (start ?? clock)) * (gpus ?? 0);
-      if (hours > 0) instances[id] = (instances[id] ?? 0) + hours;
+    const colon = field.indexOf(':');
+    const id = field.slice(colon + 1);
+    switch (field.slice(0, colon)) {
+      case 'inst':
+        add(instances, id, Number(value));
+        break;
+      case 'hrs':
+        add(hours, id, Number(value));
+        break;
+      case 'usd':
+        add(usd, id, Number(value));
+        break;
+      case 'open': {
+        const [start, gpus, perHour] = value.split(' ').map(Number);
+        const open = clock - (start ?? clock);
+        if (open <= 0) break;
+        add(instances, id, open * (gpus ?? 0));
+        add(hours, id, open);
+        add(usd, id, open * (perHour || 0));
+        break;
+      }
     }
   }
-  return { usd: Number(h.usd ?? 0), gpuHours: Number(h.gpuh ?? 0), instances };
+  const machines: Record<string, LedgerMachine> = {};
+  for (const [id, n] of Object.entries(hours)) {
+    const meta = metaOf(h[`meta:${id}`]);
+    machines[id] = { hours: n, usd: usd[id] ?? 0, ...meta };
+  }
+  return { usd: Number(h.usd ?? 0), gpuHours: Number(h.gpuh ?? 0), instances, machines };
+}
+
+function metaOf(raw: string | undefined): { type: string; name?: string } {
+  try {
+    const v = JSON.parse(raw ?? '{}') as { type?: unknown; name?: unknown };
+    const type = typeof v.type === 'string' ? v.type : '';
+    return typeof v.name === 'string' ? { type, name: v.name } : { type };
+  } catch {
+    return { type: '' };
+  }
 }
 
 // Closed GPU-hours added directly (tests and tools seed a ledger with it). KEYS: day, month. ARGV: usd,

@@ -1,11 +1,14 @@
 import { z } from 'zod';
+import { countedProjectsKey } from './spend-projects.js';
 import type { Store } from './store.js';
 import { watchKey } from './watch-keys.js';
 import { snapshotKey, watchedProjectsKey } from './watch-snapshots.js';
 
 // Which channels watch which project (`/gpu watch on|off`). A channel watches one project (the one it
-// works in when it turns watching on); a project is polled while at least one channel watches it, and
-// its snapshot is dropped with its last watcher, so watching again starts from a fresh baseline.
+// works in when it turns watching on); a project is polled while at least one channel watches it or its
+// spend is counted (store/spend-projects.ts). Its snapshot is dropped with its last watcher unless its
+// spend is counted, so watching again starts from a fresh baseline; a counted project's snapshot and
+// ledger go on, and a new watch gets the changes from the next look on.
 //
 // Keys (under <prefix>:{watch}:): channel:<channel> (JSON), project:<project>:channels (set),
 // projects (set).
@@ -52,7 +55,8 @@ export function createWatchSubscriptions(store: Pick<Store, 'redis' | 'prefix'>)
   /** Drops the project from the polled set (and its snapshot) when no channel watches it any more. */
   const leave = async (channelId: string, projectId: string) => {
     await redis.srem(membersKey(projectId), channelId);
-    if ((await redis.scard(membersKey(projectId))) === 0) {
+    if ((await redis.scard(membersKey(projectId))) > 0) return;
+    if ((await redis.sismember(countedProjectsKey(prefix), projectId)) === 0) {
       await redis.multi().srem(projectsKey, projectId).del(snapshotKey(prefix, projectId)).exec();
     }
   };

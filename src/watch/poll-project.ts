@@ -1,5 +1,6 @@
 import { CloudApiError, CloudNetworkError, CloudTimeoutError } from '../cloud/index.js';
 import { classifyFailure } from '../commands/kit/job-errors.js';
+import { isSpendCounted } from '../store/spend-projects.js';
 import type { NewOutboxEntry } from '../store/watch-outbox.js';
 import {
   createSnapshotStore,
@@ -17,7 +18,7 @@ import { ledgerChange, priceBookFor } from './spend.js';
 import { changeReply, resourceMessage } from './watch-changes.js';
 import { nowOf, type WatchDeps } from './watch-deps.js';
 
-// One look at one watched project: list its resources, diff them with the stored snapshot, and commit
+// One look at one watched or spend-counted project: list its resources, diff them with the stored snapshot, and commit
 // the new snapshot together with the messages the changes produce (compare-and-set, so a look another
 // replica beat posts nothing). The first look of a new watch records the baseline and posts nothing.
 // A cloud that answers 429 or 5xx (or cannot be reached) puts the project on back-off.
@@ -115,11 +116,15 @@ export async function pollProject(
   const snapshots = createSnapshotStore(deps.store);
   const subscriptions = createWatchSubscriptions(deps.store);
   // Side by side: a look's round trips that do not depend on each other cost one wait, not three.
-  const [targets, stored] = await Promise.all([
+  const [targets, stored, counted] = await Promise.all([
     subscriptions.channelsOf(projectId),
     snapshots.read(projectId),
+    isSpendCounted(deps.store, projectId),
   ]);
-  if (targets.length === 0) return { status: 'skipped', reason: 'no channel watches this project' };
+  // A project nobody watches is still looked at when its spend is counted: its ledger, no messages.
+  if (targets.length === 0 && !counted) {
+    return { status: 'skipped', reason: 'no channel watches this project' };
+  }
   // Read while the cloud lists (priceBookFor never rejects: no price is "unknown").
   const pricesP = priceBookFor(deps.store, projectId, deps.policy);
   const started = nowOf(deps);
@@ -152,7 +157,7 @@ export async function pollProject(
   listed = undefined;
   const changes = stored.snapshot ? diffSnapshots(stored.snapshot.resources, next.resources) : [];
   const compare = lap();
-  const entries = entriesForLook(changes, now, projectId);
+  const entries = targets.length > 0 ? entriesForLook(changes, now, projectId) : [];
   const render = lap();
   // The spend goes in with the snapshot (one script), so it is counted once, by the replica that commits.
   let ledger: LedgerChange | undefined;

@@ -16,7 +16,8 @@ export { periodsOf };
 
 // Estimated spend as the watchers see it: prices from the cached catalogue (the platform API's
 // configurations, refreshed every few minutes), the machine's GPUs from its type, and running time
-// from successive polls. Only time a project is watched is counted (docs/watch.md).
+// from successive polls. Every project gpuops acts on is looked at, watched by a channel or not
+// (docs/budgets.md has the accuracy of this count).
 
 /** A single look never counts for more than this, so an outage does not read as a day of spending. */
 export const MAX_ACCRUAL_MS = 3_600_000;
@@ -75,13 +76,24 @@ function nextRunningTypes(
 
 const isRunning = (r: WatchedResource) => r.kind === 'instance' && r.fields.state === 'running';
 
-/** Running instances with GPUs, as ledger intervals. */
-function openings(resources: Iterable<WatchedResource>, pricing: PriceBook['pricing']): Opening[] {
+/** Running instances with GPUs, as ledger intervals: GPUs, price (0 when unknown), type and name. */
+function openings(resources: Iterable<WatchedResource>, prices: PriceBook): Opening[] {
   const out: Opening[] = [];
+  // Priced once per type: a day's first look opens the whole fleet's intervals.
+  const byType = new Map<string, { gpus: number; usdPerHour: number }>();
   for (const r of resources) {
     if (!isRunning(r)) continue;
-    const gpus = gpusOfType(r.fields.type ?? '', pricing)?.gpuCount ?? 0;
-    if (gpus > 0) out.push({ id: r.id, gpus });
+    const type = r.fields.type ?? '';
+    let known = byType.get(type);
+    if (!known) {
+      const cost = runningCost(type, prices);
+      known = {
+        gpus: gpusOfType(type, prices.pricing)?.gpuCount ?? 0,
+        usdPerHour: cost.known ? cost.perHour : 0,
+      };
+      byType.set(type, known);
+    }
+    if (known.gpus > 0) out.push({ id: r.id, ...known, type, ...(r.name ? { name: r.name } : {}) });
   }
   return out;
 }
@@ -109,7 +121,7 @@ export function ledgerChange(
       usd: 0,
       gpuHours: 0,
       hours: 0,
-      openBefore: openings(resourceList(next.resources), prices.pricing),
+      openBefore: openings(resourceList(next.resources), prices),
       close: [],
       open: [],
     };
@@ -143,8 +155,8 @@ export function ledgerChange(
     usd,
     gpuHours,
     hours,
-    openBefore: previousDay !== day ? openings(resourceList(previous.resources), prices.pricing) : [],
+    openBefore: previousDay !== day ? openings(resourceList(previous.resources), prices) : [],
     close,
-    open: openings(started, prices.pricing),
+    open: openings(started, prices),
   };
 }

@@ -5,7 +5,7 @@ import { startDrains } from './drain-outbox.js';
 import { nowOf, type WatchDeps } from './watch-deps.js';
 import { addWatchJob } from './watch-queue.js';
 
-// The schedulers' fan-out: one job per watched project (so projects are looked at in parallel and one
+// The schedulers' fan-out: one job per watched (or spend-counted) project (so projects are looked at in parallel and one
 // slow cloud answer holds up no other project), with ids that make a second job for the same project
 // a no-op while the first is waiting or running.
 
@@ -37,7 +37,12 @@ export async function fanOutPolls(deps: WatchDeps): Promise<string> {
 
 export async function fanOutIdleChecks(deps: WatchDeps): Promise<string> {
   if (!deps.snapshots) return 'metrics are not configured: no idle checks';
-  const projects = await createWatchSubscriptions(deps.store).projects();
+  const subscriptions = createWatchSubscriptions(deps.store);
+  const projects: string[] = [];
+  // Idle alerts go to watching channels: a project looked at only for its spend gets none.
+  for (const projectId of await subscriptions.projects()) {
+    if ((await subscriptions.channelsOf(projectId)).length > 0) projects.push(projectId);
+  }
   for (const projectId of projects) {
     await addWatchJob(deps.queue, { v: 1, job: 'idle', projectId }, `idle-${projectId}`);
   }

@@ -2,11 +2,12 @@ import type { JobRun, Outcome } from '../commands/kit/job-run.js';
 import { stepAuditParameters } from '../jobs/job-data.js';
 import { auditFieldsOf } from '../store/audit.js';
 import { rememberInstanceType } from '../store/instance-types-seen.js';
+import { countSpendOf } from '../store/spend-projects.js';
 import { startLease } from './lease-jobs.js';
 import type { WorkerDeps } from './worker-deps.js';
 
-// What processJob tells the guardrails: each job start and outcome goes to the audit trail, and a
-// finished create or start may begin a lease. None of it may fail a job whose work is done: problems
+// What processJob tells the guardrails: each job start and outcome goes to the audit trail, a finished
+// job counts its project's spend from then on, and a finished create or start may begin a lease. None of it may fail a job whose work is done: problems
 // are logged.
 
 /** Appends a job start or outcome to the audit trail. */
@@ -46,6 +47,13 @@ export async function auditJob(
 export async function afterJobDone(run: JobRun<WorkerDeps>, outcome: Outcome): Promise<Outcome> {
   const { data, deps } = run;
   const command = data.command;
+  const projectId = data.ctx.projectId ?? deps.defaultProjectId;
+  // Spend is counted in every project gpuops acts on, watched by a channel or not (docs/budgets.md).
+  if (projectId) {
+    await countSpendOf(deps.store, projectId).catch((err: unknown) =>
+      deps.log.warn({ err, projectId }, 'could not count the spend of a project'),
+    );
+  }
   if (command.kind === 'create' && !command.modal) {
     await rememberInstanceType(
       deps.store,
