@@ -1,0 +1,33 @@
+import { createSpendSource } from '../budgets/spend-source.js';
+import type { MoneyPort } from '../commands/kit/money-port.js';
+import type { Policy } from '../policy/policy.js';
+import type { ChartFonts } from '../render/render-chart-png.js';
+import type { Store } from '../store/store.js';
+import type { BudgetWatch } from '../watch/budget-alerts.js';
+
+// The money views composed: the spend ledger (budgets/spend-source.ts) and the policy's budgets with
+// their forecast, as `/gpu spend`, `/gpu budget` (MoneyPort) and the budget alerts (BudgetWatch) read them.
+
+export interface MoneyParts {
+  readonly port: MoneyPort;
+  readonly watch: BudgetWatch;
+}
+
+export function createMoney(deps: {
+  readonly store: Store;
+  readonly policy: Policy;
+  readonly fonts: ChartFonts | undefined;
+  readonly now?: () => number;
+}): MoneyParts {
+  const spend = createSpendSource({ store: deps.store, policy: deps.policy });
+  const months: BudgetWatch['months'] = async () => [];
+  return {
+    port: {
+      tz: deps.policy.digest.tz,
+      fonts: deps.fonts,
+      rows: (query) => spend.rows(query),
+      budgets: async () => (await months((deps.now ?? Date.now)())).map((m) => m.status),
+    },
+    watch: { months, rows: (query) => spend.rows(query), fonts: deps.fonts },
+  };
+}
