@@ -36,8 +36,8 @@ import { createWorker } from '../workers/create-worker.js';
 import type { CloudClients } from './clients.js';
 import { homeChartFonts } from './home-fonts.js';
 import { cloudMachineReader } from './home-machines.js';
-import { createMoney } from './money.js';
 import type { Lifecycle } from './lifecycle.js';
+import { createMoney } from './money.js';
 import { replicationGuards } from './replication.js';
 
 // The worker role: the request queue's worker, the system job schedulers, and the watchers on their
