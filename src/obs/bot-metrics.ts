@@ -19,6 +19,7 @@ export const METRIC_NAMES = {
   swept: 'gpuops_sweeper_requests_total',
   approvalsWaiting: 'gpuops_approvals_waiting',
   budgetAlertsFailed: 'gpuops_budget_alerts_failed_total',
+  budgetUsd: 'gpuops_budget_usd',
   info: 'gpuops_info',
 } as const;
 
@@ -35,6 +36,14 @@ export interface CloudCallSample {
   /** HTTP status, or network | timeout | cancelled. */
   readonly status: number | string;
   readonly durationMs: number;
+}
+
+/** One budget's month, as `gpuops_budget_usd` shows it. */
+export interface BudgetSample {
+  readonly name: string;
+  readonly monthlyUsd: number;
+  readonly actualUsd: number;
+  readonly forecastUsd: number;
 }
 
 export interface BotMetricsOptions {
@@ -64,6 +73,8 @@ export interface BotMetrics {
   watchReadiness(read: () => Promise<boolean>): void;
   /** Approval requests waiting for a decision and, approved, for their job to be queued; read at each scrape. */
   watchApprovals(read: () => Promise<{ readonly decision: number; readonly queue: number }>): void;
+  /** Each budget's month (its amount, the spend so far and the forecast), read at each scrape (worker role). */
+  watchBudgets(read: () => Promise<readonly BudgetSample[]>): void;
   /** Replicated Redis only: whether changes are refused for want of a replica, read at each scrape. */
   watchDegradedMode(read: () => Promise<boolean>): void;
   /** The text exposition and its content type. */
@@ -195,6 +206,26 @@ export function createBotMetrics(options: BotMetricsOptions = {}): BotMetrics {
       }
     },
   });
+  let readBudgets: (() => Promise<readonly BudgetSample[]>) | undefined;
+  new Gauge({
+    name: METRIC_NAMES.budgetUsd,
+    help: "Each budget's month in US dollars, by figure: budget (the monthly amount), actual (spent so far), forecast (to the month's end); read at scrape time",
+    labelNames: ['budget', 'figure'] as const,
+    registers: [registry],
+    async collect() {
+      if (!readBudgets) return;
+      this.reset();
+      try {
+        for (const b of await withTimeout(readBudgets(), 2_000)) {
+          this.set({ budget: b.name, figure: 'budget' }, b.monthlyUsd);
+          this.set({ budget: b.name, figure: 'actual' }, b.actualUsd);
+          this.set({ budget: b.name, figure: 'forecast' }, b.forecastUsd);
+        }
+      } catch {
+        // Redis does not answer: gpuops_ready says so.
+      }
+    },
+  });
   let readDegraded: (() => Promise<boolean>) | undefined;
   new Gauge({
     name: METRIC_NAMES.degradedMode,
@@ -240,6 +271,9 @@ export function createBotMetrics(options: BotMetricsOptions = {}): BotMetrics {
     },
     watchApprovals(read) {
       readApprovals = read;
+    },
+    watchBudgets(read) {
+      readBudgets = read;
     },
     watchDegradedMode(read) {
       readDegraded = read;
