@@ -1,5 +1,6 @@
 import { createSpendSource } from '../budgets/spend-source.js';
 import type { MoneyPort } from '../commands/kit/money-port.js';
+import type { HomeBudgets } from '../home/home-deps.js';
 import type { Policy } from '../policy/policy.js';
 import type { ChartFonts } from '../render/render-chart-png.js';
 import type { Store } from '../store/store.js';
@@ -11,6 +12,7 @@ import type { BudgetWatch } from '../watch/budget-alerts.js';
 export interface MoneyParts {
   readonly port: MoneyPort;
   readonly watch: BudgetWatch;
+  readonly home: HomeBudgets;
 }
 
 export function createMoney(deps: {
@@ -29,5 +31,11 @@ export function createMoney(deps: {
       budgets: async () => (await months((deps.now ?? Date.now)())).map((m) => m.status),
     },
     watch: { months, rows: (query) => spend.rows(query), fonts: deps.fonts },
+    home: async (now) =>
+      (await months(now)).map((m) => ({
+        owners: m.budget.owners,
+        projects: m.budget.projects,
+        status: m.status,
+      })),
   };
 }

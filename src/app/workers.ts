@@ -219,6 +219,7 @@ export async function startWorkers(input: {
       routes: input.routes,
       defaultProjectId: config.CLOUD_PROJECT_ID,
       fonts: chartFonts,
+      budgets: money.home,
       readMachines: cloudMachineReader(clients.cloud, store, log),
     }),
     budgets: money.watch,
