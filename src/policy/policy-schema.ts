@@ -273,6 +273,58 @@ const loginSchema = z.strictObject({
   by_image: loginMap('by_image', 'rocky9-cuda12'),
 });
 
+export const DEFAULT_BUDGET_ALERT_AT = [50, 80, 100] as const;
+export const BUDGET_NAME_RULE = 'a budget name is 1 to 40 letters, digits, - or _, such as ml-team';
+const ALERT_AT_RULE =
+  'an alert threshold is a whole percentage of the monthly amount from 1 to 1000, such as 80';
+const projectId = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, {
+  error: (issue) =>
+    `unknown project ${JSON.stringify(issue.input)}: a project is named by its id, a UUID such as 3c1d0e2f-5a6b-4c7d-8e9f-0a1b2c3d4e5f (\`/gpu project\` shows it)`,
+});
+const alertPercent = z
+  .number({ error: ALERT_AT_RULE })
+  .int({ error: ALERT_AT_RULE })
+  .min(1, { error: ALERT_AT_RULE })
+  .max(1000, { error: ALERT_AT_RULE });
+
+/** A monthly budget (docs/budgets.md): what it covers, who owns it, when it alerts, whether it refuses. */
+const budgetSchema = z.strictObject({
+  monthly_usd: z
+    .number({
+      error: (issue) =>
+        `monthly_usd ${issue.input === undefined ? 'is required: the budget in US dollars a month, a number above 0 such as 40000' : 'is the budget in US dollars a month, a number above 0 such as 40000'}`,
+    })
+    .gt(0, { error: 'monthly_usd must be more than 0 US dollars a month' })
+    .max(1_000_000_000, { error: 'monthly_usd must be at most 1000000000 US dollars a month' }),
+  /** Empty or absent: every project. */
+  projects: z.array(projectId).default([]),
+  owners: z.array(userId).min(1, {
+    error:
+      'a budget needs at least one owner: the Slack users who approve requests over it and get its alerts',
+  }),
+  channel: channelId.optional(),
+  alert_at: z
+    .array(alertPercent)
+    .superRefine((list, ctx) => {
+      const twice = list.find((p, i) => list.indexOf(p) !== i);
+      if (twice !== undefined) {
+        ctx.addIssue({ code: 'custom', message: `alert_at lists ${twice} twice; list each threshold once` });
+      }
+    })
+    .default([...DEFAULT_BUDGET_ALERT_AT]),
+  forecast_alert: bool.default(true),
+  hard_cap: bool.default(false),
+});
+
+const budgetsSchema = z
+  .record(z.string().regex(/^[A-Za-z0-9_-]{1,40}$/, { error: BUDGET_NAME_RULE }), budgetSchema, {
+    error: (issue) =>
+      issue.code === 'invalid_key'
+        ? BUDGET_NAME_RULE
+        : 'budgets maps budget names to budgets, such as { ml-team: { monthly_usd: 40000, owners: [U012AB3CDE] } }',
+  })
+  .default({});
+
 /** The file as written: snake_case, strict (an unknown key is an error, so a typo is not ignored). */
 export const policyFileSchema = z.strictObject(
   {
@@ -299,6 +351,7 @@ export const policyFileSchema = z.strictObject(
     digest: digestSchema.prefault({}),
     rate_limits: rateLimitsSchema.prefault({}),
     login: loginSchema.prefault({}),
+    budgets: budgetsSchema,
   },
   { error: 'the policy file is a mapping of settings (key: value lines), see docs/policy.md' },
 );

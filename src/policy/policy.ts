@@ -73,6 +73,24 @@ export interface DigestPolicy {
   readonly tz: string;
 }
 
+/** A monthly budget (docs/budgets.md). */
+export interface BudgetPolicy {
+  readonly name: string;
+  readonly monthlyUsd: number;
+  /** Project ids it covers; empty: every project. */
+  readonly projects: readonly string[];
+  /** Who approves requests that would take the forecast over it, and gets its alerts. */
+  readonly owners: readonly string[];
+  /** Where its alerts go. */
+  readonly channel?: string;
+  /** Percentages of the monthly amount, ascending, at which actual spend alerts. */
+  readonly alertAt: readonly number[];
+  /** Alert when the month's forecast passes 100 %. */
+  readonly forecastAlert: boolean;
+  /** Refuse a request that would take the forecast over, instead of asking an owner. */
+  readonly hardCap: boolean;
+}
+
 export interface Policy {
   /** Where it came from: the file path, or `built-in defaults`. */
   readonly source: string;
@@ -91,6 +109,8 @@ export interface Policy {
   readonly rateLimits: RateLimits;
   /** Who `ssh` logs in as, shown with a machine's address (src/render/ssh-login.ts). */
   readonly login: LoginUsers;
+  /** Monthly budgets, in the file's order. */
+  readonly budgets: readonly BudgetPolicy[];
 }
 
 export const DEFAULTS_SOURCE = 'built-in defaults';
@@ -174,6 +194,16 @@ export function toPolicy(file: PolicyFile, source: string): Policy {
       byType: { ...file.login.by_type },
       byImage: { ...file.login.by_image },
     },
+    budgets: Object.entries(file.budgets).map(([name, b]) => ({
+      name,
+      monthlyUsd: b.monthly_usd,
+      projects: [...new Set(b.projects.map((p) => p.toLowerCase()))],
+      owners: [...new Set(b.owners)],
+      ...(b.channel !== undefined ? { channel: b.channel } : {}),
+      alertAt: [...b.alert_at].sort((x, y) => x - y),
+      forecastAlert: b.forecast_alert,
+      hardCap: b.hard_cap,
+    })),
   });
 }
 

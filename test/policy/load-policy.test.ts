@@ -55,6 +55,9 @@ describe('loading the policy file', () => {
       byType: { 'cpu.16x': 'admin' },
       byImage: { 'rocky9-cuda12': 'rocky' },
     });
+    expect(policy.budgets.map((b) => [b.name, b.monthlyUsd, b.owners, b.alertAt, b.hardCap])).toEqual([
+      ['ml-team', 40000, ['U0LEAD0001'], [50, 80, 100], false],
+    ]);
   });
 
   it('uses the safe defaults with no file, and an empty file changes nothing', async () => {

@@ -51,6 +51,8 @@ export interface BotStackOptions {
   readonly shape?: Shape;
   /** Simulator transition time; short so tests stay quick. */
   readonly transitionMs?: number;
+  /** The simulator's clock: 'manual' moves only through `sim.clock.advance` (default 'real'). */
+  readonly simClock?: 'real' | 'manual';
   /** Processes taking jobs: 0 runs the web role alone, more start further worker-role bots. Default 1. */
   readonly workers?: number;
   readonly slack?: FakeSlackOptions;
@@ -172,6 +174,7 @@ export async function startBotStack(options: BotStackOptions = {}): Promise<BotS
     port: 0,
     metrics: withMetrics,
     transitionMs: options.transitionMs ?? 300,
+    ...(options.simClock ? { clock: options.simClock } : {}),
     log: () => {},
   });
   if (withMetrics && !sim.info.metricsAvailable) {
