@@ -1,8 +1,8 @@
-import { ADA, BOB } from './demo-people.js';
+import { ADA, BOB, DEMO_CHANNEL } from './demo-people.js';
 
 // The demo's policy file (docs/policy.md), written to the demo's temporary folder and named by
 // GPUOPS_POLICY: Ada is an operator, Bob the admin and the one approver, everyone else a viewer.
-// Anything above $10 an hour, and every delete, waits for Bob's Approve. A script types faster than
+// Anything above $10 an hour, and every delete, waits for Bob's Approve; Bob owns the demo's budget. A script types faster than
 // a person, so the demo's people get a rate limit of their own; the default (30 a minute) stays.
 
 export const DEMO_POLICY_YAML = `# gpuops demo policy (src/demo/demo-policy.ts)
@@ -29,4 +29,11 @@ watch:
 rate_limits:
   per_user: { requests: 300, per: 1m }
   per_channel: { requests: 600, per: 1m }
+# A budget for /gpu budget, /gpu spend, the Home tab and the digest; Bob owns it and gets its alerts.
+# Large enough that no request of the tour waits for Bob because of it (docs/budgets.md).
+budgets:
+  demo-team:
+    monthly_usd: 250000
+    owners: [${BOB}]
+    channel: ${DEMO_CHANNEL}
 `;
