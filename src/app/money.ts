@@ -4,7 +4,7 @@ import type { HomeBudgets } from '../home/home-deps.js';
 import type { Policy } from '../policy/policy.js';
 import type { ChartFonts } from '../render/render-chart-png.js';
 import type { Store } from '../store/store.js';
-import type { BudgetWatch } from '../watch/budget-alerts.js';
+import type { BudgetWatch } from '../watch/budget-watch.js';
 
 // The money views composed: the spend ledger (budgets/spend-source.ts) and the policy's budgets with
 // their forecast, as `/gpu spend`, `/gpu budget` (MoneyPort) and the budget alerts (BudgetWatch) read them.

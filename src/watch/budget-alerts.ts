@@ -1,12 +1,12 @@
 import { monthDays } from '../commands/budgets/spend-period.js';
-import { NO_OWNER, type SpendLine, spendReport } from '../commands/budgets/spend-report.js';
+import { NO_OWNER, spendReport } from '../commands/budgets/spend-report.js';
 import { type BudgetThreshold, budgetAlertMessage } from '../render/budget-alert.js';
 import type { BudgetFigures } from '../render/budget-gauge.js';
-import type { ChartFonts } from '../render/render-chart-png.js';
 import { budgetChartSpec } from '../render/spend-chart.js';
 import { createBudgetAlertClaims } from '../store/budget-alert-claims.js';
 import { periodsOf } from '../store/ledger-periods.js';
 import { createOutbox, type NewOutboxEntry } from '../store/watch-outbox.js';
+import type { AlertedBudget, BudgetWatch } from './budget-watch.js';
 import { startDrains } from './drain-outbox.js';
 import { nowOf, type WatchDeps } from './watch-deps.js';
 
@@ -14,34 +14,6 @@ import { nowOf, type WatchDeps } from './watch-deps.js';
 // share of the budget spent (`alert_at`) and the forecast past the budget (`forecast_alert`). A
 // threshold crossed is claimed once per budget and month in Redis, then said through the outboxes: in
 // the budget's channel with a chart of the month in its thread, and in a DM to each owner.
-
-/** A budget as its alerts need it (the policy's `budgets:`, composed in app/). */
-export interface AlertedBudget {
-  readonly name: string;
-  /** Empty: every project. */
-  readonly projects: readonly string[];
-  readonly owners: readonly string[];
-  readonly channel?: string | undefined;
-  /** Percentages of the budget spent. */
-  readonly alertAt: readonly number[];
-  readonly forecastAlert: boolean;
-}
-
-/** What the alerts read, composed in app/ from the policy, the spend ledger and the forecast. */
-export interface BudgetWatch {
-  /** Each budget and its month at `now`. */
-  months(
-    now: number,
-  ): Promise<ReadonlyArray<{ readonly budget: AlertedBudget; readonly status: BudgetFigures }>>;
-  /** Ledger rows, days `from` to `to` inclusive, of some projects (all when absent). */
-  rows(query: {
-    readonly from: string;
-    readonly to: string;
-    readonly projects?: readonly string[];
-  }): Promise<readonly SpendLine[]>;
-  /** Fonts for the chart; without them the alert goes without it. */
-  readonly fonts?: ChartFonts | undefined;
-}
 
 /** The thresholds a budget's month has reached, lowest first. */
 export function reachedThresholds(budget: AlertedBudget, status: BudgetFigures): BudgetThreshold[] {

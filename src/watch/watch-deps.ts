@@ -9,7 +9,7 @@ import type { PolicyAction } from '../requests/policy-action.js';
 import type { ScheduledAction, ScheduledResult, ScheduleRefusal } from '../requests/scheduled-action.js';
 import type { SnapshotDeps } from '../snapshot/take-snapshot.js';
 import type { Store } from '../store/store.js';
-import type { BudgetWatch } from './budget-alerts.js';
+import type { BudgetWatch } from './budget-watch.js';
 import type { WatchQueue } from './watch-queue.js';
 
 /** What the watchers' processors touch, built once by the composition root. */

@@ -4,6 +4,7 @@ import { spendReport } from '../../src/commands/budgets/spend-report.js';
 import { parseCommand } from '../../src/commands/parse-command.js';
 import { budgetGaugeLine, gaugeBar } from '../../src/render/budget-gauge.js';
 import { budgetChartSpec, spendChartSpec } from '../../src/render/spend-chart.js';
+import { periodsOf } from '../../src/store/ledger-periods.js';
 
 // `/gpu spend` and `/gpu budget` as pure parts: the grammar's refusals, the periods, the sums and the
 // gauges. The end-to-end tests (test/e2e/spend.test.ts) run them through the bot against the ledger.
@@ -51,20 +52,23 @@ describe('/gpu spend: the grammar', () => {
 describe('spend periods', () => {
   const now = Date.parse('2026-11-18T10:00:00Z'); // a Wednesday
   it('reads this month so far, last month whole, and this week from Monday', () => {
-    expect(periodDays('this month', now, 'UTC')).toMatchObject({
+    expect(periodDays('this month', periodsOf(now, 'UTC'))).toMatchObject({
       from: '2026-11-01',
       to: '2026-11-18',
       label: 'November 2026',
     });
-    const last = periodDays('last month', now, 'UTC');
+    const last = periodDays('last month', periodsOf(now, 'UTC'));
     expect(last).toMatchObject({ from: '2026-10-01', to: '2026-10-31', label: 'October 2026' });
     expect(last.days).toHaveLength(31);
-    expect(periodDays('this week', now, 'UTC')).toMatchObject({ from: '2026-11-16', to: '2026-11-18' });
+    expect(periodDays('this week', periodsOf(now, 'UTC'))).toMatchObject({
+      from: '2026-11-16',
+      to: '2026-11-18',
+    });
   });
 
   it('names the days in the bot time zone: late evening in New York is still the 30th there', () => {
     const evening = Date.parse('2026-12-01T03:00:00Z');
-    expect(periodDays('this month', evening, 'America/New_York').to).toBe('2026-11-30');
+    expect(periodDays('this month', periodsOf(evening, 'America/New_York')).to).toBe('2026-11-30');
   });
 });
 

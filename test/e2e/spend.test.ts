@@ -6,6 +6,7 @@ import { DEFAULT_POLICY } from '../../src/policy/policy.js';
 import { formatUsd } from '../../src/pricing/cost.js';
 import { readCatalog } from '../../src/store/catalog-cache.js';
 import { recordInstanceOwner } from '../../src/store/instance-owners.js';
+import { periodsOf } from '../../src/store/ledger-periods.js';
 import { countSpendOf } from '../../src/store/spend-projects.js';
 import { pollProject } from '../../src/watch/poll-project.js';
 import type { WatchDeps } from '../../src/watch/watch-deps.js';
@@ -41,7 +42,7 @@ describe('/gpu spend end to end', () => {
     await countSpendOf(stack.store, projectId);
     await recordInstanceOwner(stack.store, big.id, 'U0ADA');
     // Looks on two days of last month, an hour apart: the ledger counts them as it would have then.
-    month = periodDays('last month', Date.now(), DEFAULT_POLICY.digest.tz);
+    month = periodDays('last month', periodsOf(Date.now(), DEFAULT_POLICY.digest.tz));
     const signal = new AbortController().signal;
     for (const [day, looks] of [
       [month.days[2]!, 4],

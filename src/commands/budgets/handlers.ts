@@ -2,6 +2,7 @@ import type { WebClient } from '@slack/web-api';
 import { formatUsd } from '../../pricing/cost.js';
 import { clip } from '../../render/job-message.js';
 import { spendChartSpec } from '../../render/spend-chart.js';
+import { periodsOf } from '../../store/ledger-periods.js';
 import type { Handlers } from '../kit/handler.js';
 import { PermanentJobError } from '../kit/job-errors.js';
 import type { JobRun, Outcome } from '../kit/job-run.js';
@@ -51,7 +52,7 @@ type UploadProgress = { uploaded: boolean };
 
 export async function showSpend(run: JobRun, command: CommandOf<'spend'>): Promise<Outcome> {
   const money = requireMoney(run);
-  const period = periodDays(command.period, run.now(), money.tz);
+  const period = periodDays(command.period, periodsOf(run.now(), money.tz));
   const rows = await money.rows({ from: period.from, to: period.to });
   const filter = filterOf(command.filter, rows, period.label);
   const report = spendReport(rows, period.days, filter);

@@ -1,5 +1,3 @@
-import { periodsOf } from '../../store/ledger-periods.js';
-
 // The periods `/gpu spend` reads, as the ledger names its days (YYYY-MM-DD in the bot's time zone).
 
 export const SPEND_PERIODS = ['this month', 'last month', 'this week'] as const;
@@ -40,12 +38,18 @@ export function monthDays(month: string): string[] {
   return daysBetween(`${month}-01`, `${month}-${String(last).padStart(2, '0')}`);
 }
 
-/** The days of `period` at `now` in `tz`: a month or week so far, or last month whole. */
-export function periodDays(period: SpendPeriod, now: number, tz: string): PeriodDays {
-  const { day: today, month } = periodsOf(now, tz);
+/**
+ * The days of `period` seen from `today` (its day and month in the bot's time zone, as the ledger
+ * names them: store/ledger-periods.ts): a month or week so far, or last month whole.
+ */
+export function periodDays(
+  period: SpendPeriod,
+  today: { readonly day: string; readonly month: string },
+): PeriodDays {
+  const { month } = today;
   if (period === 'this month') {
     const from = `${month}-01`;
-    return { period, from, to: today, days: daysBetween(from, today), label: monthName(month) };
+    return { period, from, to: today.day, days: daysBetween(from, today.day), label: monthName(month) };
   }
   if (period === 'last month') {
     const previous = dayOf(dayAt(`${month}-01`) - DAY_MS).slice(0, 7);
@@ -53,7 +57,7 @@ export function periodDays(period: SpendPeriod, now: number, tz: string): Period
     return { period, from: days[0]!, to: days.at(-1)!, days, label: monthName(previous) };
   }
   // Monday first, as the Home tab's week.
-  const weekday = (new Date(dayAt(today)).getUTCDay() + 6) % 7;
-  const from = dayOf(dayAt(today) - weekday * DAY_MS);
-  return { period, from, to: today, days: daysBetween(from, today), label: `the week of ${from}` };
+  const weekday = (new Date(dayAt(today.day)).getUTCDay() + 6) % 7;
+  const from = dayOf(dayAt(today.day) - weekday * DAY_MS);
+  return { period, from, to: today.day, days: daysBetween(from, today.day), label: `the week of ${from}` };
 }
