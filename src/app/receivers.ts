@@ -122,7 +122,12 @@ export async function startReceivers(input: {
     botTeamId: bot.teamId,
     botEnterpriseId: bot.enterpriseId,
     homeFonts,
-    homeBudgets: createMoney({ store, policy: input.guardrails.policy, fonts: homeFonts }).home,
+    homeBudgets: createMoney({
+      store,
+      policy: input.guardrails.policy,
+      fonts: homeFonts,
+      leases: input.guardrails.leases,
+    }).home,
     ...(input.readMachines
       ? { homeMachines: input.readMachines }
       : { homeLater: homeByWorker(input.queueRedis, lifecycle) }),

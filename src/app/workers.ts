@@ -121,7 +121,12 @@ export async function startWorkers(input: {
   };
   // The spend ledger and the budgets, read by /gpu spend, /gpu budget and the budget alerts.
   const chartFonts = homeChartFonts(log);
-  const money = createMoney({ store, policy: guardrails.policy, fonts: chartFonts });
+  const money = createMoney({
+    store,
+    policy: guardrails.policy,
+    fonts: chartFonts,
+    leases: guardrails.leases,
+  });
   metrics.watchBudgets(() => money.port.budgets());
   watchQueue.on('error', () => {}); // the connection's own listener reports it
   lifecycle.opened('watch queue', () => watchQueue.close());

@@ -130,6 +130,15 @@ export async function listSchedules(store: StoreRef, filter: ScheduleFilter): Pr
     .sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id));
 }
 
+/** Every schedule, of every channel (the budget forecast follows them all). */
+export async function allSchedules(store: StoreRef): Promise<Schedule[]> {
+  const raws = await store.redis.hvals(allKey(store.prefix));
+  return raws.flatMap((raw) => {
+    const s = read(raw);
+    return s ? [s] : [];
+  });
+}
+
 /** The stop schedules of a channel on one target: an instance by name or id, or a tag. */
 export async function stopSchedulesOn(
   store: StoreRef,

@@ -1,13 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSpendSource } from '../../src/budgets/spend-source.js';
-import { monthDays } from '../../src/commands/budgets/spend-period.js';
 import { addSystemJob } from '../../src/jobs/system-jobs.js';
-import { DEFAULT_POLICY } from '../../src/policy/policy.js';
+import { toPolicy } from '../../src/policy/policy.js';
+import { policyFileSchema } from '../../src/policy/policy-schema.js';
 import { readCatalog } from '../../src/store/catalog-cache.js';
-import { periodsOf } from '../../src/store/ledger-periods.js';
 import { countSpendOf } from '../../src/store/spend-projects.js';
 import { checkBudgetAlerts } from '../../src/watch/budget-alerts.js';
-import type { AlertedBudget, BudgetWatch } from '../../src/watch/budget-watch.js';
+import type { AlertedBudget } from '../../src/watch/budget-watch.js';
 import { pollProject } from '../../src/watch/poll-project.js';
 import type { WatchDeps } from '../../src/watch/watch-deps.js';
 import { type BotStack, startBotStack } from '../support/bot-stack.js';
@@ -22,14 +20,11 @@ import { until } from '../support/until.js';
 const HOUR = 3_600_000;
 const ALERTS = 'C0BUDGET';
 const OWNER = 'U0BOB';
-const BUDGET: AlertedBudget = {
-  name: 'research',
-  projects: [],
-  owners: [OWNER],
-  channel: ALERTS,
-  alertAt: [50, 80, 100],
-  forecastAlert: true,
-};
+const POLICY = toPolicy(
+  policyFileSchema.parse({ budgets: { research: { monthly_usd: 100, owners: [OWNER], channel: ALERTS } } }),
+  'test',
+);
+const BUDGET: AlertedBudget = POLICY.budgets[0]!;
 
 describe('budget alerts end to end', () => {
   let stack: BotStack;
@@ -38,7 +33,7 @@ describe('budget alerts end to end', () => {
   const signal = new AbortController().signal;
 
   beforeAll(async () => {
-    stack = await startBotStack({ policy: DEFAULT_POLICY, watch: { schedulers: false } });
+    stack = await startBotStack({ policy: POLICY, watch: { schedulers: false } });
     const projectId = stack.sim.info.projectId;
     await addSystemJob(stack.queue, { v: 1, system: 'catalog.refresh' }, 'catalog-budget-test');
     await until('the catalogue', async () => (await readCatalog(stack.store, projectId)) ?? undefined);
@@ -47,28 +42,8 @@ describe('budget alerts end to end', () => {
       (await stack.cloud.getInstance({ id: big.id })).state === 'running' ? true : undefined,
     );
     await countSpendOf(stack.store, projectId);
-    const spend = createSpendSource({ store: stack.store, policy: DEFAULT_POLICY });
-    // The month as the ledger has it; the forecast runs what runs now to the month's end.
-    const budgets: BudgetWatch = {
-      async months(at) {
-        const { month, day } = periodsOf(at, 'UTC');
-        const days = monthDays(month);
-        const actualUsd = (await spend.rows({ from: days[0]!, to: day })).reduce((a, r) => a + r.usd, 0);
-        const rate = (await spend.running()).reduce((a, m) => a + m.usdPerHour, 0);
-        const end = Date.parse(`${days.at(-1)!}T00:00:00Z`) + 24 * HOUR;
-        const forecastUsd = actualUsd + (rate * (end - at)) / HOUR;
-        const state = actualUsd > 100 ? 'over' : forecastUsd > 100 ? 'forecast_over' : 'ok';
-        return [
-          {
-            budget: BUDGET,
-            status: { name: 'research', monthlyUsd: 100, actualUsd, forecastUsd, state, month },
-          },
-        ];
-      },
-      rows: (q) => spend.rows(q),
-      fonts: stack.watch!.deps.budgets?.fonts,
-    };
-    deps = { ...stack.watch!.deps, budgets, now: () => now };
+    // The bot's own composition: the policy's budget, the ledger and the forecast (src/app/money.ts).
+    deps = { ...stack.watch!.deps, now: () => now };
   });
   afterAll(async () => {
     await stack?.close();
