@@ -5,7 +5,12 @@ import { ADA, BOB, DEMO_CHANNEL } from './demo-people.js';
 // Anything above $10 an hour, and every delete, waits for Bob's Approve; Bob owns the demo's budget. A script types faster than
 // a person, so the demo's people get a rate limit of their own; the default (30 a minute) stays.
 
-export const DEMO_POLICY_YAML = `# gpuops demo policy (src/demo/demo-policy.ts)
+/** The demo budget's monthly amount unless `--budget` says otherwise: no request of a tour waits on it. */
+export const DEMO_BUDGET_USD = 250_000;
+
+/** The policy with the demo budget at `budgetUsd` a month. */
+export function demoPolicyYaml(budgetUsd: number = DEMO_BUDGET_USD): string {
+  return `# gpuops demo policy (src/demo/demo-policy.ts)
 version: 1
 default_role: viewer
 roles:
@@ -30,10 +35,14 @@ rate_limits:
   per_user: { requests: 300, per: 1m }
   per_channel: { requests: 600, per: 1m }
 # A budget for /gpu budget, /gpu spend, the Home tab and the digest; Bob owns it and gets its alerts.
-# Large enough that no request of the tour waits for Bob because of it (docs/budgets.md).
+# By default large enough that no request of the tour waits for Bob because of it; \`--budget 1\`
+# shows its alerts within a minute (docs/demo.md).
 budgets:
   demo-team:
-    monthly_usd: 250000
+    monthly_usd: ${budgetUsd}
     owners: [${BOB}]
     channel: ${DEMO_CHANNEL}
 `;
+}
+
+export const DEMO_POLICY_YAML = demoPolicyYaml();

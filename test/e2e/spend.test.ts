@@ -109,6 +109,15 @@ describe('/gpu spend end to end', () => {
     expect([...stack.slack.files.values()].filter((f) => f.threadTs === ts)).toEqual([]);
   });
 
+  it('says so when nothing ran in the period, and posts no chart', async () => {
+    const ts = await channelRequest(stack, 'spend this week');
+    const message = await finalMessage(stack, ts, 'Done');
+    expect(message.text).toMatch(
+      /No spend counted for all projects in the week of \d{4}-\d\d-\d\d: gpuops saw no machine running there in that time\./,
+    );
+    expect([...stack.slack.files.values()].filter((f) => f.threadTs === ts)).toEqual([]);
+  });
+
   it('refuses a period it does not know to the requester alone, and queues nothing', async () => {
     const since = stack.slack.mark();
     expect(await listenerAnswer(stack, 'spend next month')).toContain(

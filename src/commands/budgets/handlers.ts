@@ -58,7 +58,7 @@ export async function showSpend(run: JobRun, command: CommandOf<'spend'>): Promi
   const report = spendReport(rows, period.days, filter);
   if (report.totalHours === 0) {
     return {
-      detail: `No spend counted for ${filterWords(filter)} in ${period.label}: no machine of theirs ran while gpuops was counting.`,
+      detail: `No spend counted for ${filterWords(filter)} in ${period.label}: gpuops saw no machine running there in that time.`,
     };
   }
   const headline = spendHeadline(report, filter, period.label);
