@@ -32,6 +32,8 @@ const commands: Record<string, Command> = {
   sim: async (args) => (await import('./sim/run-sim.js')).runSim(args),
   snapshot: async (args) => (await import('./snapshot/run-snapshot.js')).runSnapshot(args, process.env),
   audit: async (args) => (await import('./audit/run-audit-export.js')).runAuditExport(args, process.env),
+  spend: async (args) =>
+    (await import('./spend-export/run-spend-export.js')).runSpendExport(args, process.env),
   demo: async (args) => (await import('./demo/run-demo.js')).runDemo(args, process.env),
 };
 

@@ -183,6 +183,24 @@ export const AUDIT_EXPORT_COMMAND: CliCommand = {
   ],
 };
 
+export const SPEND_EXPORT_COMMAND: CliCommand = {
+  name: 'spend export',
+  summary: "a month's spend as CSV, one row per machine and day, from the spend ledger (docs/budgets.md)",
+  options: [
+    {
+      flag: '--month',
+      value: 'YYYY-MM',
+      description: 'the calendar month, in the digest time zone',
+      required: true,
+    },
+    { flag: '--out', short: '-o', value: 'FILE', description: 'file to write', default: 'standard output' },
+  ],
+  notes: [
+    'Columns: date, project, instance, owner, type, hours, usd (owner empty for machines made outside gpuops).',
+    'Reads REDIS_URL (default redis://127.0.0.1:6379) and GPUOPS_POLICY; see docs/budgets.md.',
+  ],
+};
+
 /** Every subcommand, in the order help lists them. */
 export const CLI_COMMANDS: readonly CliCommand[] = [
   START_COMMAND,
@@ -192,4 +210,5 @@ export const CLI_COMMANDS: readonly CliCommand[] = [
   SNAPSHOT_COMMAND,
   DEMO_COMMAND,
   AUDIT_EXPORT_COMMAND,
+  SPEND_EXPORT_COMMAND,
 ];

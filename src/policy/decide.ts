@@ -125,7 +125,13 @@ export type ApproverCheck =
  * show. `clickedIn` is the channel the list is shown in, when it is a channel's message (`/gpu approvals`
  * typed there); the Home tab passes none, so a channel's grant never lists anything there.
  */
-export function approvableBy<R extends { readonly requester: string; readonly kind: GpuCommandKind }>(
+export function approvableBy<
+  R extends {
+    readonly requester: string;
+    readonly kind: GpuCommandKind;
+    readonly display?: { readonly owners?: readonly string[] | undefined } | undefined;
+  },
+>(
   policy: Policy,
   approverId: string,
   approverGroups: readonly string[],
@@ -140,6 +146,7 @@ export function approvableBy<R extends { readonly requester: string; readonly ki
         approverGroups,
         requesterId: r.requester,
         kind: r.kind,
+        owners: r.display?.owners,
         ...(clickedIn !== undefined ? { clickedIn } : {}),
       }).allowed,
   );
@@ -162,12 +169,22 @@ export function mayApprove(input: {
    * for a click on the Home tab or anywhere else outside a channel: the approver's own roles decide.
    */
   readonly clickedIn?: string;
+  /** Only these may decide (a budget's owners, docs/budgets.md), instead of the policy's approvers. */
+  readonly owners?: readonly string[] | undefined;
 }): ApproverCheck {
   const { policy, approverId, approverGroups, requesterId, kind } = input;
   if (approverId === requesterId && !policy.approvals.allowSelfApproval) {
     return {
       allowed: false,
       message: 'You asked for this yourself, so someone else has to approve it.',
+    };
+  }
+  if (input.owners && input.owners.length > 0) {
+    if (input.owners.includes(approverId)) return { allowed: true, as: 'approver' };
+    const names = input.owners.map((u) => `<@${u}>`).join(', ');
+    return {
+      allowed: false,
+      message: `It would take a budget over, so only the budget's owners (${names}) may decide this request.`,
     };
   }
   const listed = policy.approvals.approvers;

@@ -14,6 +14,8 @@ import type { AccessDeadline } from './ports.js';
 export interface AcceptDeps extends EnqueueDeps {
   /** The policy and its stores: the built-in defaults when there is no policy file, never absent. */
   readonly guardrails: Guardrails;
+  /** The project of a request that names none (CLOUD_PROJECT_ID): which budgets it counts against. */
+  readonly defaultProjectId?: string | undefined;
 }
 
 export interface AcceptExtra {

@@ -28,6 +28,7 @@ import {
   requestAudit,
   requestParameters,
 } from './accept-kit.js';
+import { checkBudgets } from './check-budget.js';
 import { askForCatalog, checkTarget } from './check-names.js';
 import { type TargetProblem, targetInstance } from './check-target.js';
 import { type EnqueueResult, enqueueRequest, NOT_STARTED, requestJobId } from './enqueue-request.js';
@@ -304,10 +305,29 @@ export async function acceptRequest(
     return degraded;
   }
 
-  const assessment = scheduledAssessment(
+  let assessment = scheduledAssessment(
     await assess(deps, guardrails, command, ctx, extra.binding),
     extra.scheduled,
   );
+  // Over a budget: its owners decide, or under its hard cap it is refused (docs/budgets.md).
+  const budget = await withDeadline(
+    checkBudgets(deps, guardrails, ctx.projectId ?? deps.defaultProjectId, assessment, Date.now()),
+    REDIS_MS,
+    'Redis',
+  );
+  if (budget.outcome === 'refuse') {
+    await record(deps, guardrails, { ...requestAudit(command, ctx), outcome: 'refused' });
+    const plain = budget.message.replace(/^:no_entry: /, '');
+    return { status: 'rejected', message: budget.message, plain, field: 'type' };
+  }
+  if (budget.outcome === 'ask') {
+    const reasons = [...budget.reasons, ...assessment.need.reasons];
+    assessment = {
+      ...assessment,
+      need: { ...assessment.need, required: true, reasons },
+      owners: budget.owners,
+    };
+  }
   // A name that is not there is told to the requester alone, before anything is queued or posted.
   const problem =
     (assessment.need.required ? noPlaceForCard(guardrails, ctx) : undefined) ??

@@ -53,6 +53,16 @@ export interface Assessment {
   readonly capacity?: string;
   readonly capacityAt?: number;
   readonly project?: string;
+  /** Only these may decide it (a budget's owners, when it would take a forecast over), not the policy's approvers. */
+  readonly owners?: readonly string[];
+}
+
+/** Who may decide, in words: a budget's owners, or the policy's approvers for the kind. */
+function approversOf(guardrails: Guardrails, command: GpuCommand, assessment: Assessment): string {
+  if (assessment.owners?.length) {
+    return `the budget's owners (${assessment.owners.map((u) => `<@${u}>`).join(', ')})`;
+  }
+  return describeApprovers(guardrails.policy, command.kind);
 }
 
 function slackError(err: unknown): string {
@@ -115,7 +125,8 @@ export async function requestApproval(
         ...(assessment.project ? { project: assessment.project } : {}),
         ...(assessment.capacity ? { capacity: assessment.capacity } : {}),
         ...(assessment.capacityAt !== undefined ? { capacityAt: assessment.capacityAt } : {}),
-        approvers: describeApprovers(policy, command.kind),
+        approvers: approversOf(guardrails, command, assessment),
+        ...(assessment.owners?.length ? { owners: [...assessment.owners] } : {}),
       },
     }),
     REDIS_MS,
@@ -142,7 +153,7 @@ export async function requestApproval(
   const what = `\`${escapeText(describeCommand(command))}\``;
   const why = assessment.need.reasons.join(' ');
   const where = `<#${approvalChannel}>`;
-  const sentNotice = `:raised_hand: ${what} needs an approval: ${why} I sent it to ${where}, where ${describeApprovers(policy, command.kind)} can approve or deny it until ${slackDate(request.expiresAt)}. You will see the decision on your request.`;
+  const sentNotice = `:raised_hand: ${what} needs an approval: ${why} I sent it to ${where}, where ${approversOf(guardrails, command, assessment)} can approve or deny it until ${slackDate(request.expiresAt)}. You will see the decision on your request.`;
   const problemNotice = (problem: string) =>
     `:raised_hand: ${what} needs an approval: ${why} :warning: I could not post it to ${where} (Slack said "${problem}"): invite gpuops there. Approvers can still decide it with \`/gpu approvals\` until ${slackDate(request.expiresAt)}.`;
 

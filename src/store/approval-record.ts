@@ -45,6 +45,8 @@ const displaySchema = z.object({
   capacityAt: z.number().optional(),
   /** Who may decide, in words (decide.ts describeApprovers). */
   approvers: z.string().optional(),
+  /** Only these Slack users may decide (a budget's owners, docs/budgets.md); absent: the policy's approvers. */
+  owners: z.array(z.string()).optional(),
 });
 export type ApprovalDisplay = z.infer<typeof displaySchema>;
 

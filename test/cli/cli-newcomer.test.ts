@@ -39,7 +39,7 @@ describe('gpuops for a newcomer', { timeout: 60_000 }, () => {
     const strat = await gpuops(['strat']);
     expect(strat.code).toBe(2);
     expect(strat.stderr).toContain('gpuops: unknown command "strat". Did you mean gpuops start?');
-    expect(strat.stderr).toContain('The commands are start, web, worker, sim, snapshot, audit, demo.');
+    expect(strat.stderr).toContain('The commands are start, web, worker, sim, snapshot, audit, spend, demo.');
     const far = await gpuops(['frobnicate']);
     expect(far.stderr).not.toContain('Did you mean');
   });

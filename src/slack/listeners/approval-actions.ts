@@ -67,6 +67,7 @@ async function mayDecide(
     approverGroups,
     requesterId: request.requester,
     kind: request.kind,
+    owners: request.display?.owners,
     ...(clickedIn !== undefined ? { clickedIn } : {}),
   });
   return check.allowed ? undefined : `${check.message} Nothing was changed.`;
