@@ -1,9 +1,11 @@
+import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSpendSource } from '../../src/budgets/spend-source.js';
 import { periodDays } from '../../src/commands/budgets/spend-period.js';
 import { addSystemJob } from '../../src/jobs/system-jobs.js';
 import { DEFAULT_POLICY } from '../../src/policy/policy.js';
 import { formatUsd } from '../../src/pricing/cost.js';
+import { runSpendExport } from '../../src/spend-export/run-spend-export.js';
 import { readCatalog } from '../../src/store/catalog-cache.js';
 import { recordInstanceOwner } from '../../src/store/instance-owners.js';
 import { periodsOf } from '../../src/store/ledger-periods.js';
@@ -17,8 +19,8 @@ import { until } from '../support/until.js';
 import { CHANNEL, expectCleanSlack, finalMessage, listenerAnswer } from './answers.js';
 
 // `/gpu spend` through the bot: the watcher counts last month's running time look by look on a clock
-// the test moves, and the answer's total, the chart's days and the ledger's rows (what `gpuops spend
-// export` writes) all add up to the same dollars.
+// the test moves, and the answer's total, the chart's days and `gpuops spend export` for the month all add up to the
+// same dollars.
 
 const HOUR = 3_600_000;
 
@@ -60,13 +62,32 @@ describe('/gpu spend end to end', () => {
     await stack?.close();
   });
 
-  it('answers the month total with the top spenders, and a chart whose days add up to it and to the ledger', async () => {
+  it('answers the month total with the top spenders, and a chart whose days add up to it and to gpuops spend export', async () => {
     const rows = await createSpendSource({ store: stack.store, policy: DEFAULT_POLICY }).rows({
       from: month.from,
       to: month.to,
     });
     const ledgerUsd = rows.reduce((a, r) => a + r.usd, 0);
     expect(ledgerUsd).toBeGreaterThan(0);
+    // What finance gets for the same month: `gpuops spend export` on the bot's own settings.
+    let csv = '';
+    const stdout = new Writable({
+      write(chunk, _encoding, done) {
+        csv += String(chunk);
+        done();
+      },
+    });
+    const code = await runSpendExport(['export', '--month', month.from.slice(0, 7)], stack.env(), {
+      stdout,
+      stderr: { write: () => true },
+    });
+    expect(code).toBe(0);
+    const exportUsd = csv
+      .trim()
+      .split('\n')
+      .slice(1)
+      .reduce((a, line) => a + Number(line.split(',').at(-1)), 0);
+    expect(formatUsd(exportUsd)).toBe(formatUsd(ledgerUsd));
 
     const ts = await channelRequest(stack, 'spend last month');
     const message = await finalMessage(stack, ts, 'Done');
