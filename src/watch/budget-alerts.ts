@@ -1,5 +1,5 @@
 import { monthDays } from '../commands/budgets/spend-period.js';
-import { NO_OWNER, spendReport } from '../commands/budgets/spend-report.js';
+import { spendReport } from '../commands/budgets/spend-report.js';
 import { type BudgetThreshold, budgetAlertMessage } from '../render/budget-alert.js';
 import type { BudgetFigures } from '../render/budget-gauge.js';
 import { budgetChartSpec } from '../render/spend-chart.js';
@@ -67,7 +67,8 @@ async function sayAlert(
     ...(budget.projects.length > 0 ? { projects: budget.projects } : {}),
   });
   const report = spendReport(rows, days);
-  const top = report.byOwner.map((s) => ({ who: s.key === NO_OWNER ? NO_OWNER : s.key, usd: s.usd }));
+  // Owners by their Slack id; machines made elsewhere under a few words (spend-report.ts NO_OWNER).
+  const top = report.byOwner.map((s) => ({ who: s.key, usd: s.usd }));
   const ref = `budget-${status.month}-${budget.name}-${crossed.join('-')}`;
   const outbox = createOutbox(deps.store);
   const message = budgetAlertMessage({ budget: status, crossed, top, channel: budget.channel });
