@@ -115,10 +115,13 @@ export async function budgetStatus(
   const tz = policy.digest.tz;
   const { month, end } = monthBounds(now, tz);
   const today = periodsOf(now, tz).day;
-  // Read once for every budget; each takes its projects.
+  // Read once for every budget; each takes its projects. A budget of every project reads them all.
+  const projects = policy.budgets.some((b) => b.projects.length === 0)
+    ? undefined
+    : [...new Set(policy.budgets.flatMap((b) => b.projects))];
   const [rows, running] = await Promise.all([
-    source.rows({ from: `${month}-01`, to: today }),
-    source.running(),
+    source.rows({ from: `${month}-01`, to: today, ...(projects ? { projects } : {}) }),
+    source.running(projects),
   ]);
   const ahead = new Map(running.map((m) => [m, m.usdPerHour * runningHoursLeft(m, now, end, plans)]));
   return policy.budgets.map((b) => {

@@ -49,9 +49,13 @@ export async function checkBudgets(
   );
   if (rate === undefined || budgets.length === 0) return { outcome: 'within' };
   const source = createSpendSource({ store: deps.store, policy });
+  // Only the covering budgets' projects are read (all of them when one covers every project).
+  const projects = budgets.some((b) => b.projects.length === 0)
+    ? undefined
+    : [...new Set(budgets.flatMap((b) => b.projects))];
   const plans = await readPowerPlans(
     { store: deps.store, leases: guardrails.leases },
-    await source.running(),
+    await source.running(projects),
   );
   const statuses = await budgetStatus({ ...policy, budgets }, source, now, plans);
   // The request runs to the month's end, or to the end of the lease it gets.
