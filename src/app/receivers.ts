@@ -17,6 +17,7 @@ import type { Store } from '../store/store.js';
 import { homeChartFonts } from './home-fonts.js';
 import { homeByWorker } from './home-machines.js';
 import { type Lifecycle, StartError, within } from './lifecycle.js';
+import { createMoney } from './money.js';
 import { replicationGuards } from './replication.js';
 import { TOKEN_REFUSED } from './slack-token.js';
 
@@ -102,6 +103,7 @@ export async function startReceivers(input: {
     retryConfig: { retries: 1, minTimeout: 200, maxTimeout: 500 },
     timeout: 2_500,
   };
+  const homeFonts = homeChartFonts(input.log);
   const deps: Omit<SlackDeps, 'client' | 'ports'> = {
     queue,
     store,
@@ -119,7 +121,13 @@ export async function startReceivers(input: {
     runWithinMs: input.runWithinMs,
     botTeamId: bot.teamId,
     botEnterpriseId: bot.enterpriseId,
-    homeFonts: homeChartFonts(input.log),
+    homeFonts,
+    homeBudgets: createMoney({
+      store,
+      policy: input.guardrails.policy,
+      fonts: homeFonts,
+      leases: input.guardrails.leases,
+    }).home,
     ...(input.readMachines
       ? { homeMachines: input.readMachines }
       : { homeLater: homeByWorker(input.queueRedis, lifecycle) }),

@@ -37,6 +37,7 @@ import type { CloudClients } from './clients.js';
 import { homeChartFonts } from './home-fonts.js';
 import { cloudMachineReader } from './home-machines.js';
 import type { Lifecycle } from './lifecycle.js';
+import { createMoney } from './money.js';
 import { replicationGuards } from './replication.js';
 
 // The worker role: the request queue's worker, the system job schedulers, and the watchers on their
@@ -120,6 +121,15 @@ export async function startWorkers(input: {
     runWithinMs: tuning.approvedRunWithinMs,
     countSwept: (counts: Parameters<typeof metrics.countSwept>[0]) => metrics.countSwept(counts),
   };
+  // The spend ledger and the budgets, read by /gpu spend, /gpu budget and the budget alerts.
+  const chartFonts = homeChartFonts(log);
+  const money = createMoney({
+    store,
+    policy: guardrails.policy,
+    fonts: chartFonts,
+    leases: guardrails.leases,
+  });
+  metrics.watchBudgets(() => money.port.budgets());
   watchQueue.on('error', () => {}); // the connection's own listener reports it
   lifecycle.opened('watch queue', () => watchQueue.close());
   const worker = createWorker(
@@ -135,6 +145,7 @@ export async function startWorkers(input: {
       login: guardrails.policy.login,
       sealer: input.sealer,
       schedules: watchScheduleTimers(watchQueue),
+      money: money.port,
       guardrails,
       queue,
       sweep: () => sweepApproved(lifecycleDeps),
@@ -215,9 +226,12 @@ export async function startWorkers(input: {
       shape: config.CLOUD_API_SHAPE,
       routes: input.routes,
       defaultProjectId: config.CLOUD_PROJECT_ID,
-      fonts: homeChartFonts(log),
+      fonts: chartFonts,
+      budgets: money.home,
       readMachines: cloudMachineReader(clients.cloud, store, log),
     }),
+    budgets: money.watch,
+    countBudgetAlertFailed: (reason) => metrics.countBudgetAlertFailed(reason),
     ...(tuning.watchMinIntervalMs !== undefined ? { minIntervalMs: tuning.watchMinIntervalMs } : {}),
   };
   const watchWorker = createWatchWorker(input.workerRedis, watchDeps, {

@@ -156,6 +156,13 @@ export const DEMO_COMMAND: CliCommand = {
       description: 'how long the simulated machines take to start, stop and be created, in milliseconds',
       default: '2000',
     },
+    {
+      flag: '--budget',
+      value: 'USD',
+      description:
+        "the demo budget's monthly amount; a few dollars shows its alerts within a minute, and creates then wait for bob as its owner",
+      default: '250000',
+    },
   ],
   notes: [
     'A script exits 1 when any of its lines failed, listing each with its line number and the reason the chat gave (docs/demo.md says what counts as failed).',

@@ -1,3 +1,4 @@
+import { handlers as budgets } from './budgets/handlers.js';
 import { handlers as catalog } from './catalog/handlers.js';
 import { handlers as filesystems } from './filesystems/handlers.js';
 import { handlers as instances } from './instances/handlers.js';
@@ -26,6 +27,7 @@ export const HANDLERS: HandlerTable = {
   ...k8s,
   ...slurm,
   ...metrics,
+  ...budgets,
 };
 
 type AnyHandler = (run: JobRun, command: GpuCommand) => Promise<Outcome>;

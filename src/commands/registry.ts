@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { specs as approvals, synonyms as approvalsSynonyms } from './approvals/specs.js';
 import { specs as audit } from './audit/specs.js';
+import { specs as budgets, synonyms as budgetsSynonyms } from './budgets/specs.js';
 import { specs as catalog, synonyms as catalogSynonyms } from './catalog/specs.js';
 import { addsRunning, changesSpending, costOfEffects, effectReferences } from './effects.js';
 import { specs as filesystems, synonyms as filesystemsSynonyms } from './filesystems/specs.js';
@@ -49,6 +50,7 @@ export const COMMANDS = [
   ...k8s,
   ...slurm,
   ...metrics,
+  ...budgets,
   ...watch,
   ...jobs,
   ...approvals,
@@ -67,6 +69,7 @@ export const SYNONYMS: Readonly<Record<string, string>> = {
   ...k8sSynonyms,
   ...slurmSynonyms,
   ...metricsSynonyms,
+  ...budgetsSynonyms,
   ...jobsSynonyms,
   ...approvalsSynonyms,
 };

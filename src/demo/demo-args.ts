@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { DEMO_COMMAND } from '../cli-options/commands.js';
 import { CliUsageError, optionSet, optionValue, parseCli, wholeNumber } from '../cli-options/options.js';
 import { SHAPES, type Shape } from '../cloud/shape.js';
+import { DEMO_BUDGET_USD } from './demo-policy.js';
 
 // `gpuops demo`'s options, read from its table (DEMO_COMMAND in src/cli-options/commands.ts): what it takes,
 // and the sentence for what it does not.
@@ -15,6 +16,8 @@ export interface DemoOptions {
   readonly metrics: boolean;
   readonly timeoutMs: number;
   readonly transitionMs: number;
+  /** The demo budget's monthly amount, US dollars. */
+  readonly budgetUsd: number;
 }
 
 /** Parses `gpuops demo`'s arguments, or 'help'; throws CliUsageError with a sentence a person can act on. */
@@ -30,6 +33,7 @@ export function parseDemoArgs(args: readonly string[]): DemoOptions | 'help' {
   const log = optionValue(parsed, '--log');
   const timeout = optionValue(parsed, '--timeout');
   const transition = optionValue(parsed, '--transition-ms');
+  const budget = optionValue(parsed, '--budget');
   return {
     ...(script !== undefined ? { script } : {}),
     shape: shapeText as Shape,
@@ -38,6 +42,7 @@ export function parseDemoArgs(args: readonly string[]): DemoOptions | 'help' {
     metrics: !optionSet(parsed, '--no-metrics'),
     timeoutMs: timeout !== undefined ? wholeNumber('--timeout', timeout, 1, 3600) * 1000 : 120_000,
     transitionMs: transition !== undefined ? wholeNumber('--transition-ms', transition, 0, 600_000) : 2_000,
+    budgetUsd: budget !== undefined ? wholeNumber('--budget', budget, 1, 10_000_000) : DEMO_BUDGET_USD,
   };
 }
 

@@ -1,11 +1,16 @@
-import { ADA, BOB } from './demo-people.js';
+import { ADA, BOB, DEMO_CHANNEL } from './demo-people.js';
 
 // The demo's policy file (docs/policy.md), written to the demo's temporary folder and named by
 // GPUOPS_POLICY: Ada is an operator, Bob the admin and the one approver, everyone else a viewer.
-// Anything above $10 an hour, and every delete, waits for Bob's Approve. A script types faster than
+// Anything above $10 an hour, and every delete, waits for Bob's Approve; Bob owns the demo's budget. A script types faster than
 // a person, so the demo's people get a rate limit of their own; the default (30 a minute) stays.
 
-export const DEMO_POLICY_YAML = `# gpuops demo policy (src/demo/demo-policy.ts)
+/** The demo budget's monthly amount unless `--budget` says otherwise: no request of a tour waits on it. */
+export const DEMO_BUDGET_USD = 250_000;
+
+/** The policy with the demo budget at `budgetUsd` a month. */
+export function demoPolicyYaml(budgetUsd: number = DEMO_BUDGET_USD): string {
+  return `# gpuops demo policy (src/demo/demo-policy.ts)
 version: 1
 default_role: viewer
 roles:
@@ -29,4 +34,15 @@ watch:
 rate_limits:
   per_user: { requests: 300, per: 1m }
   per_channel: { requests: 600, per: 1m }
+# A budget for /gpu budget, /gpu spend, the Home tab and the digest; Bob owns it and gets its alerts.
+# By default large enough that no request of the tour waits for Bob because of it; \`--budget 1\`
+# shows its alerts within a minute (docs/demo.md).
+budgets:
+  demo-team:
+    monthly_usd: ${budgetUsd}
+    owners: [${BOB}]
+    channel: ${DEMO_CHANNEL}
 `;
+}
+
+export const DEMO_POLICY_YAML = demoPolicyYaml();

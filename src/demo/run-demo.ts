@@ -41,7 +41,7 @@ import {
   DEMO_ROLES,
   DEMO_TEAM_ID,
 } from './demo-people.js';
-import { DEMO_POLICY_YAML } from './demo-policy.js';
+import { demoPolicyYaml } from './demo-policy.js';
 import { ensureChartFonts } from './ensure-fonts.js';
 import { canRead, SEED_INSTANCE, waitForFirstSamples } from './first-samples.js';
 import { createSettler } from './settle.js';
@@ -237,7 +237,7 @@ export async function runDemo(
 
     // --- The bot: the same listeners and workers as `gpuops start` ---------------------------------
     const policyFile = join(tmp, 'policy.yaml');
-    await writeFile(policyFile, DEMO_POLICY_YAML);
+    await writeFile(policyFile, demoPolicyYaml(options.budgetUsd));
     const config = parseConfig(
       {
         SLACK_BOT_TOKEN: botToken,

@@ -3,6 +3,7 @@ import type { HomeData, HomeForm, HomeMachine, HomeSchedule } from '../commands/
 import { scheduleTargetText } from '../commands/schedules/render.js';
 import { approvableBy, groupsInPolicy, roleOf } from '../policy/decide.js';
 import { type CostEstimate, estimateMachines, type PriceBook } from '../pricing/cost.js';
+import type { BudgetFigures } from '../render/budget-gauge.js';
 import { loginUserFor, sshCommand } from '../render/ssh-login.js';
 import { readCatalog } from '../store/catalog-cache.js';
 import { runningSince } from '../store/home-state.js';
@@ -197,7 +198,7 @@ async function gatherApprovals(deps: HomeDeps, userId: string): Promise<HomeData
 export async function gatherHome(deps: HomeDeps, userId: string, notice?: string): Promise<HomeData> {
   const now = (deps.now ?? Date.now)();
   const { machines, projects } = await gatherMachines(deps, userId, now);
-  const [approvals, waitlist, schedules, spend, keys] = await Promise.all([
+  const [approvals, waitlist, schedules, spend, keys, budgets] = await Promise.all([
     gatherApprovals(deps, userId),
     createWaitlist(deps.store)
       .all()
@@ -205,6 +206,7 @@ export async function gatherHome(deps: HomeDeps, userId: string, notice?: string
     schedulesOf(deps, userId),
     gatherSpend(deps, machines, projects, now),
     deps.store.keysOf(userId),
+    budgetsOf(deps, userId, [...projects.keys()], now),
   ]);
   const missing: ReadonlySet<string> = new Set(kindsMissingIn(deps.shape, deps.routes));
   const forms = FORMS.filter((f) => !missing.has(f.form));
@@ -216,10 +218,35 @@ export async function gatherHome(deps: HomeDeps, userId: string, notice?: string
     waitlist,
     schedules,
     spend,
+    budgets,
     forms,
     loginKeys: { own: keys.map((k) => ({ name: k.name, publicKey: k.publicKey })) },
     ...(notice ? { notice } : {}),
   };
+}
+
+/** The budgets the person owns, and those covering a project they work in (a budget of every project, any). */
+async function budgetsOf(
+  deps: HomeDeps,
+  userId: string,
+  projects: readonly string[],
+  now: number,
+): Promise<BudgetFigures[]> {
+  if (!deps.budgets) return [];
+  try {
+    const all = await deps.budgets(now);
+    return all
+      .filter(
+        (b) =>
+          b.owners.includes(userId) ||
+          (projects.length > 0 && (b.projects.length === 0 || b.projects.some((p) => projects.includes(p)))),
+      )
+      .map((b) => b.status);
+  } catch (err) {
+    // The rest of the Home tab is still worth publishing.
+    deps.log.warn({ err }, 'the Home tab goes without budgets');
+    return [];
+  }
 }
 
 /** The person's power schedules (those they made), as the Home tab lists them. */

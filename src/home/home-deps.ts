@@ -4,6 +4,7 @@ import type { Shape } from '../cloud/shape.js';
 import type { GpuCommand } from '../commands/registry.js';
 import type { Logger } from '../log/logger.js';
 import type { Policy } from '../policy/policy.js';
+import type { BudgetFigures } from '../render/budget-gauge.js';
 import type { ChartFonts } from '../render/render-chart-png.js';
 import type { Approvals } from '../store/approvals.js';
 import type { Catalog } from '../store/catalog-cache.js';
@@ -59,8 +60,19 @@ export interface HomeDeps {
   readonly publishLater?: ((userId: string) => Promise<void>) | undefined;
   /** Without fonts the spend chart is left out (the figures stay). */
   readonly fonts?: ChartFonts | undefined;
+  /** The policy's budgets and their month (composed in app/ from the spend ledger); absent: none shown. */
+  readonly budgets?: HomeBudgets | undefined;
   readonly now?: () => number;
 }
+
+/** Each budget with who owns it and what it covers (empty `projects`: every project), at `now`. */
+export type HomeBudgets = (now: number) => Promise<
+  ReadonlyArray<{
+    readonly owners: readonly string[];
+    readonly projects: readonly string[];
+    readonly status: BudgetFigures;
+  }>
+>;
 
 /** Publishes Home tabs: the listener on app_home_opened and presses, the watcher on changes. */
 export interface HomePublisher {

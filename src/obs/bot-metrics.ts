@@ -18,6 +18,8 @@ export const METRIC_NAMES = {
   degradedMode: 'gpuops_degraded_mode',
   swept: 'gpuops_sweeper_requests_total',
   approvalsWaiting: 'gpuops_approvals_waiting',
+  budgetAlertsFailed: 'gpuops_budget_alerts_failed_total',
+  budgetUsd: 'gpuops_budget_usd',
   info: 'gpuops_info',
 } as const;
 
@@ -34,6 +36,14 @@ export interface CloudCallSample {
   /** HTTP status, or network | timeout | cancelled. */
   readonly status: number | string;
   readonly durationMs: number;
+}
+
+/** One budget's month, as `gpuops_budget_usd` shows it. */
+export interface BudgetSample {
+  readonly name: string;
+  readonly monthlyUsd: number;
+  readonly actualUsd: number;
+  readonly forecastUsd: number;
 }
 
 export interface BotMetricsOptions {
@@ -57,10 +67,14 @@ export interface BotMetrics {
   slackAnswered(durationMs: number): void;
   /** What one sweeper pass did with the approved requests it found between states. */
   countSwept(counts: Readonly<Partial<Record<SweptOutcome, number>>>): void;
+  /** A budget alert that could not be said: Slack's error code, or `queue` when it was not queued. */
+  countBudgetAlertFailed(reason: string): void;
   /** Whether /readyz would answer 200 (ready or degraded), read at each scrape. */
   watchReadiness(read: () => Promise<boolean>): void;
   /** Approval requests waiting for a decision and, approved, for their job to be queued; read at each scrape. */
   watchApprovals(read: () => Promise<{ readonly decision: number; readonly queue: number }>): void;
+  /** Each budget's month (its amount, the spend so far and the forecast), read at each scrape (worker role). */
+  watchBudgets(read: () => Promise<readonly BudgetSample[]>): void;
   /** Replicated Redis only: whether changes are refused for want of a replica, read at each scrape. */
   watchDegradedMode(read: () => Promise<boolean>): void;
   /** The text exposition and its content type. */
@@ -132,6 +146,12 @@ export function createBotMetrics(options: BotMetricsOptions = {}): BotMetrics {
     labelNames: ['outcome'] as const,
     registers: [registry],
   });
+  const budgetAlertsFailed = new Counter({
+    name: METRIC_NAMES.budgetAlertsFailed,
+    help: 'Budget alerts that could not be said, by reason: the Slack error code of a refused post, or queue',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
   const info = new Gauge({
     name: METRIC_NAMES.info,
     help: 'Always 1; labels say what runs here',
@@ -186,6 +206,26 @@ export function createBotMetrics(options: BotMetricsOptions = {}): BotMetrics {
       }
     },
   });
+  let readBudgets: (() => Promise<readonly BudgetSample[]>) | undefined;
+  new Gauge({
+    name: METRIC_NAMES.budgetUsd,
+    help: "Each budget's month in US dollars, by figure: budget (the monthly amount), actual (spent so far), forecast (to the month's end); read at scrape time",
+    labelNames: ['budget', 'figure'] as const,
+    registers: [registry],
+    async collect() {
+      if (!readBudgets) return;
+      this.reset();
+      try {
+        for (const b of await withTimeout(readBudgets(), 2_000)) {
+          this.set({ budget: b.name, figure: 'budget' }, b.monthlyUsd);
+          this.set({ budget: b.name, figure: 'actual' }, b.actualUsd);
+          this.set({ budget: b.name, figure: 'forecast' }, b.forecastUsd);
+        }
+      } catch {
+        // Redis does not answer: gpuops_ready says so.
+      }
+    },
+  });
   let readDegraded: (() => Promise<boolean>) | undefined;
   new Gauge({
     name: METRIC_NAMES.degradedMode,
@@ -220,6 +260,9 @@ export function createBotMetrics(options: BotMetricsOptions = {}): BotMetrics {
       readQueue = read;
     },
     slackAnswered: (durationMs) => slackAck.observe(Math.max(0, durationMs) / 1000),
+    countBudgetAlertFailed(reason) {
+      budgetAlertsFailed.inc({ reason });
+    },
     countSwept(counts) {
       for (const [outcome, n] of Object.entries(counts)) if (n) swept.inc({ outcome }, n);
     },
@@ -228,6 +271,9 @@ export function createBotMetrics(options: BotMetricsOptions = {}): BotMetrics {
     },
     watchApprovals(read) {
       readApprovals = read;
+    },
+    watchBudgets(read) {
+      readBudgets = read;
     },
     watchDegradedMode(read) {
       readDegraded = read;

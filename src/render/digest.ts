@@ -1,6 +1,7 @@
 import type { KnownBlock } from '@slack/types';
 import { formatUsd } from '../pricing/cost.js';
 import { PRICE_LIST_NOTE } from '../pricing/offered-types.js';
+import { type BudgetFigures, budgetGaugeLine } from './budget-gauge.js';
 import { countNoun } from './count-noun.js';
 import { idleFor } from './idle-alert.js';
 import { clip, escapeText } from './job-message.js';
@@ -35,6 +36,8 @@ export interface DigestInput {
   readonly capacity?: ReadonlyArray<{ readonly type: string; readonly available: string }>;
   /** Where the capacity figures come from; the price list cannot count free machines. */
   readonly capacitySource?: 'capacity' | 'price-list';
+  /** The budgets covering the project this month, one line each (docs/budgets.md). */
+  readonly budgets?: readonly BudgetFigures[];
   readonly now: number;
 }
 
@@ -70,6 +73,11 @@ export function digestMessage(input: DigestInput): { text: string; blocks: Known
       `*Estimated spend*: ${formatUsd(input.spendTodayUsd)} today · ${formatUsd(input.spendMonthUsd)} this month so far${unpriced}`,
     ),
   );
+  if (input.budgets && input.budgets.length > 0) {
+    blocks.push(
+      section(`*Budgets* this month\n${input.budgets.map((b) => `• ${budgetGaugeLine(b)}`).join('\n')}`),
+    );
+  }
   blocks.push(
     section(
       input.idle.length === 0

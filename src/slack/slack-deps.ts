@@ -4,7 +4,7 @@ import type { RouteTable } from '../cloud/routes.js';
 import type { Shape } from '../cloud/shape.js';
 import type { Deadline } from '../commands/kit/deadline.js';
 import type { GpuCommand } from '../commands/registry.js';
-import type { HomePublisher, MachineReader } from '../home/home-deps.js';
+import type { HomeBudgets, HomePublisher, MachineReader } from '../home/home-deps.js';
 import type { GpuQueue } from '../jobs/queue.js';
 import type { Logger } from '../log/logger.js';
 import type { Guardrails } from '../policy/guardrails.js';
@@ -59,6 +59,8 @@ export interface SlackDeps {
    * composition root where the process has the cloud client; without it they show "state unknown".
    */
   readonly homeMachines?: MachineReader | undefined;
+  /** The budgets the default publisher shows as gauges (composed in app/); none, no gauges. */
+  readonly homeBudgets?: HomeBudgets | undefined;
   /** Where there is no reader: asks a worker to publish someone's Home again, with the cloud's listing. */
   readonly homeLater?: ((userId: string) => Promise<void>) | undefined;
   /** The bot's own workspace (auth.test team_id): requests from others are refused unless the policy allows. */

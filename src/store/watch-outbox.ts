@@ -30,6 +30,8 @@ export const outboxMessageSchema = z.object({
   blocks: z.array(z.unknown()).optional(),
   /** Forget `thread` (or `ref`) once sent: the resource is gone and never edited again. */
   forget: z.boolean().optional(),
+  /** What kind of notice it is, for the count of those Slack refused (`budget-alert`). */
+  tag: z.literal('budget-alert').optional(),
 });
 
 /** A file (a PNG chart), uploaded with files.uploadV2. */
@@ -42,6 +44,7 @@ export const outboxFileSchema = z.object({
   alt: z.string(),
   comment: z.string().optional(),
   thread: z.string().min(1).optional(),
+  tag: z.literal('budget-alert').optional(),
 });
 
 export const outboxEntrySchema = z.discriminatedUnion('op', [outboxMessageSchema, outboxFileSchema]);

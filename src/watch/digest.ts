@@ -30,6 +30,11 @@ export async function sendDigests(deps: WatchDeps, signal: AbortSignal): Promise
   }).listPending({ now });
   const availability = new Map<string, ProjectAvailability | undefined>();
   const outbox = createOutbox(deps.store);
+  // Read once for every channel; a digest without its budget lines is better than none.
+  const budgets = await (deps.budgets?.months(now) ?? Promise.resolve([])).catch((err: unknown) => {
+    deps.log.warn({ err }, 'digests go without their budget lines');
+    return [];
+  });
   let sent = 0;
 
   for (const watch of watches) {
@@ -98,6 +103,9 @@ export async function sendDigests(deps: WatchDeps, signal: AbortSignal): Promise
             capacitySource: listing.source,
           }
         : {}),
+      budgets: budgets
+        .filter((b) => b.budget.projects.length === 0 || b.budget.projects.includes(projectId))
+        .map((b) => b.status),
       now,
     });
     const token = await outbox.push(channelId, [{ op: 'message', mode: 'post', text, blocks }]);

@@ -168,6 +168,7 @@ export async function drainOutbox(
       }
       if (failure.kind === 'permanent' || failure.kind === 'message-gone') {
         deps.log.warn({ err, target, code: failure.code }, 'dropped an outbox entry Slack refused');
+        if (head.entry.tag === 'budget-alert') deps.countBudgetAlertFailed?.(failure.code ?? 'refused');
       } else {
         throw err;
       }

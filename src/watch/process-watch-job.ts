@@ -32,6 +32,8 @@ export async function processWatchJob(job: Job, deps: WatchDeps, signal: AbortSi
         );
       case 'capacity':
         return JSON.stringify(await (await import('./waitlist-check.js')).checkWaitlist(deps, signal));
+      case 'budgets':
+        return await (await import('./budget-alerts.js')).checkBudgetAlerts(deps);
       case 'digest':
         return await (await import('./digest.js')).sendDigests(deps, signal);
       case 'home':

@@ -9,6 +9,7 @@ import type { PolicyAction } from '../requests/policy-action.js';
 import type { ScheduledAction, ScheduledResult, ScheduleRefusal } from '../requests/scheduled-action.js';
 import type { SnapshotDeps } from '../snapshot/take-snapshot.js';
 import type { Store } from '../store/store.js';
+import type { BudgetWatch } from './budget-watch.js';
 import type { WatchQueue } from './watch-queue.js';
 
 /** What the watchers' processors touch, built once by the composition root. */
@@ -58,6 +59,10 @@ export interface WatchDeps {
   readonly botUserId: string;
   /** Re-publishes Home tabs when a look changes someone's machines (docs/home.md). */
   readonly home?: HomePublisher | undefined;
+  /** The budgets and their months, for the alerts (docs/budgets.md); absent: no budget alerts. */
+  readonly budgets?: BudgetWatch | undefined;
+  /** Counts a budget alert that could not be said: Slack refused it (its error code) or it was not queued. */
+  readonly countBudgetAlertFailed?: ((reason: string) => void) | undefined;
   readonly now?: () => number;
   /** Least time between two Slack calls to one channel or DM; default 1000 ms (about one a second). */
   readonly minIntervalMs?: number;

@@ -19,6 +19,8 @@ export const watchJobDataSchema = z.discriminatedUnion('job', [
   z.object({ v: z.literal(1), job: z.literal('idle'), projectId: z.string().min(1) }),
   /** Scheduler: the capacity waitlist. */
   z.object({ v: z.literal(1), job: z.literal('capacity') }),
+  /** Scheduler: each budget's month against its alert thresholds. */
+  z.object({ v: z.literal(1), job: z.literal('budgets') }),
   /** Scheduler (cron): the daily digest of every watching channel. */
   z.object({ v: z.literal(1), job: z.literal('digest') }),
   /** Re-publishes one person's Home tab after a change to their machines (debounced by its job id). */
@@ -52,6 +54,7 @@ export const WATCH_SCHEDULERS = {
   idle: 'watch.idle',
   capacity: 'watch.capacity',
   digest: 'watch.digest',
+  budgets: 'watch.budgets',
 } as const;
 
 export async function addWatchJob(
@@ -74,6 +77,7 @@ export interface WatchSchedule {
   readonly pollEveryMs?: number;
   readonly idleEveryMs?: number;
   readonly capacityEveryMs?: number;
+  readonly budgetsEveryMs?: number;
 }
 
 /**
@@ -100,6 +104,12 @@ export async function scheduleWatchers(
     WATCH_SCHEDULERS.capacity,
     every(schedule.capacityEveryMs ?? policy.watch.capacityEverySeconds * 1000),
     { name: 'watch.capacity', data: { v: 1, job: 'capacity' }, opts: LOOK_JOB_OPTIONS },
+  );
+  // Budget alerts follow the looks, which add to the ledger they read.
+  await queue.upsertJobScheduler(
+    WATCH_SCHEDULERS.budgets,
+    every(schedule.budgetsEveryMs ?? policy.watch.pollEverySeconds * 1000),
+    { name: 'watch.budgets', data: { v: 1, job: 'budgets' }, opts: LOOK_JOB_OPTIONS },
   );
   if (policy.digest.enabled) {
     await queue.upsertJobScheduler(

@@ -103,6 +103,8 @@ describe('unavailableIn', () => {
         'waitlist',
         'metrics query up',
         'metrics a',
+        'spend',
+        'budget',
         'watch on',
         'ls',
         'create',

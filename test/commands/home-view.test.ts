@@ -167,3 +167,34 @@ describe('times on the Home tab', () => {
     expect(text).not.toMatch(/\d{4}-\d\d-\d\dT\d\d:\d\d/);
   });
 });
+
+describe('the Home tab: budgets', () => {
+  const budget = (i: number) =>
+    ({
+      name: `team-${i}`,
+      monthlyUsd: 40_000,
+      actualUsd: 12_000 + i,
+      forecastUsd: 41_200,
+      state: 'forecast_over',
+      month: '2026-11',
+    }) as const;
+
+  it("shows the person's budgets as gauges beside the spend, and nothing when they have none", () => {
+    const text = all(homeView(data({ budgets: [budget(1)] })));
+    expect(text).toContain('*Your budgets* (2026-11)');
+    expect(text).toContain(
+      '*team-1* `▰▰▰▱▱▱▱▱▱▱` $12,001.00 of $40,000.00 (30 %) · forecast $41,200.00 (103 %)',
+    );
+    expect(all(homeView(data({ budgets: [] })))).not.toContain('Your budgets');
+  });
+
+  it('caps the gauges, and stays a view Slack accepts with a large fleet', () => {
+    const many = Array.from({ length: 40 }, (_, i) => budget(i));
+    const view = homeView(
+      data({ budgets: many, machines: Array.from({ length: 300 }, (_, i) => machine(i, 'running')) }),
+    );
+    expect(all(view)).toContain('_and 30 more: `/gpu budget` lists them all_');
+    expect(view.blocks.length).toBeLessThanOrEqual(MAX_HOME_BLOCKS);
+    expect(checkView(view)).toEqual([]);
+  });
+});

@@ -37,6 +37,17 @@ describe('the demo policy', () => {
     expect(DEFAULT_POLICY.rateLimits.perChannel.requests).toBe(60);
   });
 
+  it('has a budget Bob owns, posting its alerts in #gpu-ops', () => {
+    expect(policy.budgets).toEqual([
+      expect.objectContaining({
+        name: 'demo-team',
+        owners: ['U0BOB'],
+        channel: 'C0GPUOPS',
+        monthlyUsd: 250_000,
+      }),
+    ]);
+  });
+
   it('derives Slurm usernames from the demo profiles', () => {
     const names = DEMO_PEOPLE.map((p) =>
       usernameFromSlackUser({

@@ -51,6 +51,8 @@ const STEPS: readonly Step[] = [
   { line: '/gpu schedules' },
   { line: '/gpu metrics demo-1 --range 15m' },
   { line: '/gpu metrics query avg(DCGM_FI_DEV_GPU_UTIL) --range 15m' },
+  { line: '/gpu spend' },
+  { line: '/gpu budget' },
   { line: '/gpu rm t-1' },
   { line: '/gpu keys add', form: ['ada-laptop', KEY] },
   { line: '/gpu keys' },

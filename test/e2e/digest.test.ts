@@ -63,6 +63,48 @@ describe('the daily digest (shape C)', () => {
     expectCleanSlack(stack);
   });
 
+  it("adds a line per budget covering the channel's project, and none for a budget of other projects", async () => {
+    const projectId = stack.sim.info.projectId;
+    const status = (name: string, actualUsd: number) =>
+      ({
+        name,
+        monthlyUsd: 1_000,
+        actualUsd,
+        forecastUsd: 1_250,
+        state: 'forecast_over',
+        month: '2025-03',
+      }) as const;
+    const budget = (name: string, projects: string[]) => ({
+      name,
+      projects,
+      owners: ['U0BOB'],
+      alertAt: [50, 80, 100],
+      forecastAlert: true,
+    });
+    const deps: WatchDeps = {
+      ...stack.watch!.deps,
+      now: () => Date.UTC(2025, 2, 11, 8, 0, 0),
+      budgets: {
+        months: async () => [
+          { budget: budget('research', [projectId]), status: status('research', 400) },
+          { budget: budget('everyone', []), status: status('everyone', 900) },
+          { budget: budget('elsewhere', ['another-project']), status: status('elsewhere', 100) },
+        ],
+        rows: async () => [],
+      },
+    };
+    expect(await sendDigests(deps, new AbortController().signal)).toBe('1 digest(s) for 2025-03-11');
+    const digest = await until('the digest', async () =>
+      stack.slack.channelView(CHANNEL).find((m) => String(m.text).startsWith('Daily digest 2025-03-11')),
+    );
+    const blocks = JSON.stringify(digest.blocks);
+    expect(blocks).toContain(
+      '*Budgets* this month\\n• :large_yellow_circle: *research* `▰▰▰▰▱▱▱▱▱▱` $400.00 of $1,000.00 (40 %) · forecast $1,250.00 (125 %) · forecast over budget',
+    );
+    expect(blocks).toContain('*everyone* `▰▰▰▰▰▰▰▰▰▱` $900.00 of $1,000.00 (90 %)');
+    expect(blocks).not.toContain('elsewhere');
+  });
+
   it('schedules the digest with the policy cron and time zone, and removes it when turned off', async () => {
     const queue = stack.watch!.queue;
     const policy = toPolicy(

@@ -1,4 +1,5 @@
 import type { CostEstimate } from '../../pricing/cost.js';
+import type { BudgetFigures } from '../../render/budget-gauge.js';
 import type { LoginKeys } from '../../render/ssh-login.js';
 import type { ApprovalRequest } from '../../store/approval-record.js';
 import type { WaitlistEntry } from '../../store/waitlist.js';
@@ -85,6 +86,8 @@ export interface HomeData {
   readonly waitlist: readonly WaitlistEntry[];
   readonly schedules: readonly HomeSchedule[];
   readonly spend: HomeSpend;
+  /** This month's budgets the person owns or whose projects they work in; absent or empty: none shown. */
+  readonly budgets?: readonly BudgetFigures[] | undefined;
   readonly forms: readonly HomeForm[];
   /** The keys this person added through gpuops, named beside the ssh lines; undefined: not read. */
   readonly loginKeys?: LoginKeys | undefined;

@@ -2,6 +2,7 @@ import type { HomeView, KnownBlock } from '@slack/types';
 import { clip } from '../../render/job-message.js';
 import { slackDate } from '../../render/slack-date.js';
 import { openFormButton } from '../forms/open-form-button.js';
+import { budgetsSection } from './budgets-section.js';
 import type { HomeData } from './home-data.js';
 import { approvalsSection, schedulesSection, waitlistSection } from './home-lists.js';
 import { machinesSection } from './machines-section.js';
@@ -29,6 +30,7 @@ export function homeView(data: HomeData): HomeView {
   blocks.push(divider, ...machinesSection(data.machines, data.now, data.loginKeys));
   if (data.approvals) blocks.push(divider, ...approvalsSection(data.approvals));
   blocks.push(divider, ...spendSection(data.spend));
+  if (data.budgets && data.budgets.length > 0) blocks.push(...budgetsSection(data.budgets));
   blocks.push(divider, ...waitlistSection(data.waitlist));
   blocks.push(divider, ...schedulesSection(data.schedules));
   blocks.push({

@@ -63,7 +63,7 @@ export function spendSection(spend: HomeSpend): KnownBlock[] {
     elements: [
       {
         type: 'mrkdwn',
-        text: 'Estimates from what the watchers saw running (only watched projects are counted) and the cached price list: not an invoice.',
+        text: 'Estimates from what gpuops saw running in the projects it acts on, watched or not, and the cached price list: not an invoice.',
       },
     ],
   });

@@ -6,6 +6,7 @@ import type { LoginUsers } from '../../render/ssh-login.js';
 import type { SnapshotDeps } from '../../snapshot/take-snapshot.js';
 import type { Sealer } from '../../store/sealed.js';
 import type { Store } from '../../store/store.js';
+import type { MoneyPort } from './money-port.js';
 import type { ReplyPort } from './reply-port.js';
 import type { ScheduleTimers } from './schedule-timers.js';
 
@@ -28,6 +29,8 @@ export interface HandlerDeps {
   readonly sealer?: Sealer | undefined;
   /** The job schedulers that fire `/gpu schedule …` (the watch queue); absent where none run. */
   readonly schedules?: ScheduleTimers | undefined;
+  /** The spend ledger and the budgets, for `/gpu spend` and `/gpu budget`; absent where none is kept. */
+  readonly money?: MoneyPort | undefined;
   readonly timing?: Partial<WorkerTiming>;
   readonly now?: () => number;
 }

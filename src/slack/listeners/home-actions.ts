@@ -47,6 +47,7 @@ export function homePublisherOf(deps: SlackDeps): HomePublisher {
       routes: deps.routes,
       defaultProjectId: deps.defaultProjectId,
       fonts: deps.homeFonts,
+      budgets: deps.homeBudgets,
       readMachines: deps.homeMachines,
       publishLater: deps.homeLater,
     })
