@@ -273,8 +273,15 @@ describe('gpuops web and gpuops worker as separate processes', () => {
 
       const workerBase = `http://127.0.0.1:${workerReady.opsPort}`;
       expect((await request(`${workerBase}/readyz`)).statusCode).toBe(200);
-      const workerMetrics = await (await request(`${workerBase}/metrics`)).body.text();
-      expect(workerMetrics).toContain('gpuops_jobs_total{name="ls",outcome="done"} 1');
+      // The answer is posted before the job is marked done, so the worker counts it a moment later.
+      const jobsDone = 'gpuops_jobs_total{name="ls",outcome="done"} 1';
+      const workerMetrics = await until(async () => {
+        const text = await (await request(`${workerBase}/metrics`)).body.text();
+        return text.includes(jobsDone) ? text : undefined;
+      }, 'the worker to count the ls job as done').catch(
+        async () => await (await request(`${workerBase}/metrics`)).body.text(),
+      );
+      expect(workerMetrics).toContain(jobsDone);
       expect((await request(`${workerBase}/slack/events`, { method: 'POST', body: '' })).statusCode).toBe(
         404,
       );
