@@ -16,6 +16,7 @@ import type { BotMetrics } from '../obs/bot-metrics.js';
 import type { Guardrails } from '../policy/guardrails.js';
 import { sweepApproved } from '../requests/drive-approved.js';
 import { submitPolicyAction } from '../requests/policy-action.js';
+import { sweepUnposted } from '../requests/post-approval.js';
 import { operableBy, recordScheduleRefusal, submitScheduledAction } from '../requests/scheduled-action.js';
 import { slackDecisionPorts } from '../slack/decision-ports.js';
 import { ConversationPacedWebClient } from '../slack/paced-web-client.js';
@@ -148,7 +149,8 @@ export async function startWorkers(input: {
       money: money.port,
       guardrails,
       queue,
-      sweep: () => sweepApproved(lifecycleDeps),
+      // The sweeper drives approved requests on and posts the cards Slack would not take before.
+      sweep: async () => `${await sweepApproved(lifecycleDeps)}; ${await sweepUnposted(lifecycleDeps)}`,
       ...(tuning.workerTiming ? { timing: tuning.workerTiming } : {}),
     },
     {

@@ -1,4 +1,4 @@
-import { approvalCard, slackDate, waitingMessage } from '../commands/approvals/render.js';
+import { slackDate } from '../commands/approvals/render.js';
 import { withDeadline } from '../commands/kit/with-deadline.js';
 import { deliveryOf, describeCommand, type GpuCommand } from '../commands/registry.js';
 import type { CommandCost } from '../commands/spec.js';
@@ -12,6 +12,7 @@ import {
 } from '../policy/decide.js';
 import type { Guardrails } from '../policy/guardrails.js';
 import { escapeText } from '../render/job-message.js';
+import type { UnpostedPart } from '../store/approval-record.js';
 import { approvalIdFor, SYSTEM_ACTOR } from '../store/approvals.js';
 import { homeOpenedBy } from '../store/home-state.js';
 import { type AcceptDeps, type AcceptExtra, pricedRequestAudit, REDIS_MS, record } from './accept-kit.js';
@@ -22,6 +23,7 @@ import {
   requestFingerprint,
   requestTarget,
 } from './enqueue-request.js';
+import { type Posted, postApproval } from './post-approval.js';
 
 // The approval step of the request pipeline: a request that waits for an approver is stored once (a
 // double submission finds the first), its card goes to the approval channel and the requester sees
@@ -65,10 +67,6 @@ function approversOf(guardrails: Guardrails, command: GpuCommand, assessment: As
   return describeApprovers(guardrails.policy, command.kind);
 }
 
-function slackError(err: unknown): string {
-  return (err as { data?: { error?: string } }).data?.error ?? 'no answer';
-}
-
 /** Sends a request to its approvers: the request in Redis, the card, the requester's message. */
 export async function requestApproval(
   deps: AcceptDeps,
@@ -104,6 +102,9 @@ export async function requestApproval(
   );
   if (holder !== undefined) return { status: 'duplicate', jobId: holder };
   const approvalChannel = approvalChannelFor(policy, ctx.channelId);
+  // What is to be shown is stored with the request, so a post Slack refuses now is posted later.
+  const parts: UnpostedPart[] =
+    deliveryOf(command.kind) === 'channel' && ctx.step?.quiet !== true ? ['message', 'card'] : ['card'];
   const { created, request } = await withDeadline(
     approvals.create({
       command,
@@ -112,6 +113,7 @@ export async function requestApproval(
       reasons: assessment.need.reasons,
       approvalChannel,
       expiresAfterSeconds: policy.approvals.expiresAfterSeconds,
+      unposted: parts,
       ...(assessment.lease
         ? {
             lease: {
@@ -157,30 +159,19 @@ export async function requestApproval(
   const problemNotice = (problem: string) =>
     `:raised_hand: ${what} needs an approval: ${why} :warning: I could not post it to ${where} (Slack said "${problem}"): invite gpuops there. Approvers can still decide it with \`/gpu approvals\` until ${slackDate(request.expiresAt)}.`;
 
+  const laterNotice = `:raised_hand: ${what} needs an approval: ${why} :hourglass_flowing_sand: Slack asked gpuops to slow down, so its card will be posted to ${where} shortly (gpuops keeps trying); ${describeApprovers(policy, command.kind)} can approve or deny it there, or with \`/gpu approvals\`, until ${slackDate(request.expiresAt)}. You will see the decision on your request.`;
+  const noticeFor = (posted: Posted | undefined) =>
+    posted?.cardLater ? laterNotice : posted?.cardProblem ? problemNotice(posted.cardProblem) : undefined;
+
   // The card and the requester's message: after the acknowledgement when the caller defers its posts.
-  const post = async () => {
-    // The requester's message first: once the card is up, everything the approvers act on is there.
-    let message: MessageRef | undefined;
-    if (deliveryOf(command.kind) === 'channel' && ctx.step?.quiet !== true) {
-      try {
-        message = await deps.ports.post(ctx.channelId, waitingMessage(request));
-        if (message)
-          await withDeadline(approvals.setRequesterMessage(approvalId, message), REDIS_MS, 'Redis');
-      } catch (err) {
-        deps.log.warn({ err, approvalId }, "could not post the requester's waiting message");
-      }
-    }
-    let card: MessageRef | undefined;
-    let cardProblem: string | undefined;
-    try {
-      card = await deps.ports.post(approvalChannel, approvalCard(request));
-      if (card) await withDeadline(approvals.setCard(approvalId, card), REDIS_MS, 'Redis');
-    } catch (err) {
-      cardProblem = slackError(err);
-      deps.log.warn({ err, approvalId, approvalChannel }, 'could not post an approval card');
-    }
+  // What Slack does not take now stays recorded and the sweeper posts it (post-approval.ts).
+  const post = async (): Promise<Posted | undefined> => {
+    const posted = await postApproval(deps, request, parts).catch((err: unknown) => {
+      deps.log.warn({ err, approvalId }, 'could not post an approval; the sweeper posts it');
+      return { cardLater: true } satisfies Posted;
+    });
     await refreshApproverHomes(deps, guardrails, command, ctx.userId);
-    return { card, message, cardProblem };
+    return posted;
   };
   guardrails.onApproval?.('requested');
   await record(deps, guardrails, {
@@ -195,20 +186,17 @@ export async function requestApproval(
       approvalId,
       approvalChannel,
       notice: sentNotice,
-      followUp: async () => {
-        const { cardProblem } = await post();
-        return cardProblem ? problemNotice(cardProblem) : undefined;
-      },
+      followUp: async () => noticeFor(await post()),
     };
   }
-  const { card, message, cardProblem } = await post();
+  const posted = await post();
   return {
     status: 'pending-approval',
     approvalId,
     approvalChannel,
-    ...(card ? { card } : {}),
-    ...(message ? { message } : {}),
-    notice: cardProblem ? problemNotice(cardProblem) : sentNotice,
+    ...(posted?.card ? { card: posted.card } : {}),
+    ...(posted?.message ? { message: posted.message } : {}),
+    notice: noticeFor(posted) ?? sentNotice,
   };
 }
 

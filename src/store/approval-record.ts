@@ -22,6 +22,10 @@ export type ApprovalState = (typeof APPROVAL_STATES)[number];
  * its job on the way to the queue (the enqueue intent is open), on it, taken by a worker, or lapsed
  * (its deadline passed before its job could be stored: it never runs).
  */
+/** What a pending request still has to show (store/approvals.ts, docs/reliability.md). */
+export const UNPOSTED_PARTS = ['message', 'card'] as const;
+export type UnpostedPart = (typeof UNPOSTED_PARTS)[number];
+
 export const APPROVED_STAGES = ['queuing', 'queued', 'running', 'lapsed'] as const;
 export type ApprovedStage = (typeof APPROVED_STAGES)[number];
 
@@ -132,6 +136,8 @@ export interface ApprovalRequest<C extends QueuedCommand = QueuedCommand> {
   readonly held?: true;
   /** The decision's audit entry, stored with the decision, while it is not yet on the audit trail. */
   readonly pendingAudit?: AuditInput;
+  /** What Slack has not taken yet (the requester's message, the card): posted by the sweeper. */
+  readonly unposted?: readonly UnpostedPart[];
 }
 
 export function fromHash<C extends QueuedCommand>(
@@ -159,6 +165,9 @@ export function fromFields<C extends QueuedCommand>(
   const enqueuedAt = Number(h.enqueuedAt);
   const pendingAudit = h.audit ? pendingAuditSchema.safeParse(JSON.parse(h.audit)) : undefined;
   const runBy = Number(h.runBy);
+  const unposted = (h.unposted ?? '')
+    .split(',')
+    .filter((part): part is UnpostedPart => (UNPOSTED_PARTS as readonly string[]).includes(part));
   const stage =
     state !== 'approved'
       ? undefined
@@ -182,6 +191,7 @@ export function fromFields<C extends QueuedCommand>(
     ...(Number.isFinite(runBy) && runBy > 0 ? { runBy } : {}),
     ...(h.held === '1' ? { held: true as const } : {}),
     ...(pendingAudit?.success ? { pendingAudit: pendingAudit.data as AuditInput } : {}),
+    ...(unposted.length > 0 ? { unposted } : {}),
   };
 }
 

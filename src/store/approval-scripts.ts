@@ -8,6 +8,8 @@ if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('HGETALL', KEYS[1])
 redis.call('HSET', KEYS[1], 'data', ARGV[1], 'state', 'pending', 'expiresAt', ARGV[2])
 redis.call('PEXPIREAT', KEYS[1], ARGV[3])
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[4])
+-- What is still to be posted (the requester's message, the card), from the start: see POST_CLAIM.
+if ARGV[5] and ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'unposted', ARGV[5]) end
 return false
 `;
 
@@ -79,6 +81,25 @@ redis.call('ZREM', KEYS[2], ARGV[3])
 return to
 `;
 
+// KEYS: request. ARGV: now, lease (ms). Whoever claims a pending request's posts (the listener after
+// its acknowledgement, a sweep) posts what is still unposted for the lease; anyone else leaves it, so a
+// card is never posted twice.
+const POST_CLAIM = `
+if redis.call('HGET', KEYS[1], 'state') ~= 'pending' then return 0 end
+local claimed = tonumber(redis.call('HGET', KEYS[1], 'postClaimedAt') or '0')
+if claimed + tonumber(ARGV[2]) > tonumber(ARGV[1]) then return 0 end
+redis.call('HSET', KEYS[1], 'postClaimedAt', ARGV[1])
+return 1
+`;
+
+// KEYS: request. ARGV: what is still unposted ('' for nothing). Ends the claim of POST_CLAIM.
+const POSTED = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if ARGV[1] == '' then redis.call('HDEL', KEYS[1], 'unposted') else redis.call('HSET', KEYS[1], 'unposted', ARGV[1]) end
+redis.call('HSET', KEYS[1], 'postClaimedAt', '0')
+return 1
+`;
+
 const SET_IF_EXISTS = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
@@ -96,6 +117,8 @@ export interface ApprovalScripts {
   gpuopsApprovalSet(reqKey: string, field: string, value: string): Promise<number>;
   gpuopsApprovalClaim(reqKey: string, queuingKey: string, now: string, leaseMs: string): Promise<number>;
   gpuopsApprovalStage(reqKey: string, queuingKey: string, ...args: string[]): Promise<string>;
+  gpuopsApprovalPostClaim(reqKey: string, now: string, leaseMs: string): Promise<number>;
+  gpuopsApprovalPosted(reqKey: string, unposted: string): Promise<number>;
 }
 
 export function withScripts(redis: Redis): Redis & ApprovalScripts {
@@ -106,6 +129,8 @@ export function withScripts(redis: Redis): Redis & ApprovalScripts {
     redis.defineCommand('gpuopsApprovalClaim', { numberOfKeys: 2, lua: CLAIM });
     redis.defineCommand('gpuopsApprovalStage', { numberOfKeys: 2, lua: STAGE });
     redis.defineCommand('gpuopsApprovalSet', { numberOfKeys: 1, lua: SET_IF_EXISTS });
+    redis.defineCommand('gpuopsApprovalPostClaim', { numberOfKeys: 1, lua: POST_CLAIM });
+    redis.defineCommand('gpuopsApprovalPosted', { numberOfKeys: 1, lua: POSTED });
   }
   return redis as Redis & ApprovalScripts;
 }

@@ -19,6 +19,7 @@ import {
   fromFields,
   fromHash,
   requestDataSchemaFor,
+  type UnpostedPart,
 } from './approval-record.js';
 import { withScripts } from './approval-scripts.js';
 import type { AuditInput } from './audit.js';
@@ -30,7 +31,8 @@ import type { AuditInput } from './audit.js';
 // Keys share the hash tag {approvals}, so the script's keys live in one Redis Cluster slot:
 //   <prefix>:{approvals}:req:<id>   hash: data (JSON), state, expiresAt, decision, card, requesterMessage,
 //                                   enqueuedAt (ms: the approved job reached the queue), audit (the
-//                                   decision's audit entry until it is on the trail)
+//                                   decision's audit entry until it is on the trail), unposted (what
+//                                   Slack has not taken yet: message,card) and postClaimedAt (ms)
 //   <prefix>:{approvals}:pending    sorted set of pending ids, scored by expiresAt (ms)
 //   <prefix>:{approvals}:queuing    sorted set of approved ids whose job is not known to be on the
 //                                   queue yet (the enqueue intent), scored by their deadline (runBy, ms)
@@ -45,6 +47,8 @@ export {
   type ApprovalRequest,
   type ApprovalState,
   type ApprovedStage,
+  UNPOSTED_PARTS,
+  type UnpostedPart,
 } from './approval-record.js';
 
 /** Who closed a request that expired: not a person. */
@@ -61,6 +65,8 @@ export interface NewApproval<C extends QueuedCommand = QueuedCommand> {
   readonly lease?: { readonly seconds: number; readonly remindBeforeSeconds: number };
   readonly sealed?: SealedInputs;
   readonly display?: ApprovalDisplay;
+  /** What is to be posted for it (the requester's message, the card), recorded with it. */
+  readonly unposted?: readonly UnpostedPart[];
   /** Default Date.now(). */
   readonly now?: number;
 }
@@ -95,6 +101,15 @@ export interface Approvals<C extends QueuedCommand = QueuedCommand> {
   }): Promise<ApprovalRequest<C>[]>;
   setCard(id: string, ref: MessageRef): Promise<void>;
   setRequesterMessage(id: string, ref: MessageRef): Promise<void>;
+  /**
+   * Claims a pending request's unposted messages for `leaseMs`: true for the one caller that posts them
+   * (the listener after its acknowledgement, or a sweep), so nothing is posted twice.
+   */
+  claimPosting(id: string, leaseMs: number, now?: number): Promise<boolean>;
+  /** What is still unposted after an attempt (nothing: none); ends the claim. */
+  setUnposted(id: string, parts: readonly UnpostedPart[]): Promise<void>;
+  /** Pending requests with something still unposted, oldest first. */
+  listUnposted(now?: number): Promise<ApprovalRequest<C>[]>;
   /** Records that the approved request's job is in the queue (nothing if the request is gone). */
   setEnqueued(id: string, at?: number): Promise<void>;
   /**
@@ -258,6 +273,7 @@ export function createApprovals<C extends QueuedCommand = QueuedCommand>(
         String(expiresAt),
         String(expiresAt + keepMs),
         id,
+        (input.unposted ?? []).join(','),
       );
       if (existing) {
         const request = await withUrl(fromHash(requestDataSchema, existing));
@@ -291,6 +307,18 @@ export function createApprovals<C extends QueuedCommand = QueuedCommand>(
 
     async setRequesterMessage(id, ref) {
       await r.gpuopsApprovalSet(reqKey(id), 'requesterMessage', JSON.stringify(messageRefSchema.parse(ref)));
+    },
+
+    async claimPosting(id, leaseMs, now = Date.now()) {
+      return (await r.gpuopsApprovalPostClaim(reqKey(id), String(now), String(leaseMs))) === 1;
+    },
+
+    async setUnposted(id, parts) {
+      await r.gpuopsApprovalPosted(reqKey(id), parts.join(','));
+    },
+
+    async listUnposted(now = Date.now()) {
+      return (await listPending({ now })).filter((request) => (request.unposted?.length ?? 0) > 0);
     },
 
     async setEnqueued(id, at = Date.now()) {
