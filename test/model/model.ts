@@ -32,7 +32,13 @@ export interface Model {
   readonly lastAsk: Record<string, number>;
   seq: number;
   /** Requests that ran: the audit trail must hold their start and outcome. */
-  readonly ran: Array<{ readonly verb: Verb; readonly machine: string; readonly actor: string }>;
+  readonly ran: Array<{
+    readonly verb: Verb;
+    readonly machine: string;
+    readonly actor: string;
+    /** The job ran and said it could not (a name taken between the listener's check and the job). */
+    readonly failed?: true;
+  }>;
   /** Requests the policy refused: the audit trail must hold a `refused` request entry for each. */
   readonly refused: Array<{ readonly verb: Verb; readonly machine: string; readonly actor: string }>;
   /** Sentinel only: the promoted primary has no replica, so changes are refused (degraded mode). */

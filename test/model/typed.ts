@@ -154,7 +154,7 @@ async function apply(
     case 'ran':
       // A name taken or gone between the listener's check and the job: the job may say so itself.
       if (want.kind === 'refused' && !want.audited && mayUse(who.standing) && outcome.final === 'Failed') {
-        model.ran.push({ verb, machine, actor: who.id });
+        model.ran.push({ verb, machine, actor: who.id, failed: true });
         return;
       }
       if (want.kind !== 'runs')

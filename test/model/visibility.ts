@@ -124,10 +124,10 @@ export class ShowMachine implements fc.AsyncCommand<Model, Real> {
   }
 }
 
-/** Who made each machine that exists now, as the model knows it: the last create that ran for it. */
+/** Who made each machine that exists now, as the model knows it: the last create that made it. */
 function ownerOf(model: Model, machine: string): string | undefined {
   if (model.machines[machine] === 'absent') return undefined;
-  return model.ran.filter((r) => r.verb === 'create' && r.machine === machine).at(-1)?.actor;
+  return model.ran.filter((r) => r.verb === 'create' && r.machine === machine && !r.failed).at(-1)?.actor;
 }
 
 /** The machine names of the Home's "Your machines" rows (each row a section, then its buttons). */
