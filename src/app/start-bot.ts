@@ -62,6 +62,8 @@ export interface BotParts {
   readonly guardrails: Guardrails;
   /** The watchers' worker, queue and what they run with: the worker role only. */
   readonly watch: Pick<StartedWorkers, 'watchWorker' | 'watchQueue' | 'watchDeps'> | undefined;
+  /** The request jobs' worker (the worker role only): a test pauses it to hand a job to another process. */
+  readonly requestWorker: StartedWorkers['worker'] | undefined;
 }
 
 export interface RunningBot {
@@ -211,6 +213,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
           watchQueue: started.watchQueue,
           watchDeps: started.watchDeps,
         },
+        requestWorker: started?.worker,
       },
       stop,
     };

@@ -3,6 +3,7 @@ import { until } from '../support/until.js';
 import { runStep } from '../support/workflow-steps.js';
 import { Click, ClockPassesExpiry } from './clicks.js';
 import { CloudHangs } from './faults.js';
+import { WorkerKilled } from './kill.js';
 import { checkWorld, type Model, type Real, stateAfter, violated } from './model.js';
 import { expectation, TypedChange } from './typed.js';
 import { ACTORS, actor, FINAL_WITHIN_MS, isOneSentence, MACHINES } from './world.js';
@@ -153,6 +154,9 @@ export const allCommands = [
       fc.constantFrom('forever', 'then-acts'),
     )
     .map(([op, kind]) => new CloudHangs(op as 'startInstance', kind as 'forever')),
+  fc
+    .tuple(fc.constantFrom('start', 'stop', 'create'), machine)
+    .map(([v, m]) => new WorkerKilled(v as 'start', m)),
   fc
     .tuple(fc.constantFrom('ada', 'vic', 'amy'), fc.constantFrom('start', 'stop'), machine)
     .map(([w, v, m]) => new WorkflowStep(w, v as 'start', m)),

@@ -39,28 +39,27 @@ export const actor = (name: string): Actor => {
 
 // Bob is an operator and the one approver; Amy is an admin (admins do not approve when approvers are
 // listed); Vic gets the default role, viewer. `rm` always waits for Bob.
-export const MODEL_POLICY = parsePolicy(
-  [
-    'default_role: viewer',
-    'roles:',
-    '  admin: { users: [U0AMY] }',
-    '  operator: { users: [U0ADA, U0BOB] }',
-    'approvals:',
-    '  always: [rm]',
-    '  threshold_per_hour: 1000000',
-    '  unknown_price: allow',
-    '  approvers: { users: [U0BOB] }',
-    `  channel: ${APPROVAL_CHANNEL}`,
-    '  expires_after: 1h',
-    'access:',
-    '  allow_guests: false',
-    '  allow_other_workspaces: false',
-    'rate_limits:',
-    '  per_user: { requests: 0 }',
-    '  per_channel: { requests: 0 }',
-  ].join('\n'),
-  'model-policy.yaml',
-);
+/** The policy as a file would hold it: a worker in a process of its own reads it (GPUOPS_POLICY). */
+export const MODEL_POLICY_YAML = [
+  'default_role: viewer',
+  'roles:',
+  '  admin: { users: [U0AMY] }',
+  '  operator: { users: [U0ADA, U0BOB] }',
+  'approvals:',
+  '  always: [rm]',
+  '  threshold_per_hour: 1000000',
+  '  unknown_price: allow',
+  '  approvers: { users: [U0BOB] }',
+  `  channel: ${APPROVAL_CHANNEL}`,
+  '  expires_after: 1h',
+  'access:',
+  '  allow_guests: false',
+  '  allow_other_workspaces: false',
+  'rate_limits:',
+  '  per_user: { requests: 0 }',
+  '  per_channel: { requests: 0 }',
+].join('\n');
+export const MODEL_POLICY = parsePolicy(MODEL_POLICY_YAML, 'model-policy.yaml');
 
 /** May this standing use gpuops at all (the access gate)? */
 export const mayUse = (s: Standing) => s !== 'guest' && s !== 'outsider';
@@ -90,6 +89,8 @@ export async function startWorld(): Promise<BotStack> {
     transitionMs: 100,
     redisAppendOnly: true,
     env: { CLOUD_TIMEOUT_MS: String(CLOUD_TIMEOUT_MS) },
+    // A killed worker's job (kill.ts) is taken over within a second of its lock running out.
+    stalledIntervalMs: 500,
   });
   try {
     stack.slack.setUser({ id: 'U0GUS', name: 'gus', is_restricted: true });

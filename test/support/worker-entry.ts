@@ -13,7 +13,8 @@ const log = createLogger({ level: process.env.LOG_LEVEL ?? 'warn', name: 'test-w
 const bot = await startBot(config, {
   log,
   host: '127.0.0.1',
-  policy: OPEN_TEST_POLICY,
+  // GPUOPS_POLICY, when given, as `gpuops worker` reads it (the model test's own policy).
+  ...(process.env.GPUOPS_POLICY ? {} : { policy: OPEN_TEST_POLICY }),
   lockDurationMs: Number(process.env.LOCK_MS ?? 1_000),
   stalledIntervalMs: Number(process.env.STALLED_MS ?? 500),
   workerConcurrency: 2,
