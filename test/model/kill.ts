@@ -45,6 +45,10 @@ export class WorkerKilled implements fc.AsyncCommand<Model, Real> {
       GPUOPS_POLICY: policyFile,
       LOCK_MS: '1000',
       STALLED_MS: '500',
+      // Its start sets the schedulers' periods for every worker: the stack's, or the expiry runs once a
+      // minute from then on (the soak's seed 1207352509: an approval then never expired in the model's 30 s).
+      APPROVAL_EXPIRY_EVERY_MS: '200',
+      REQUEST_SWEEP_EVERY_MS: '200',
       LOG_LEVEL: 'error',
     });
     let resumed = false;
