@@ -68,6 +68,8 @@ export interface BotParts {
   readonly bindings: BindingCache | undefined;
   /** The watchers' worker, queue and what they run with: the worker role only. */
   readonly watch: Pick<StartedWorkers, 'watchWorker' | 'watchQueue' | 'watchDeps'> | undefined;
+  /** The request jobs' worker (the worker role only): a test pauses it to hand a job to another process. */
+  readonly requestWorker: StartedWorkers['worker'] | undefined;
 }
 
 export interface RunningBot {
@@ -234,6 +236,7 @@ export async function startBot(config: Config, options: BotOptions = {}): Promis
           watchQueue: started.watchQueue,
           watchDeps: started.watchDeps,
         },
+        requestWorker: started?.worker,
       },
       stop,
     };

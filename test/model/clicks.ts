@@ -109,6 +109,12 @@ async function denyWithReason(stack: BotStack, who: Actor, triggerId: string, si
   if (submitted.status !== 200) violated(`the reason for ${what} got HTTP ${submitted.status}`);
 }
 
+// The expiry is a BullMQ job scheduler (every 200 ms here). A Redis restart that catches a worker
+// fetching one of its jobs makes BullMQ schedule the next run only after its runRetryDelay, 15 s
+// (the soak's seed -1013274900: "/gpu rm demo-2", two Redis restarts, then the clock: the model gave
+// up at 15 s, the default of until()). 15 s + the period + the job itself, with room for a loaded machine.
+const EXPIRY_WITHIN_MS = 30_000;
+
 export class ClockPassesExpiry implements fc.AsyncCommand<Model, Real> {
   check(model: Model): boolean {
     return model.pending.length > 0;
@@ -117,8 +123,10 @@ export class ClockPassesExpiry implements fc.AsyncCommand<Model, Real> {
     const { stack } = real;
     await expireAllPending(stack);
     for (const p of [...model.pending]) {
-      await until(`"/gpu ${p.text}" to expire`, async () =>
-        (await stack.guardrails.approvals.get(p.id))?.state === 'expired' ? true : undefined,
+      await until(
+        `"/gpu ${p.text}" to expire`,
+        async () => ((await stack.guardrails.approvals.get(p.id))?.state === 'expired' ? true : undefined),
+        EXPIRY_WITHIN_MS,
       );
       model.pending.splice(model.pending.indexOf(p), 1);
       model.closed.push(p);

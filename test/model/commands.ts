@@ -3,10 +3,12 @@ import { until } from '../support/until.js';
 import { runStep } from '../support/workflow-steps.js';
 import { Click, ClockPassesExpiry } from './clicks.js';
 import { PrimaryFailsOver, ReplicaJoins } from './failover.js';
+import { CloudHangs } from './faults.js';
+import { WorkerKilled } from './kill.js';
 import { checkWorld, type Model, type Real, stateAfter, violated } from './model.js';
 import { expectation, TypedChange } from './typed.js';
 import { HomeOpens, ListMachines, ShowMachine } from './visibility.js';
-import { ACTORS, actor, isOneSentence, MACHINES } from './world.js';
+import { ACTORS, actor, FINAL_WITHIN_MS, isOneSentence, MACHINES } from './world.js';
 
 // Faults as steps, workflow steps, and the list of every step fast-check draws from.
 
@@ -80,7 +82,7 @@ export class WorkflowStep implements fc.AsyncCommand<Model, Real> {
     const want = expectation(model, who, this.verb, this.machine);
     const run = await runStep(real.stack, who.id, `${this.verb}_instance`, { instance: this.machine });
     if (run.response.status !== 200) violated(`${this} got HTTP ${run.response.status}`);
-    const end = await run.ended(30_000).catch(() => violated(`${this} never ended`));
+    const end = await run.ended(FINAL_WITHIN_MS).catch(() => violated(`${this} never ended`));
     const error = 'error' in end ? String((end as { error?: unknown }).error ?? '') : '';
     if (error) {
       if (want.kind === 'runs' && !want.noop && !/cloud|503|try again/i.test(error)) {
@@ -150,6 +152,20 @@ export const allCommands = [
     )
     .map(([op, n]) => new CloudFails(op as 'startInstance', n)),
   fc.constantFrom('chat.update', 'chat.postMessage').map((m) => new SlackLimits(m as 'chat.update')),
+  fc
+    .tuple(
+      fc.constantFrom('startInstance', 'stopInstance', 'createInstance', 'deleteInstance'),
+      fc.constantFrom('forever', 'then-acts'),
+    )
+    // A start or stop carried out after the client gave up can undo a later request: an open finding
+    // (docs/testing.md, soak seed -2017738589), so only creates and deletes are held and then carried out.
+    .map(
+      ([op, kind]) =>
+        new CloudHangs(op as 'startInstance', /^(start|stop)/.test(op) ? 'forever' : (kind as 'forever')),
+    ),
+  fc
+    .tuple(fc.constantFrom('start', 'stop', 'create'), machine)
+    .map(([v, m]) => new WorkerKilled(v as 'start', m)),
   fc
     .tuple(fc.constantFrom('ada', 'vic', 'amy'), fc.constantFrom('start', 'stop'), machine)
     .map(([w, v, m]) => new WorkflowStep(w, v as 'start', m)),

@@ -16,6 +16,7 @@ import {
   type Actor,
   APPROVAL_CHANNEL,
   actor,
+  FINAL_WITHIN_MS,
   isOneSentence,
   MACHINE_TYPE,
   mayChange,
@@ -88,10 +89,7 @@ export async function finalOf(stack: BotStack, channel: string, ts: string, what
       const m = stack.slack.message(channel, ts);
       return m && /^(Done|Failed|Denied|Expired)/i.test(String(m.text)) ? m : undefined;
     },
-    // A job that keeps meeting cloud faults ends after six attempts with backoff of 1, 2, 4, 8 and 16 s
-    // (src/jobs/queue.ts), and a create also waits up to 15 s an attempt for an earlier send to show
-    // (earlier-send.ts): its final answer can come 90 s after the first (seeds -412079481, 1334183498).
-    120_000,
+    FINAL_WITHIN_MS,
   ).catch(() => {
     const history = (stack.slack.message(channel, ts)?.history ?? []).map((v) => `"${String(v.text)}"`);
     return violated(`${what} never ended; its message went ${history.join(', then ') || 'missing'}`);

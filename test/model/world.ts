@@ -39,28 +39,27 @@ export const actor = (name: string): Actor => {
 
 // Bob is an operator and the one approver; Amy is an admin (admins do not approve when approvers are
 // listed); Vic gets the default role, viewer. `rm` always waits for Bob.
-export const MODEL_POLICY = parsePolicy(
-  [
-    'default_role: viewer',
-    'roles:',
-    '  admin: { users: [U0AMY] }',
-    '  operator: { users: [U0ADA, U0BOB] }',
-    'approvals:',
-    '  always: [rm]',
-    '  threshold_per_hour: 1000000',
-    '  unknown_price: allow',
-    '  approvers: { users: [U0BOB] }',
-    `  channel: ${APPROVAL_CHANNEL}`,
-    '  expires_after: 1h',
-    'access:',
-    '  allow_guests: false',
-    '  allow_other_workspaces: false',
-    'rate_limits:',
-    '  per_user: { requests: 0 }',
-    '  per_channel: { requests: 0 }',
-  ].join('\n'),
-  'model-policy.yaml',
-);
+/** The policy as a file would hold it: a worker in a process of its own reads it (GPUOPS_POLICY). */
+export const MODEL_POLICY_YAML = [
+  'default_role: viewer',
+  'roles:',
+  '  admin: { users: [U0AMY] }',
+  '  operator: { users: [U0ADA, U0BOB] }',
+  'approvals:',
+  '  always: [rm]',
+  '  threshold_per_hour: 1000000',
+  '  unknown_price: allow',
+  '  approvers: { users: [U0BOB] }',
+  `  channel: ${APPROVAL_CHANNEL}`,
+  '  expires_after: 1h',
+  'access:',
+  '  allow_guests: false',
+  '  allow_other_workspaces: false',
+  'rate_limits:',
+  '  per_user: { requests: 0 }',
+  '  per_channel: { requests: 0 }',
+].join('\n');
+export const MODEL_POLICY = parsePolicy(MODEL_POLICY_YAML, 'model-policy.yaml');
 
 /** May this standing use gpuops at all (the access gate)? */
 export const mayUse = (s: Standing) => s !== 'guest' && s !== 'outsider';
@@ -69,14 +68,30 @@ export const mayChange = (s: Standing) => s === 'operator' || s === 'approver' |
 /** May this standing read (ls, show)? */
 export const mayRead = (s: Standing) => mayUse(s);
 
+/** The client's timeout for one cloud call: short, so a call the cloud holds (faults.ts) costs seconds. */
+export const CLOUD_TIMEOUT_MS = 2_000;
+
+// How long a request may take to its final answer when every call meets a fault: the job's six attempts
+// wait 1+2+4+8+16 = 31 s between them (src/jobs/queue.ts); within an attempt, a start, stop or delete
+// is tried 4 times by the client (src/cloud/retry.ts), each try up to the client's timeout when the
+// cloud holds it (faults.ts), with at most 0.25+0.5+1 = 1.75 s between tries; a create is tried once,
+// then its next attempt waits up to the timeout plus 1 s for that send if it got no answer
+// (earlier-send.ts; a send answered 503 is not waited for). Worst: 31 s + 6 × (4 × 2 s + 1.75 s) =
+// 89.5 s; 10 s more for the machine's transitions, Slack's 429s and a loaded machine.
+const JOB_BACKOFF_MS = 1_000 + 2_000 + 4_000 + 8_000 + 16_000;
+const ATTEMPT_WORST_MS = Math.max(4 * CLOUD_TIMEOUT_MS + 1_750, 2 * CLOUD_TIMEOUT_MS + 1_000);
+export const FINAL_WITHIN_MS = JOB_BACKOFF_MS + 6 * ATTEMPT_WORST_MS + 10_000;
+
 /** The stack; `env` adds to what the bot reads (the Sentinel configuration's REDIS_SENTINELS). */
 export async function startWorld(env?: Readonly<Record<string, string>>): Promise<BotStack> {
   const stack = await startBotStack({
-    ...(env ? { env } : {}),
     shape: 'B',
     policy: MODEL_POLICY,
     transitionMs: 100,
     redisAppendOnly: true,
+    env: { CLOUD_TIMEOUT_MS: String(CLOUD_TIMEOUT_MS), ...env },
+    // A killed worker's job (kill.ts) is taken over within a second of its lock running out.
+    stalledIntervalMs: 500,
   });
   try {
     stack.slack.setUser({ id: 'U0GUS', name: 'gus', is_restricted: true });
@@ -111,7 +126,7 @@ export async function settledFleet(stack: BotStack): Promise<Record<string, Clou
 
 /** Waits until no request job is queued or running. */
 export async function quiescent(stack: BotStack): Promise<void> {
-  await stack.drained(30_000);
+  await stack.drained(FINAL_WITHIN_MS);
 }
 
 /** The audit trail, oldest first. */

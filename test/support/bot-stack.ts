@@ -57,6 +57,8 @@ export interface BotStackOptions {
   readonly workers?: number;
   readonly slack?: FakeSlackOptions;
   readonly lockDurationMs?: number;
+  /** How often the workers look for jobs whose lock expired (BullMQ's stalled check); default 30 s. */
+  readonly stalledIntervalMs?: number;
   /** How long a first attempt keeps its progress edits back (WorkerTiming.progressQuietMs); default 0 in tests. */
   readonly progressQuietMs?: number;
   /**
@@ -210,6 +212,7 @@ export async function startBotStack(options: BotStackOptions = {}): Promise<BotS
     shutdownGraceMs: 2_000,
     policy: options.policy ?? OPEN_TEST_POLICY,
     lockDurationMs: options.lockDurationMs ?? 5_000,
+    ...(options.stalledIntervalMs !== undefined ? { stalledIntervalMs: options.stalledIntervalMs } : {}),
     workerConcurrency: 4,
     workerTiming: { ...TEST_TIMING, progressQuietMs: options.progressQuietMs ?? 0 },
     watchMinIntervalMs: w?.minIntervalMs ?? 5,

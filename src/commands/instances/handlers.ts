@@ -2,7 +2,7 @@ import type { KnownBlock } from '@slack/types';
 import { CloudConflictError, CloudNotFoundError, type Instance } from '../../cloud/index.js';
 import { instanceDetailBlocks, instanceLine } from '../../render/instances.js';
 import { recordInstanceOwner } from '../../store/instance-owners.js';
-import { markSent, waitOutEarlierSend } from '../kit/earlier-send.js';
+import { sendOnce, waitOutEarlierSend } from '../kit/earlier-send.js';
 import type { Handlers } from '../kit/handler.js';
 import { PermanentJobError } from '../kit/job-errors.js';
 import type { JobRun, Outcome } from '../kit/job-run.js';
@@ -173,19 +173,20 @@ export async function createInstance(run: JobRun, command: CreateArgs): Promise<
       // From the create form only: sealed in Redis, never in the command or the job data.
       const userData = await sealedInput(run, 'userData');
       await run.update('working', `Creating ${command.name} (${command.type})…`);
-      await markSent(run);
-      const created = await cloud.createInstance(
-        {
-          name: command.name,
-          type: command.type,
-          ...(command.image ? { image: command.image } : {}),
-          preemptible: command.preemptible,
-          ephemeral: command.ephemeral,
-          ...(filesystems.length > 0 ? { filesystems } : {}),
-          ...(userData !== undefined ? { userData } : {}),
-          tags: { ...command.tags, [JOB_TAG]: jobId },
-        },
-        run.call,
+      const created = await sendOnce(run, () =>
+        cloud.createInstance(
+          {
+            name: command.name,
+            type: command.type,
+            ...(command.image ? { image: command.image } : {}),
+            preemptible: command.preemptible,
+            ephemeral: command.ephemeral,
+            ...(filesystems.length > 0 ? { filesystems } : {}),
+            ...(userData !== undefined ? { userData } : {}),
+            tags: { ...command.tags, [JOB_TAG]: jobId },
+          },
+          run.call,
+        ),
       );
       instanceId = created.id;
       await recordOwner(run, created);

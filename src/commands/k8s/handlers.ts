@@ -16,7 +16,7 @@ import {
   recordedTarget,
   removePool,
 } from '../kit/cluster-ops.js';
-import { markSent, waitOutEarlierSend } from '../kit/earlier-send.js';
+import { sendOnce, waitOutEarlierSend } from '../kit/earlier-send.js';
 import type { Handlers } from '../kit/handler.js';
 import { PermanentJobError } from '../kit/job-errors.js';
 import type { JobRun, Outcome } from '../kit/job-run.js';
@@ -260,15 +260,16 @@ export async function registerK8sCluster(run: JobRun, request: CommandOf<'k8s.re
         );
       }
       await run.update('working', `Registering Kubernetes cluster ${command.name}…`);
-      await markSent(run);
       try {
-        cluster = await cloud.registerK8sCluster(
-          {
-            name: command.name,
-            kubeconfig,
-            ...(Object.keys(command.labels).length > 0 ? { labels: command.labels } : {}),
-          },
-          run.call,
+        cluster = await sendOnce(run, () =>
+          cloud.registerK8sCluster(
+            {
+              name: command.name,
+              kubeconfig,
+              ...(Object.keys(command.labels).length > 0 ? { labels: command.labels } : {}),
+            },
+            run.call,
+          ),
         );
       } catch (err) {
         if (err instanceof CloudConflictError) throw registeredAlready(command.name);

@@ -1,7 +1,7 @@
 import { CloudConflictError, CloudNotFoundError } from '../../cloud/index.js';
 import type { Readiness } from '../../render/clusters.js';
 import { listBlocks } from '../../render/instances.js';
-import { markSent, waitOutEarlierSend } from './earlier-send.js';
+import { sendOnce, waitOutEarlierSend } from './earlier-send.js';
 import { PermanentJobError } from './job-errors.js';
 import type { JobRun, Outcome } from './job-run.js';
 import { pickPool } from './pick-pool.js';
@@ -77,9 +77,8 @@ export async function createOnce<T extends { readonly id: string }>(
     throw o.taken(existing);
   } else {
     await run.update('working', o.working);
-    await markSent(run);
     try {
-      id = (await o.create()).id;
+      id = (await sendOnce(run, () => o.create())).id;
     } catch (err) {
       if (err instanceof CloudConflictError) throw o.taken();
       throw err;
