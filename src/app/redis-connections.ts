@@ -1,4 +1,5 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { AppError, ErrorCode } from '../errors.js';
 import { type Logger, redactText } from '../log/logger.js';
 import { type Lifecycle, StartError, within } from './lifecycle.js';
 
@@ -243,4 +244,34 @@ export async function evictionPolicyOf(redis: Redis): Promise<string | undefined
 export function evictionWarning(policy: string | undefined): string | undefined {
   if (policy === undefined || policy === 'noeviction') return undefined;
   return `Redis evicts keys when full (maxmemory-policy ${policy}): it could drop queued requests gpuops has acknowledged. Set maxmemory-policy noeviction, so that a full Redis refuses new requests instead (docs/operations.md).`;
+}
+
+/**
+ * One connection for a command-line tool (`gpuops audit export`, `gpuops spend export`): no retries,
+ * connected before it returns, or one sentence naming the setting to check. `clustered` tells the
+ * caller to use the store's hash-tagged prefix (docs/operations.md).
+ */
+export async function connectOnce(
+  config: Parameters<typeof redisTargetOf>[0],
+): Promise<{ readonly redis: Redis; readonly clustered: boolean }> {
+  const target = redisTargetOf(config);
+  const once = { maxRetriesPerRequest: 1, connectTimeout: 5_000 };
+  const redis = target.cluster
+    ? (new Cluster([...target.cluster], {
+        lazyConnect: true,
+        clusterRetryStrategy: () => null,
+        redisOptions: { ...target.options, ...once },
+      }) as unknown as Redis)
+    : new Redis({ ...target.options, ...once, lazyConnect: true, retryStrategy: () => null });
+  redis.on('error', () => {});
+  try {
+    await redis.connect();
+  } catch (err) {
+    redis.disconnect();
+    throw new AppError(
+      ErrorCode.Config,
+      `Could not reach Redis at ${target.describe} (${redactText((err as Error).message)}): check ${target.settings} and that Redis is running.`,
+    );
+  }
+  return { redis, clustered: target.cluster !== undefined };
 }

@@ -3,12 +3,12 @@ import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import { Cluster, Redis } from 'ioredis';
-import { redisTargetOf } from '../app/redis-connections.js';
+import type { Redis } from 'ioredis';
+import { connectOnce } from '../app/redis-connections.js';
 import { AUDIT_EXPORT_COMMAND } from '../cli-options/commands.js';
 import { optionValue, parseCli, readCommandArgs } from '../cli-options/options.js';
 import { ConfigError, parseConfig } from '../config.js';
-import { AppError, ErrorCode } from '../errors.js';
+import { AppError } from '../errors.js';
 import { createLogger, redactText } from '../log/logger.js';
 import { loadPolicy } from '../policy/load-policy.js';
 import { createAudit } from '../store/audit.js';
@@ -42,28 +42,10 @@ export async function runAuditExport(
   try {
     const config = parseConfig(env, 'none');
     const policy = await loadPolicy(config.GPUOPS_POLICY);
-    // REDIS_URL alone, or the primary the sentinels name (REDIS_SENTINELS).
-    const target = redisTargetOf(config);
-    const once = { maxRetriesPerRequest: 1, connectTimeout: 5_000 };
-    // On a Redis Cluster the trail is under the store's hash-tagged prefix (docs/operations.md).
-    redis = target.cluster
-      ? (new Cluster([...target.cluster], {
-          lazyConnect: true,
-          clusterRetryStrategy: () => null,
-          redisOptions: { ...target.options, ...once },
-        }) as unknown as Redis)
-      : new Redis({ ...target.options, ...once, lazyConnect: true, retryStrategy: () => null });
-    redis.on('error', () => {});
-    try {
-      await redis.connect();
-    } catch (err) {
-      throw new AppError(
-        ErrorCode.Config,
-        `Could not reach Redis at ${target.describe} (${redactText((err as Error).message)}): check ${target.settings} and that Redis is running.`,
-      );
-    }
+    const connected = await connectOnce(config);
+    redis = connected.redis;
     const audit = createAudit(redis, {
-      ...(target.cluster ? { prefix: CLUSTER_STORE_PREFIX } : {}),
+      ...(connected.clustered ? { prefix: CLUSTER_STORE_PREFIX } : {}),
       retentionSeconds: policy.audit.retentionSeconds,
       log: createLogger({ level: 'silent' }),
     });

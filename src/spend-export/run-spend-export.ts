@@ -3,14 +3,14 @@ import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import { Cluster, Redis } from 'ioredis';
-import { redisTargetOf } from '../app/redis-connections.js';
+import type { Redis } from 'ioredis';
+import { connectOnce } from '../app/redis-connections.js';
 import type { SpendRow } from '../budgets/spend-model.js';
 import { createSpendSource } from '../budgets/spend-source.js';
 import { SPEND_EXPORT_COMMAND } from '../cli-options/commands.js';
 import { CliUsageError, optionValue, parseCli, readCommandArgs } from '../cli-options/options.js';
 import { ConfigError, parseConfig } from '../config.js';
-import { AppError, ErrorCode } from '../errors.js';
+import { AppError } from '../errors.js';
 import { redactText } from '../log/logger.js';
 import { loadPolicy } from '../policy/load-policy.js';
 import { CLUSTER_STORE_PREFIX, createStore } from '../store/store.js';
@@ -79,25 +79,9 @@ export async function runSpendExport(
   try {
     const config = parseConfig(env, 'none');
     const policy = await loadPolicy(config.GPUOPS_POLICY);
-    const target = redisTargetOf(config);
-    const once = { maxRetriesPerRequest: 1, connectTimeout: 5_000 };
-    redis = target.cluster
-      ? (new Cluster([...target.cluster], {
-          lazyConnect: true,
-          clusterRetryStrategy: () => null,
-          redisOptions: { ...target.options, ...once },
-        }) as unknown as Redis)
-      : new Redis({ ...target.options, ...once, lazyConnect: true, retryStrategy: () => null });
-    redis.on('error', () => {});
-    try {
-      await redis.connect();
-    } catch (err) {
-      throw new AppError(
-        ErrorCode.Config,
-        `Could not reach Redis at ${target.describe} (${redactText((err as Error).message)}): check ${target.settings} and that Redis is running.`,
-      );
-    }
-    const store = createStore(redis, target.cluster ? CLUSTER_STORE_PREFIX : undefined);
+    const connected = await connectOnce(config);
+    redis = connected.redis;
+    const store = createStore(redis, connected.clustered ? CLUSTER_STORE_PREFIX : undefined);
     const rows = [
       ...(await createSpendSource({ store, policy }).rows({ from: `${month}-01`, to: lastDayOf(month) })),
     ];
