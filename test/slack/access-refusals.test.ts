@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encodeModalMetadata } from '../../src/commands/forms/modal-metadata.js';
 import { PAGE_ACTIONS } from '../../src/render/instances.js';
 import { accessGate } from '../../src/slack/access-gate.js';
+import { registerFormSubmissions } from '../../src/slack/listeners/form-submissions.js';
 import { registerGpuCommand } from '../../src/slack/listeners/gpu-command.js';
 import { registerHomeActions } from '../../src/slack/listeners/home-actions.js';
 import { registerPageActions } from '../../src/slack/listeners/page-actions.js';
@@ -10,7 +12,7 @@ import {
   policyOf,
   startListenerStack,
 } from '../support/listener-stack.js';
-import { blockActionsPayload } from '../support/slack-driver.js';
+import { blockActionsPayload, viewSubmissionPayload } from '../support/slack-driver.js';
 import { until } from '../support/until.js';
 
 // The access gate (src/slack/access-gate.ts) as people meet it: which door a refusal answers at, what
@@ -36,6 +38,7 @@ function register(
   registerGpuCommand(app, deps);
   registerPageActions(app, deps);
   registerHomeActions(app, deps);
+  registerFormSubmissions(app, deps);
 }
 
 const replyText = (text: string) => (JSON.parse(text) as { text?: string }).text;
@@ -74,6 +77,80 @@ describe('the access gate’s refusals, built-in rules', () => {
       parameters: { door: 'command', why: 'guest', team: stack.slack.teamId },
     });
     expect(await stack.jobs()).toHaveLength(0);
+  });
+
+  it('shows a refused command only to the person who typed it', async () => {
+    const response = await stack.command('stop train-01', { userId: 'U0GUS' });
+    expect(JSON.parse(response.text)).toEqual({ response_type: 'ephemeral', text: GUEST_REFUSAL });
+  });
+
+  it('replaces a form submitted from another workspace with a gpuops modal that says why', async () => {
+    const response = await stack.interact(
+      viewSubmissionPayload({
+        callbackId: 'gpuops.form.create',
+        userId: 'U0EVE',
+        teamId: 'T0OTHER',
+        privateMetadata: encodeModalMetadata({ v: 1, form: 'create', channelId: 'C0GPU' }),
+        values: {
+          name: { value: { type: 'plain_text_input', value: 'eve-box' } },
+          type_other: { value: { type: 'plain_text_input', value: 'h100-hgx-80gb.8x' } },
+        },
+      }),
+    );
+    const body = response.json() as { view: { blocks: { text: { text: string } }[] } };
+    const text = body.view.blocks[0]!.text.text;
+    expect(text).toMatch(
+      /only from members of its own workspace, and you are signed in from another \(T0OTHER\)/,
+    );
+    expect(body).toEqual({
+      response_action: 'update',
+      view: {
+        type: 'modal',
+        title: { type: 'plain_text', text: 'gpuops' },
+        blocks: [{ type: 'section', text: { type: 'mrkdwn', text } }],
+      },
+    });
+    const entries = await until('the refusal on the audit trail', async () => {
+      const found = (await refusals('U0EVE')).filter((e) => e.parameters?.door === 'view');
+      return found.length > 0 ? found : undefined;
+    });
+    expect(entries[0]?.parameters).toMatchObject({ why: 'other-workspace', team: 'T0OTHER' });
+    expect(await stack.jobs()).toHaveLength(0);
+  });
+
+  it('lets events that act for no one through, even a guest’s', async () => {
+    const since = stack.slack.mark();
+    await stack.event({
+      type: 'app_mention',
+      user: 'U0GUS',
+      channel: 'C0GPU',
+      text: 'hi',
+      ts: stack.slack.nextTs(),
+    });
+    expect(stack.slack.calls.slice(since).filter((c) => c.method === 'views.publish')).toEqual([]);
+    expect(stack.slack.calls.slice(since).filter((c) => c.method === 'users.info')).toEqual([]);
+  });
+
+  it('refuses a button from an organisation-wide payload with no team, by the user’s own workspace', async () => {
+    const ts = stack.slack.nextTs();
+    const responseUrl = stack.slack.responseUrl({
+      userId: 'U0EVE',
+      channelId: 'C0GPU',
+      place: { kind: 'message', channel: 'C0GPU', ts },
+    });
+    const payload = blockActionsPayload({
+      actionId: PAGE_ACTIONS.next,
+      value: 'x',
+      userId: 'U0EVE',
+      teamId: 'T0OTHER',
+      channelId: 'C0GPU',
+      responseUrl,
+      message: { ts, text: '', blocks: [] },
+    });
+    const before = stack.ephemeralsTo('U0EVE').length;
+    await stack.interact({ ...payload, team: null });
+    await until('the refusal', () => (stack.ephemeralsTo('U0EVE').length > before ? true : undefined));
+    expect(stack.ephemeralsTo('U0EVE').at(-1)).toContain('(T0OTHER)');
   });
 
   it('refuses a deactivated account, saying what to do', async () => {
