@@ -59,18 +59,26 @@ describe('the approved-request lifecycle and its sweeper', () => {
   }
 
   /** Ada asks to remove a machine: its card waits in the approvals channel, her message in C0GPU. */
-  async function ask(ctx: { requestedAt?: number; responseUrl?: string } = {}): Promise<Asked> {
+  async function ask(
+    ctx: { requestedAt?: number; responseUrl?: string } = {},
+    extra: Parameters<typeof acceptRequest>[3] = {},
+  ): Promise<Asked> {
     const instance = `lc-${++n}`;
     await stack.machines(...Array.from({ length: n }, (_, i) => `lc-${i + 1}`));
     const command = { kind: 'rm', instance } as GpuCommand;
-    const result = await acceptRequest(stack.deps, command, {
-      teamId: 'T0FAKE',
-      channelId: 'C0GPU',
-      userId: 'U0ADA',
-      projectId: DEFAULT_PROJECT,
-      requestedAt: ctx.requestedAt ?? Date.now(),
-      ...(ctx.responseUrl ? { responseUrl: ctx.responseUrl } : {}),
-    });
+    const result = await acceptRequest(
+      stack.deps,
+      command,
+      {
+        teamId: 'T0FAKE',
+        channelId: 'C0GPU',
+        userId: 'U0ADA',
+        projectId: DEFAULT_PROJECT,
+        requestedAt: ctx.requestedAt ?? Date.now(),
+        ...(ctx.responseUrl ? { responseUrl: ctx.responseUrl } : {}),
+      },
+      extra,
+    );
     if (result.status !== 'pending-approval' || !result.card || !result.message) {
       throw new Error(`expected a request waiting for approval, got ${result.status}`);
     }
@@ -189,6 +197,41 @@ describe('the approved-request lifecycle and its sweeper', () => {
     expect(await jobsOf(asked.id)).toHaveLength(0);
     // The sweeper has forgotten it: nothing more is tried.
     expect((await sweep()).counts).toEqual({ queued: 0, waiting: 0, lapsed: 0, gone: 0 });
+  });
+
+  it('drops a lapsed request’s sealed secrets, and fails the workflow step waiting for it', async () => {
+    const secret = await stack.sealer.seal('#!/bin/sh\necho secret');
+    const asked = await ask({}, { sealed: { userData: { sealedRef: secret.sealedRef } } });
+    await approvedLeftBehind(asked, Date.now() - 1_000);
+    expect((await sweep()).counts?.lapsed).toBe(1);
+    expect(await stack.sealer.unseal(secret)).toBeUndefined();
+
+    const instance = `lc-${++n}`;
+    await stack.machines(...Array.from({ length: n }, (_, i) => `lc-${i + 1}`));
+    const step = await acceptRequest(stack.deps, { kind: 'rm', instance } as GpuCommand, {
+      teamId: 'T0FAKE',
+      channelId: 'C0GPU',
+      userId: 'U0ADA',
+      projectId: DEFAULT_PROJECT,
+      requestedAt: Date.now(),
+      step: { executionId: 'Fx1lapse', callbackId: 'remove_machine', quiet: false },
+    });
+    if (step.status !== 'pending-approval') throw new Error(`expected pending-approval, got ${step.status}`);
+    await stack.guardrails.approvals.decide(step.approvalId, {
+      state: 'approved',
+      by: 'U0BOB',
+      at: Date.now() - 20_000,
+      runBy: Date.now() - 1_000,
+    });
+    const since = stack.slack.mark();
+    expect((await sweep()).counts?.lapsed).toBe(1);
+    const failed = stack.slack.calls.slice(since).filter((c) => c.method === 'functions.completeError');
+    expect(failed.map((c) => [c.body.function_execution_id, c.body.error])).toEqual([
+      [
+        'Fx1lapse',
+        `/gpu rm ${instance} was approved, but gpuops could not store its job on two servers in time. Nothing was changed; run the workflow again.`,
+      ],
+    ]);
   });
 
   it('counts an approval the deadline reaches exactly as lapsed, not queued', async () => {
