@@ -151,6 +151,27 @@ describe('an approver’s decision', () => {
     expect(decisions.map((e) => e.outcome)).toEqual(['denied']);
   });
 
+  it('fails the workflow step waiting for a denied request, with the approver’s reason', async () => {
+    const instance = `dc-${++n}`;
+    await stack.machines(...Array.from({ length: n }, (_, i) => `dc-${i + 1}`));
+    const result = await acceptRequest(stack.deps, { kind: 'rm', instance } as GpuCommand, {
+      teamId: 'T0FAKE',
+      channelId: 'C0GPU',
+      userId: 'U0ADA',
+      projectId: DEFAULT_PROJECT,
+      requestedAt: Date.now(),
+      step: { executionId: 'Fx1deny', callbackId: 'remove_machine', quiet: false },
+    });
+    if (result.status !== 'pending-approval')
+      throw new Error(`expected pending-approval, got ${result.status}`);
+    const since = stack.slack.mark();
+    expect(await decide({ id: result.approvalId, state: 'denied', reason: 'Keep it' })).toEqual({ ok: true });
+    const failed = stack.slack.calls.slice(since).filter((c) => c.method === 'functions.completeError');
+    expect(failed).toHaveLength(1);
+    expect(failed[0]!.body.function_execution_id).toBe('Fx1deny');
+    expect(String(failed[0]!.body.error)).toContain('Keep it');
+  });
+
   it('refuses a click the policy does not allow with its sentence, on the audit trail with what was tried', async () => {
     const asked = await ask();
     const sentence = 'You cannot approve your own request. Nothing was changed.';

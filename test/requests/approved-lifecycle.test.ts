@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APPROVE_ACTION } from '../../src/commands/approvals/render.js';
 import type { GpuCommand } from '../../src/commands/registry.js';
+import { NotReplicatedError } from '../../src/jobs/replicated.js';
 import { acceptRequest } from '../../src/requests/accept-request.js';
 import { decideApproval } from '../../src/requests/decide-approval.js';
 import {
@@ -317,6 +318,36 @@ describe('the approved-request lifecycle and its sweeper', () => {
     expect(back.counts).toEqual({ queued: 1, waiting: 0, lapsed: 0, gone: 0 });
     expect(await jobsOf(asked.id)).toHaveLength(1);
     expect(cardText(asked)).toContain(':arrow_forward: *Queued*');
+  });
+
+  it('holds an approval whose job no replica took, and says so; any other failure is retried without a word', async () => {
+    const noReplica = await ask();
+    await approvedLeftBehind(noReplica, Date.now() + 60_000);
+    const unreplicated = await sweep({
+      replicated: async () => {
+        throw new NotReplicatedError(0, 1);
+      },
+    });
+    expect(unreplicated.counts).toEqual({ queued: 0, waiting: 1, lapsed: 0, gone: 0 });
+    expect(cardText(noReplica)).toContain(':hourglass_flowing_sand: *Waiting to run*');
+    expect(mineBlocks(noReplica)).toContain('Redis has no replica right now.');
+    expect((await stack.guardrails.approvals.get(noReplica.id))?.held).toBe(true);
+    // Released at once: the next sweep, with a replica back, queues it.
+    expect((await sweep()).counts).toEqual({ queued: 1, waiting: 0, lapsed: 0, gone: 0 });
+
+    const blip = await ask();
+    await approvedLeftBehind(blip, Date.now() + 60_000);
+    const edits = cardEdits(blip);
+    const failed = await sweep({
+      replicated: async () => {
+        throw new Error('the queue did not answer');
+      },
+    });
+    expect(failed.counts).toEqual({ queued: 0, waiting: 1, lapsed: 0, gone: 0 });
+    expect(cardEdits(blip)).toBe(edits);
+    expect((await stack.guardrails.approvals.get(blip.id))?.held).toBeUndefined();
+    expect((await sweep()).counts).toEqual({ queued: 1, waiting: 0, lapsed: 0, gone: 0 });
+    expect(await jobsOf(blip.id)).toHaveLength(1);
   });
 
   it('keeps a request whose degraded check fails to answer going as if Redis were whole', async () => {
