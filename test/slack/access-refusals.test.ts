@@ -250,6 +250,9 @@ describe('the access gate with guests and other workspaces allowed', () => {
     await stack.command('stop train-02', { userId: 'U0EVE', teamId: 'T0OTHER' });
     expect((await stack.jobs()).map((j) => j.data.ctx.userId).sort()).toEqual(['U0EVE', 'U0GUS']);
     expect(stack.slack.callsTo('users.info')).toEqual([]);
+    // Let in, they leave no refusal on the audit trail.
+    const entries = await stack.guardrails.audit.latest(50);
+    expect(entries.filter((e) => e.operation === 'access')).toEqual([]);
   });
 });
 
