@@ -39,7 +39,13 @@ function register(
   registerPageActions(app, deps);
   registerHomeActions(app, deps);
   registerFormSubmissions(app, deps);
+  app.event('app_mention', async ({ event }) => {
+    mentions.push(event.user ?? '');
+  });
 }
+
+/** Who mentioned the bot, as the app_mention listener behind the gate saw it. */
+const mentions: string[] = [];
 
 const replyText = (text: string) => (JSON.parse(text) as { text?: string }).text;
 
@@ -129,6 +135,7 @@ describe('the access gate’s refusals, built-in rules', () => {
     });
     expect(stack.slack.calls.slice(since).filter((c) => c.method === 'views.publish')).toEqual([]);
     expect(stack.slack.calls.slice(since).filter((c) => c.method === 'users.info')).toEqual([]);
+    expect(mentions).toEqual(['U0GUS']);
   });
 
   it('refuses a button from an organisation-wide payload with no team, by the user’s own workspace', async () => {
@@ -211,7 +218,10 @@ describe('the access gate’s refusals, built-in rules', () => {
     const published = stack.slack.calls.slice(since).filter((c) => c.method === 'views.publish');
     expect(published).toHaveLength(1);
     expect(published[0]!.body.user_id).toBe('U0GUS');
-    expect(JSON.stringify(published[0]!.body.view)).toContain(GUEST_REFUSAL);
+    expect(published[0]!.body.view).toEqual({
+      type: 'home',
+      blocks: [{ type: 'section', text: { type: 'mrkdwn', text: GUEST_REFUSAL } }],
+    });
     expect(stack.ephemeralsTo('U0GUS')).toHaveLength(ephemerals);
   });
 
