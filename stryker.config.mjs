@@ -1,5 +1,6 @@
 // Mutation testing of what must never break (docs/testing.md): policy decisions, costs, the approvals
-// store and its Lua scripts, replay refusal and request dedupe, and the create/start/stop handlers.
+// store and its Lua scripts, replay refusal and request dedupe, the create/start/stop handlers, the
+// request lifecycle, the approval decision and the access gate.
 // `npm run test:mutation`; the report goes to reports/mutation/. Not part of CI: it takes minutes.
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
@@ -29,6 +30,21 @@ export default {
     // resolve, wait, start/stop and create.
     'src/commands/instances/handlers.ts:18-103',
     'src/commands/instances/handlers.ts:135-186',
+    // The request lifecycle: the approval step (whole file), the accept step from the approval need on
+    // (a card with nowhere to go, a schedule's firing, degraded mode, the queued request and its audit
+    // entry; the cost lookup above it is the pricing rows' business), the approved half (deadline,
+    // held, lapsed, the sweeper) and a job record's state changes.
+    'src/requests/request-approval.ts',
+    'src/requests/accept-request.ts:250-351',
+    'src/requests/drive-approved.ts',
+    'src/store/job-record.ts:51-67',
+    // The approval decision: one decision wins, refusals, expiry, stale clicks and their repairs.
+    'src/requests/decide-approval.ts',
+    // The access gate: who reaches gpuops at all (workspace, guests, deactivated accounts), the Slack
+    // middleware that answers a refusal at its door, and the role check of the request path.
+    'src/policy/workspace-access.ts',
+    'src/slack/access-gate.ts',
+    'src/requests/accept-request.ts:76-147',
   ],
   ignoreStatic: true,
   reporters: ['clear-text', 'progress', 'html', 'json'],
