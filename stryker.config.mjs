@@ -25,17 +25,17 @@ export default {
     'src/store/approval-scripts.ts',
     'src/store/approval-record.ts',
     // The trigger (replay) and dedupe claims with the job record, and the request's fingerprint.
-    'src/store/store.ts:181-211',
+    'src/store/store.ts:226-292',
     'src/requests/enqueue-request.ts:76-170',
     // resolve, wait, start/stop and create.
-    'src/commands/instances/handlers.ts:18-103',
-    'src/commands/instances/handlers.ts:135-186',
+    'src/commands/instances/handlers.ts:18-117',
+    'src/commands/instances/handlers.ts:149-217',
     // The request lifecycle: the approval step (whole file), the accept step from the approval need on
     // (a card with nowhere to go, a schedule's firing, degraded mode, the queued request and its audit
     // entry; the cost lookup above it is the pricing rows' business), the approved half (deadline,
     // held, lapsed, the sweeper) and a job record's state changes.
     'src/requests/request-approval.ts',
-    'src/requests/accept-request.ts:250-351',
+    'src/requests/accept-request.ts:257-395',
     'src/requests/drive-approved.ts',
     'src/store/job-record.ts:51-67',
     // The approval decision: one decision wins, refusals, expiry, stale clicks and their repairs.
@@ -44,7 +44,7 @@ export default {
     // middleware that answers a refusal at its door, and the role check of the request path.
     'src/policy/workspace-access.ts',
     'src/slack/access-gate.ts',
-    'src/requests/accept-request.ts:76-147',
+    'src/requests/accept-request.ts:81-152',
   ],
   ignoreStatic: true,
   reporters: ['clear-text', 'progress', 'html', 'json'],
