@@ -7,7 +7,7 @@ import {
   CloudTimeoutError,
   readErrorBody,
 } from './cloud-errors.js';
-import { isRetrySafe, parseRetryAfter, type RetryOptions, withRetry } from './retry.js';
+import { isRetrySafe, parseRetryAfter, type RetryEvent, type RetryOptions, withRetry } from './retry.js';
 import type { HttpMethod } from './routes.js';
 import type { TokenProvider } from './token-provider.js';
 
@@ -70,6 +70,8 @@ export interface HttpRequest {
   readonly signal?: AbortSignal | undefined;
   /** Overrides the client's time limit for this request. */
   readonly timeoutMs?: number;
+  /** Called before each retry of this request, after the client's own `retry.onRetry`. */
+  readonly onRetry?: (event: RetryEvent) => void;
 }
 
 export interface HttpResponse {
@@ -217,7 +219,19 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     baseUrl,
     send(req) {
       const safe = req.idempotent ?? isRetrySafe(req.method, req.operation);
-      return withRetry(req.operation, safe, () => withAuth(req), { ...options.retry, signal: req.signal });
+      const own = req.onRetry;
+      const shared = options.retry?.onRetry;
+      const onRetry = own
+        ? (event: RetryEvent) => {
+            shared?.(event);
+            own(event);
+          }
+        : shared;
+      return withRetry(req.operation, safe, () => withAuth(req), {
+        ...options.retry,
+        ...(onRetry ? { onRetry } : {}),
+        signal: req.signal,
+      });
     },
     async close() {
       if (ownsDispatcher) await dispatcher.close();

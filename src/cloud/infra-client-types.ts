@@ -13,7 +13,7 @@ import type {
   UpdateK8sClusterInput,
   UpdateSlurmUserInput,
 } from './input-schemas.js';
-import type { RetryOptions } from './retry.js';
+import type { RetryEvent, RetryOptions } from './retry.js';
 import type { Operation, RouteTable } from './routes.js';
 import type {
   CapacityEntry,
@@ -55,6 +55,11 @@ export interface CallOptions {
   /** Project of this call (a channel's bound project); falls back to the client's default. */
   readonly projectId?: string | undefined;
   readonly signal?: AbortSignal | undefined;
+  /**
+   * Called when a try of this call failed and the client is about to try again: how a caller learns of a
+   * try it abandoned (a timeout) that the cloud may still carry out.
+   */
+  readonly onRetry?: ((event: RetryEvent) => void) | undefined;
 }
 
 export interface IdInput {

@@ -142,6 +142,7 @@ export function createInfraClient(options: InfraClientOptions): InfraClient {
       ...(call.body !== undefined ? { body: call.body } : {}),
       ...(call.accept ? { accept: call.accept } : {}),
       ...(opts?.signal ? { signal: opts.signal } : {}),
+      ...(opts?.onRetry ? { onRetry: opts.onRetry } : {}),
     });
   }
 

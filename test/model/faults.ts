@@ -5,7 +5,8 @@ import { CLOUD_TIMEOUT_MS } from './world.js';
 // The cloud hanging past the client's timeout (CLOUD_TIMEOUT_MS, short in the model's world) for the
 // next call of one operation, in two kinds: held for good (the cloud never acts on it: a request lost
 // on its way), or held half a second past the timeout and then carried out (the cloud was slow, the
-// client had already given up on it). Starts and stops are retried by the client; deletes too (a
+// client had already given up on it). Starts and stops are retried by the client, and their job waits
+// out the abandoned try before answering (src/commands/kit/late-action.ts); deletes are retried too (a
 // DELETE is safe to repeat); a create is not, so its job's next attempt waits out the unanswered send
 // and adopts what it made (src/commands/kit/earlier-send.ts): either way one machine and one answer.
 //

@@ -6,6 +6,7 @@ import { sendOnce, waitOutEarlierSend } from '../kit/earlier-send.js';
 import type { Handlers } from '../kit/handler.js';
 import { PermanentJobError } from '../kit/job-errors.js';
 import type { JobRun, Outcome } from '../kit/job-run.js';
+import { sendAction, waitOutLateAction } from '../kit/late-action.js';
 import { loginBlock } from '../kit/login-line.js';
 import { pagedList } from '../kit/paged-list.js';
 import { pickByRef, resolveRef } from '../kit/resolve.js';
@@ -92,9 +93,13 @@ async function transition(run: JobRun, ref: string, action: 'start' | 'stop'): P
   const target = action === 'start' ? 'running' : 'stopped';
   const from = action === 'start' ? 'stopped' : 'running';
   let instance = await resolveInstance(run, ref);
-  if (instance.state === target) return settled(run, instance, ', nothing to do');
+  if (instance.state === target) {
+    // An earlier attempt of this job may have left a try the cloud still carries out.
+    if (!(await waitOutLateAction(run, `${action} ${instance.name}`)))
+      return settled(run, instance, ', nothing to do');
+  }
   const inFlight = action === 'start' ? 'starting' : 'stopping';
-  if (instance.state !== inFlight) {
+  if (instance.state !== inFlight && instance.state !== target) {
     if (instance.state !== from) {
       throw new PermanentJobError(
         `${instance.name} is ${instance.state}; only a ${from} instance can be ${action === 'start' ? 'started' : 'stopped'}.`,
@@ -102,14 +107,23 @@ async function transition(run: JobRun, ref: string, action: 'start' | 'stop'): P
     }
     await run.update('working', `Asking the cloud to ${action} ${instance.name}…`);
     try {
-      if (action === 'start') await run.deps.cloud.startInstance({ id: instance.id }, run.call);
-      else await run.deps.cloud.stopInstance({ id: instance.id }, run.call);
+      const { cloud } = run.deps;
+      const id = instance.id;
+      await sendAction(run, cloud.timeoutMs, (onRetry) =>
+        action === 'start'
+          ? cloud.startInstance({ id }, { ...run.call, onRetry })
+          : cloud.stopInstance({ id }, { ...run.call, onRetry }),
+      );
     } catch (err) {
       // A retried job whose first attempt got through sees a conflict: the state tells what happened.
       if (!(err instanceof CloudConflictError)) throw err;
     }
   }
   instance = (await waitForState(run, instance, target)) ?? instance;
+  // Not Done while a try the client gave up on may still land: it would undo the person's next request.
+  if (await waitOutLateAction(run, `${action} ${instance.name}`)) {
+    instance = (await waitForState(run, instance, target)) ?? instance;
+  }
   return settled(run, instance, '');
 }
 

@@ -18,7 +18,7 @@ import type { JobRun } from './job-run.js';
 // gateway may still be working on it) is waited out.
 
 /** Beyond the client's timeout: the cloud's own bookkeeping after it answers. */
-const MARGIN_MS = 1_000;
+export const MARGIN_MS = 1_000;
 
 /** Gateway answers: the gateway gave up on the cloud behind it, which may still act on the request. */
 const GATEWAY_STATUSES: ReadonlySet<number> = new Set([502, 504]);
