@@ -160,7 +160,7 @@ export const DEMO_COMMAND: CliCommand = {
       flag: '--budget',
       value: 'USD',
       description:
-        "the demo budget's monthly amount; a few dollars shows its alerts within a minute, and creates then wait for bob as its owner",
+        "the monthly amount of the team's budget (demo-team); a few dollars makes it alert at start too, and creates then wait for bob as its owner",
       default: '250000',
     },
   ],

@@ -44,6 +44,7 @@ import {
 import { demoPolicyYaml } from './demo-policy.js';
 import { ensureChartFonts } from './ensure-fonts.js';
 import { canRead, SEED_INSTANCE, waitForFirstSamples } from './first-samples.js';
+import { askResearchPrices, countResearchSpend, seedResearchProject } from './research-project.js';
 import { createSettler } from './settle.js';
 // `gpuops demo`: the whole system on one machine with no Slack workspace and no cloud account. The
 // simulator (with its Prometheus), a private Redis, the bot's own listeners and workers composed by
@@ -215,6 +216,7 @@ export async function runDemo(
     note(
       `Cloud simulator: shape ${options.shape} at ${sim.info.cloudUrl.replace(/\/api\/v1alpha1$/, '')}${sim.info.metricsAvailable ? ', with Prometheus behind /read' : ''}`,
     );
+    const researchId = await seedResearchProject({ ...sim.info, shape: options.shape }, note);
     if (aborted.signal.aborted) return 130;
 
     // --- Slack, here in the terminal ---------------------------------------------------------------
@@ -237,7 +239,7 @@ export async function runDemo(
 
     // --- The bot: the same listeners and workers as `gpuops start` ---------------------------------
     const policyFile = join(tmp, 'policy.yaml');
-    await writeFile(policyFile, demoPolicyYaml(options.budgetUsd));
+    await writeFile(policyFile, demoPolicyYaml(researchId, options.budgetUsd));
     const config = parseConfig(
       {
         SLACK_BOT_TOKEN: botToken,
@@ -310,9 +312,13 @@ export async function runDemo(
     if (aborted.signal.aborted) return 130;
 
     // The first catalogue refresh caches types and prices: costs are known from the first request.
+    await askResearchPrices(queue, researchId);
     const settle = createSettler({ queue, events, slack, timeoutMs: options.timeoutMs });
     const warm = await settle();
     if (!warm.ok) note(`Still loading (${warm.pending}); prices may show as unknown at first.`);
+    // Counted once prices are cached; settled again so the alert's chart and DM come before the prompt.
+    await countResearchSpend({ store: bot.parts.store, slack, projectId: researchId, note }, aborted.signal);
+    await settle();
     if (aborted.signal.aborted) return 130;
 
     // --- The chat --------------------------------------------------------------------------------

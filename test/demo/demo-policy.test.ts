@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { usernameFromSlackUser } from '../../src/commands/kit/posix-username.js';
 import { DEMO_PEOPLE } from '../../src/demo/demo-people.js';
-import { DEMO_POLICY_YAML } from '../../src/demo/demo-policy.js';
+import { demoPolicyYaml } from '../../src/demo/demo-policy.js';
 import { authorize, mayApprove, roleOf } from '../../src/policy/decide.js';
 import { parsePolicy } from '../../src/policy/load-policy.js';
 import { DEFAULT_POLICY } from '../../src/policy/policy.js';
@@ -9,7 +9,9 @@ import { DEFAULT_POLICY } from '../../src/policy/policy.js';
 // The people of `gpuops demo` and its policy: Ada asks, Bob approves, Carol only looks, and each
 // profile gives the Slurm username docs/demo.md promises.
 
-const policy = parsePolicy(DEMO_POLICY_YAML, 'demo-policy.yaml');
+// The simulator gives the research project its id at start; any project id stands in for it here.
+const RESEARCH = '3c1d0e2f-5a6b-4c7d-8e9f-0a1b2c3d4e5f';
+const policy = parsePolicy(demoPolicyYaml(RESEARCH), 'demo-policy.yaml');
 const who = (userId: string) => ({ policy, userId, userGroups: [], channelId: 'C0GPUOPS' });
 
 describe('the demo policy', () => {
@@ -37,13 +39,21 @@ describe('the demo policy', () => {
     expect(DEFAULT_POLICY.rateLimits.perChannel.requests).toBe(60);
   });
 
-  it('has a budget Bob owns, posting its alerts in #gpu-ops', () => {
+  it('has the team budget Bob owns in #gpu-ops, and a tiny one on the research project alone in #ml-research', () => {
     expect(policy.budgets).toEqual([
       expect.objectContaining({
         name: 'demo-team',
+        projects: [],
         owners: ['U0BOB'],
         channel: 'C0GPUOPS',
         monthlyUsd: 250_000,
+      }),
+      expect.objectContaining({
+        name: 'research',
+        projects: [RESEARCH],
+        owners: ['U0BOB'],
+        channel: 'C0ML',
+        monthlyUsd: 1,
       }),
     ]);
   });

@@ -70,7 +70,7 @@ describe('gpuops demo: a newcomer types it wrong', () => {
 
     // A project is looked for in the organization, and the answer says how to list them.
     expect(shownAfter(out, '/gpu project use nosuch')).toContain(
-      'No project "nosuch" in this organization. It has: default. Check the name with /gpu projects.',
+      'No project "nosuch" in this organization. It has: default, research. Check the name with /gpu projects.',
     );
     // A node pool that is not there says how to list the cluster's pools.
     expect(out).toContain(
