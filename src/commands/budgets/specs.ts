@@ -64,6 +64,9 @@ const spend = defineCommand({
     }
     return { kind: 'spend', filter: r.name(word, 'a project, @person or instance type'), period };
   },
+  // The period is bracketed in the usage, so it is named here: "last month" must not read as this one.
+  describe: (c) =>
+    ['/gpu spend', c.filter, c.period === 'this month' ? undefined : c.period].filter(Boolean).join(' '),
   delivery: 'channel',
   operationClass: 'read',
   needs: [],
