@@ -14,6 +14,7 @@ import { scheduleCatalogRefresh } from '../jobs/system-jobs.js';
 import type { Logger } from '../log/logger.js';
 import type { BotMetrics } from '../obs/bot-metrics.js';
 import type { Guardrails } from '../policy/guardrails.js';
+import { askForCatalog } from '../requests/check-names.js';
 import { sweepApproved } from '../requests/drive-approved.js';
 import { submitPolicyAction } from '../requests/policy-action.js';
 import { sweepUnposted } from '../requests/post-approval.js';
@@ -234,6 +235,8 @@ export async function startWorkers(input: {
     }),
     budgets: money.watch,
     countBudgetAlertFailed: (reason) => metrics.countBudgetAlertFailed(reason),
+    // Spend is counted in any project gpuops acts on; its dollars need that project's price list.
+    askForPrices: (projectId) => askForCatalog(acceptDeps, projectId),
     ...(tuning.watchMinIntervalMs !== undefined ? { minIntervalMs: tuning.watchMinIntervalMs } : {}),
   };
   const watchWorker = createWatchWorker(input.workerRedis, watchDeps, {

@@ -161,8 +161,12 @@ export async function pollProject(
   const render = lap();
   // The spend goes in with the snapshot (one script), so it is counted once, by the replica that commits.
   let ledger: LedgerChange | undefined;
+  const prices = await pricesP;
+  // No price list cached for this project (only CLOUD_PROJECT_ID's is refreshed on a schedule): its
+  // hours count now, its dollars from the look after the list arrives (docs/budgets.md).
+  if (!prices.configurations) await deps.askForPrices?.(projectId);
   try {
-    ledger = ledgerChange(stored.snapshot, changes, next, await pricesP, deps.policy.digest.tz);
+    ledger = ledgerChange(stored.snapshot, changes, next, prices, deps.policy.digest.tz);
   } catch (err) {
     deps.log.warn({ err, projectId }, 'could not add to the spend ledger');
   }

@@ -63,6 +63,8 @@ export interface WatchDeps {
   readonly budgets?: BudgetWatch | undefined;
   /** Counts a budget alert that could not be said: Slack refused it (its error code) or it was not queued. */
   readonly countBudgetAlertFailed?: ((reason: string) => void) | undefined;
+  /** A looked-at project has no cached price list: ask for one (a `catalog.refresh` job, one a minute at most). */
+  readonly askForPrices?: ((projectId: string) => Promise<void>) | undefined;
   readonly now?: () => number;
   /** Least time between two Slack calls to one channel or DM; default 1000 ms (about one a second). */
   readonly minIntervalMs?: number;
