@@ -9,6 +9,7 @@ import type { BotStack } from '../support/bot-stack.js';
 import { startBotStack } from '../support/bot-stack.js';
 import { until } from '../support/until.js';
 import { CHANNEL, expectCleanSlack, listenerAnswer } from './answers.js';
+import { primeCatalog } from './guardrails-kit.js';
 
 // `/gpu watch` on the simulator: machines started, stopped and deleted "from elsewhere" (the cloud
 // client, not the bot) show up in the watching channel as one message per machine, edited in place,
@@ -291,6 +292,8 @@ describe('a cloud that answers 429', () => {
   let stack: BotStack;
   beforeAll(async () => {
     stack = await startBotStack({ shape: 'B', watch: { schedulers: false } });
+    // Prices cached, so no look asks for them: that refresh lists instances too and would take a 429 meant for the look.
+    await primeCatalog(stack);
   });
   afterAll(async () => {
     await stack?.close();
