@@ -154,7 +154,7 @@ export function trackBindings(options: BindingCacheOptions): BindingCache {
       if (entries.has(key)) {
         // A hit answers after the event loop's poll phase, as the Redis reply it replaces did: the
         // requests that arrived in the same turn then go on together. Answering in the same turn made
-        // the acknowledgement cost 10-20 % more CPU under load (docs/performance.md, section 8).
+        // the acknowledgement cost 7-10 % more CPU under load (docs/performance.md, section 8).
         await new Promise<void>((resolve) => setImmediate(resolve));
         // Looked up after the wait: an invalidation that came in meanwhile is heeded.
         const hit = entries.get(key);
