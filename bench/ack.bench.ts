@@ -232,6 +232,7 @@ export async function run(
               compare_p99_ratio_vs_add: round(median(compareRows.map((r) => r.p99_ms)) / addP99),
               compare_cpu_ratio_vs_add: round(cpu.compare / cpu.add),
               compare_cpu_ms_per_request: perRequest(cpu.compare),
+              compare_sys_ms_per_request: perRequest(cpu.compareSys),
               compare_answers_say_looking: compareRuns.every((r) =>
                 r.samples.every((x) => x.includes('Looking that up')),
               )
