@@ -7,9 +7,9 @@ import type { Redis } from 'ioredis';
 import { connectOnce } from '../app/redis-connections.js';
 import { AUDIT_EXPORT_COMMAND } from '../cli-options/commands.js';
 import { optionValue, parseCli, readCommandArgs } from '../cli-options/options.js';
-import { ConfigError, parseConfig } from '../config.js';
-import { AppError } from '../errors.js';
-import { createLogger, redactText } from '../log/logger.js';
+import { toolFailed } from '../cli-options/tool-failure.js';
+import { parseConfig } from '../config.js';
+import { createLogger } from '../log/logger.js';
 import { loadPolicy } from '../policy/load-policy.js';
 import { createAudit } from '../store/audit.js';
 import { CLUSTER_STORE_PREFIX } from '../store/store.js';
@@ -62,14 +62,7 @@ export async function runAuditExport(
     }
     return 0;
   } catch (err) {
-    if (err instanceof ConfigError) {
-      io.stderr.write(`gpuops audit: ${err.message}\nSee .env.example for every setting.\n`);
-      return 1;
-    }
-    const message =
-      err instanceof AppError ? err.message : redactText((err as Error)?.message ?? String(err));
-    io.stderr.write(`gpuops audit: ${message}\n`);
-    return 1;
+    return toolFailed('audit', err, io.stderr);
   } finally {
     redis?.disconnect();
   }

@@ -9,9 +9,8 @@ import type { SpendRow } from '../budgets/spend-model.js';
 import { createSpendSource } from '../budgets/spend-source.js';
 import { SPEND_EXPORT_COMMAND } from '../cli-options/commands.js';
 import { CliUsageError, optionValue, parseCli, readCommandArgs } from '../cli-options/options.js';
-import { ConfigError, parseConfig } from '../config.js';
-import { AppError } from '../errors.js';
-import { redactText } from '../log/logger.js';
+import { toolFailed } from '../cli-options/tool-failure.js';
+import { parseConfig } from '../config.js';
 import { loadPolicy } from '../policy/load-policy.js';
 import { CLUSTER_STORE_PREFIX, createStore } from '../store/store.js';
 
@@ -104,14 +103,7 @@ export async function runSpendExport(
     }
     return 0;
   } catch (err) {
-    if (err instanceof ConfigError) {
-      io.stderr.write(`gpuops spend: ${err.message}\nSee .env.example for every setting.\n`);
-      return 1;
-    }
-    const message =
-      err instanceof AppError ? err.message : redactText((err as Error)?.message ?? String(err));
-    io.stderr.write(`gpuops spend: ${message}\n`);
-    return 1;
+    return toolFailed('spend', err, io.stderr);
   } finally {
     redis?.disconnect();
   }
