@@ -4,6 +4,7 @@ import { parsePolicy } from '../../src/policy/load-policy.js';
 import { readCatalog } from '../../src/store/catalog-cache.js';
 import { type BotStack, startBotStack } from '../support/bot-stack.js';
 import { answeredPrivately, settled } from '../support/slash-requests.js';
+import { stepResult } from '../support/workflow-steps.js';
 import { askForApproval, click, messageWhen, REQUEST_CHANNEL, until } from './guardrails-kit.js';
 
 // A machine gpuops deleted a moment ago is still in the cached listing the names of requests are
@@ -105,10 +106,16 @@ describe('a request for a machine gpuops has just deleted', () => {
     expect(await answeredPrivately(stack, 'rm demo-5', ADA)).toBe(GONE('demo-5'));
   });
 
-  it('refuses a start or an rm by its id of a machine deleted by name', async () => {
+  it("refuses a start, a workflow step's stop or an rm by its id of a machine deleted by name", async () => {
     const id = await listedMachine('demo-3');
     await deleteThroughApproval('demo-3');
     expect(await answeredPrivately(stack, 'start demo-3', ADA)).toBe(GONE('demo-3'));
+    // Another door, the same check: a workflow step fails with the sentence, as its author reads it.
+    const step = await stepResult(stack, 'U0ADA', 'stop_instance', { instance: 'demo-3' });
+    expect(step).toEqual({
+      state: 'failed',
+      error: `gpuops refused this step: ${GONE('demo-3').replaceAll('`', '')}`,
+    });
     expect(await answeredPrivately(stack, `rm ${id}`, ADA)).toBe(GONE(id));
   });
 
