@@ -4,7 +4,7 @@ import type { JobContext } from '../jobs/job-data.js';
 import { jobIdFor } from '../jobs/queue.js';
 import { addSystemJob } from '../jobs/system-jobs.js';
 import { readCatalog } from '../store/catalog-cache.js';
-import { instanceTypeOf } from '../store/instance-types-seen.js';
+import { type CatalogAndType, catalogAndTypeOf } from '../store/instance-types-seen.js';
 import { listSchedules } from '../store/schedules.js';
 import { type AcceptDeps, REDIS_MS } from './accept-kit.js';
 import { mayBeNew, type TargetProblem, targetProblem } from './check-target.js';
@@ -58,18 +58,22 @@ export async function checkTarget(
   const ref = targetOf(command);
   const redis = <T>(p: Promise<T>) => withDeadline(p, REDIS_MS, 'Redis');
   const read = () => redis(readCatalog(deps.store, ctx.projectId));
-  const [remembered, schedules, cached] = await Promise.all([
+  // The catalogue and what gpuops last did to the named instance (made it, deleted it): one read.
+  const [known, schedules] = await Promise.all([
     ref !== undefined
-      ? redis(instanceTypeOf(deps.store, ctx.projectId, ref, undefined)).then((t) => t !== undefined)
-      : false,
+      ? redis(catalogAndTypeOf(deps.store, ctx.projectId, ref))
+      : read().then((cached): CatalogAndType => (cached ? { cached } : {})),
     refs.some((r) => r.what === 'schedule')
       ? redis(listSchedules(deps.store, { channelId: ctx.channelId })).then((all) => all.map((s) => s.id))
       : undefined,
-    read(),
   ]);
-  const listings = { remembered, schedules, pricing };
+  const { cached } = known;
+  const remembered = known.made === true;
+  const listings = { remembered, schedules, pricing, gone: known.gone ? ref : undefined };
   const problem = targetProblem(command, { ...listings, catalog: cached?.catalog });
-  // Types change seldom and schedules are in Redis: those decide now. A listed name may be seconds old.
+  // Types change seldom and schedules are in Redis: those decide now, and so does a deletion gpuops
+  // saw after the listing was made. A listed name may be seconds old.
+  if (known.gone && problem?.field === 'instance') return problem;
   const listed = refs.some((r) => mayBeNew(r.what) && !(r.what === 'instance' && remembered));
   if (cached ? !problem || !mayBeNew(problem.field) : !listed) return problem;
   const asked = Date.now();
@@ -79,7 +83,8 @@ export async function checkTarget(
     await new Promise((resolve) => setTimeout(resolve, FRESH_CATALOG_POLL_MS));
     const fresh = await read();
     if (fresh && fresh.catalog.refreshedAt >= asked) {
-      return targetProblem(command, { ...listings, catalog: fresh.catalog });
+      // Listed after the request, so after any deletion gpuops saw: it alone says what is there.
+      return targetProblem(command, { ...listings, gone: undefined, catalog: fresh.catalog });
     }
   }
   return undefined;

@@ -1,4 +1,4 @@
-import { missingProblem, unknownTypeProblem } from '../commands/kit/reference-problem.js';
+import { deletedProblem, missingProblem, unknownTypeProblem } from '../commands/kit/reference-problem.js';
 import { type GpuCommand, referencesOf } from '../commands/registry.js';
 import type { Reference } from '../commands/spec.js';
 import type { PricingPolicy } from '../pricing/cost.js';
@@ -24,6 +24,8 @@ export interface TargetListings {
   readonly catalog?: Catalog | undefined;
   /** True when a create made the command's instance since the catalogue's last refresh. */
   readonly remembered?: boolean;
+  /** The command's instance, when a job of gpuops deleted it after the catalogue listed it. */
+  readonly gone?: string | undefined;
   /** The ids of the channel's schedules. */
   readonly schedules?: readonly string[] | undefined;
   readonly pricing?: PricingPolicy | undefined;
@@ -59,6 +61,7 @@ function problemOf(ref: Reference, listings: TargetListings): TargetProblem | un
   const { catalog } = listings;
   switch (ref.what) {
     case 'instance':
+      if (listings.gone === ref.ref) return { field: 'instance', ...deletedProblem(ref.ref) };
       return listings.remembered ? undefined : missingFrom('instance', ref.ref, catalog?.instances);
     case 'filesystem':
       return missingFrom('filesystem', ref.ref, catalog?.filesystems);

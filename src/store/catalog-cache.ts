@@ -59,6 +59,11 @@ export const catalogSchema = z.object({
   filesystems: z.array(catalogFilesystemSchema).optional(),
   /** The project's instances (name, id, type); undefined until a listing succeeded. */
   instances: z.array(catalogInstanceSchema).optional(),
+  /**
+   * When `instances` was listed (a failed listing keeps the last list, and its time); a catalogue
+   * written before this field was added was listed at its `refreshedAt`.
+   */
+  instancesListedAt: z.number().optional(),
   /** The project's Kubernetes and Slurm clusters; undefined where the shape cannot list them or never did. */
   k8sClusters: z.array(catalogClusterSchema).optional(),
   slurmClusters: z.array(catalogClusterSchema).optional(),
@@ -68,6 +73,11 @@ export const catalogSchema = z.object({
   problems: z.array(z.string()),
 });
 export type Catalog = z.infer<typeof catalogSchema>;
+
+/** When the catalogue's instances were listed: what a deletion gpuops saw since outdates. */
+export function instancesListedAt(catalog: Catalog): number {
+  return catalog.instancesListedAt ?? catalog.refreshedAt;
+}
 
 /** The cached configurations as the platform API gives them, for the pricing functions. */
 export function platformConfigurations(catalog: Catalog): Configuration[] {

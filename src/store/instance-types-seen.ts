@@ -1,9 +1,12 @@
-import { type Catalog, catalogCacheName, catalogOf } from './catalog-cache.js';
+import { type Catalog, catalogCacheName, catalogOf, instancesListedAt } from './catalog-cache.js';
 import type { Store } from './store.js';
 
-// The type of an instance, known without calling the cloud: the cached catalogue lists the project's
-// instances at its last refresh, and a create job remembers the type of the machine it made, so
-// `/gpu start <name>` right after a create is priced too. Unknown → the start is priced "unknown".
+// What gpuops itself last did to an instance, known without calling the cloud: the cached catalogue
+// lists the project's instances at its last refresh, and a job that made or deleted a machine writes
+// that down by the machine's name (and id) at once. A create remembers the machine's type, so
+// `/gpu start <name>` right after it is priced too (unknown → priced "unknown"); a delete remembers
+// when, so a request for the machine is answered "deleted" at once though the listing, made before,
+// still names it. Whichever came last wins: a create under the same name replaces the deletion.
 
 const REMEMBER_SECONDS = 30 * 86_400;
 
@@ -16,6 +19,23 @@ export async function rememberInstanceType(
   type: string,
 ): Promise<void> {
   await store.putCache(cacheName(projectId, name), type, REMEMBER_SECONDS);
+}
+
+/**
+ * A job deleted the instance known by `refs` (its name, its id) at `at` (the clock the catalogue's
+ * refresh times its listings by): until a listing made after it, requests for it are answered at once.
+ */
+export async function rememberDeleted(
+  store: Store,
+  projectId: string | undefined,
+  refs: readonly string[],
+  at: number,
+): Promise<void> {
+  await Promise.all(
+    [...new Set(refs)].map((ref) =>
+      store.putCache(cacheName(projectId, ref), { deletedAt: at }, REMEMBER_SECONDS),
+    ),
+  );
 }
 
 /** The type of the instance named (or with the id) `ref`, or undefined when not known here. */
@@ -36,12 +56,21 @@ function rememberedType(entry: { value: unknown } | undefined): string | undefin
   return typeof entry?.value === 'string' ? entry.value : undefined;
 }
 
+function deletedAt(entry: { value: unknown } | undefined): number | undefined {
+  const value = entry?.value as { deletedAt?: unknown } | null | undefined;
+  return typeof value?.deletedAt === 'number' ? value.deletedAt : undefined;
+}
+
 export interface CatalogAndType {
   readonly cached?: { catalog: Catalog; storedAt: number };
   readonly type?: string;
+  /** A job of gpuops made it (its type is remembered): the listing may not name it yet. */
+  readonly made?: boolean;
+  /** A job of gpuops deleted it after the cached listing was made (or with none cached). */
+  readonly gone?: boolean;
 }
 
-/** The cached catalogue and the type of the instance `ref`, in one read (a request's price). */
+/** The cached catalogue and what is known of the instance `ref`, in one read (a request's price and check). */
 export async function catalogAndTypeOf(
   store: Store,
   projectId: string | undefined,
@@ -52,6 +81,14 @@ export async function catalogAndTypeOf(
     cacheName(projectId, ref),
   ]);
   const cached = catalogOf(entry);
-  const type = listedType(cached?.catalog, ref) ?? rememberedType(remembered);
-  return { ...(cached ? { cached } : {}), ...(type ? { type } : {}) };
+  const deleted = deletedAt(remembered);
+  const gone = deleted !== undefined && (!cached || deleted >= instancesListedAt(cached.catalog));
+  const made = rememberedType(remembered);
+  const type = gone ? undefined : (listedType(cached?.catalog, ref) ?? made);
+  return {
+    ...(cached ? { cached } : {}),
+    ...(type ? { type } : {}),
+    ...(made ? { made: true } : {}),
+    ...(gone ? { gone: true } : {}),
+  };
 }

@@ -9,6 +9,7 @@ import { isOffered, type OfferedType, typesFromPriceList } from '../pricing/offe
 import {
   type Catalog,
   type CatalogInstanceType,
+  instancesListedAt,
   readCatalog,
   TYPE_MEMORY_MS,
   writeCatalog,
@@ -153,6 +154,12 @@ export async function refreshCatalog(
     ),
     ...(fsList ? { filesystems: fsList } : {}),
     ...(instanceList ? { instances: instanceList } : {}),
+    // What a deletion gpuops saw is weighed against (a failed listing keeps the old list and its time).
+    ...(instances?.ok
+      ? { instancesListedAt: now }
+      : instanceList && old
+        ? { instancesListedAt: instancesListedAt(old) }
+        : {}),
     ...(k8sClusters ? { k8sClusters } : {}),
     ...(slurmClusters ? { slurmClusters } : {}),
     ...(sshKeys ? { sshKeys } : {}),

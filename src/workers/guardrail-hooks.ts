@@ -3,15 +3,16 @@ import type { JobRun, Outcome } from '../commands/kit/job-run.js';
 import { effectsOf } from '../commands/registry.js';
 import { stepAuditParameters } from '../jobs/job-data.js';
 import { auditFieldsOf } from '../store/audit.js';
-import { catalogAndTypeOf, rememberInstanceType } from '../store/instance-types-seen.js';
+import { readCatalog } from '../store/catalog-cache.js';
+import { catalogAndTypeOf, rememberDeleted, rememberInstanceType } from '../store/instance-types-seen.js';
 import { countSpendOf } from '../store/spend-projects.js';
 import { startLease } from './lease-jobs.js';
 import type { WorkerDeps } from './worker-deps.js';
 
 // What processJob tells the guardrails: each job start and outcome goes to the audit trail, a finished
-// job counts its project's spend from then on, and a job that launched or started a machine may begin
-// a lease. None of it may fail a job whose work is done: problems
-// are logged.
+// job counts its project's spend from then on, what it made or deleted is written down for the checks
+// of the next requests, and a job that launched or started a machine may begin a lease. None of it
+// may fail a job whose work is done: problems are logged.
 
 /** Appends a job start or outcome to the audit trail. */
 export async function auditJob(
@@ -59,6 +60,10 @@ export async function afterJobDone(run: JobRun<WorkerDeps>, outcome: Outcome): P
   await rememberLaunched(run).catch((err: unknown) =>
     deps.log.warn({ err }, 'could not remember an instance type'),
   );
+  // Before the requester reads "deleted": a request for it from then on is answered at once.
+  await rememberDestroyed(run).catch((err: unknown) =>
+    deps.log.warn({ err }, 'could not remember a deleted instance'),
+  );
   try {
     const lease = await startLease(run);
     return lease ? { ...outcome, detail: `${outcome.detail} ${lease}` } : outcome;
@@ -83,4 +88,21 @@ async function rememberLaunched(run: JobRun<WorkerDeps>): Promise<void> {
     source !== undefined ? (await catalogAndTypeOf(deps.store, projectId, source)).type : undefined;
   const type = launchedType(effects, targetType);
   if (type !== undefined) await rememberInstanceType(deps.store, projectId, name, type);
+}
+
+/**
+ * The machine a job deleted (its spec's effects), by the name or id the request gave and by the
+ * other as the cached listing knows it: that listing is refreshed every few minutes and names it
+ * until then, so without this a second request for it would be sent on (to an approver, for an rm).
+ */
+async function rememberDestroyed(run: JobRun<WorkerDeps>): Promise<void> {
+  const { data, deps } = run;
+  const target = effectsOf(data.command).target;
+  if (target?.does !== 'destroys') return;
+  const projectId = data.ctx.projectId ?? deps.defaultProjectId;
+  const ref = target.instance;
+  const listed = (await readCatalog(deps.store, projectId))?.catalog.instances?.find(
+    (i) => i.name === ref || i.id === ref,
+  );
+  await rememberDeleted(deps.store, projectId, [ref, ...(listed ? [listed.name, listed.id] : [])], run.now());
 }

@@ -108,3 +108,15 @@ export function missingProblem(
     message: `No ${noun} "${escapeText(ref)}" ${place}.${escapeText(has)} Check the name with \`${command}\`.`,
   };
 }
+
+/**
+ * `ref` names an instance a job of gpuops deleted after the cached listing was made: the listing
+ * still names it, but asking anyone to act on it would act on nothing.
+ */
+export function deletedProblem(ref: string): ReferenceProblem {
+  const { noun, place, list: command } = KINDS.instance;
+  return {
+    plain: `No ${noun} "${ref}" ${place}: it has been deleted (${command} lists the machines there are).`,
+    message: `No ${noun} "${escapeText(ref)}" ${place}: it has been deleted (\`${command}\` lists the machines there are).`,
+  };
+}
