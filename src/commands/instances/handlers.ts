@@ -6,7 +6,7 @@ import { sendOnce, waitOutEarlierSend } from '../kit/earlier-send.js';
 import type { Handlers } from '../kit/handler.js';
 import { PermanentJobError } from '../kit/job-errors.js';
 import type { JobRun, Outcome } from '../kit/job-run.js';
-import { sendAction, waitOutLateAction } from '../kit/late-action.js';
+import { inheritUnendedSend, sendAction, waitOutLateAction } from '../kit/late-action.js';
 import { loginBlock } from '../kit/login-line.js';
 import { pagedList } from '../kit/paged-list.js';
 import { pickByRef, resolveRef } from '../kit/resolve.js';
@@ -92,6 +92,8 @@ export async function showInstance(run: JobRun, command: CommandOf<'show'>): Pro
 async function transition(run: JobRun, ref: string, action: 'start' | 'stop'): Promise<Outcome> {
   const target = action === 'start' ? 'running' : 'stopped';
   const from = action === 'start' ? 'stopped' : 'running';
+  // An earlier attempt that died with its call under way: that call may still land after this answer.
+  await inheritUnendedSend(run, run.deps.cloud.timeoutMs);
   let instance = await resolveInstance(run, ref);
   if (instance.state === target) {
     // An earlier attempt of this job may have left a try the cloud still carries out.
