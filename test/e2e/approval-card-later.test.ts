@@ -144,7 +144,7 @@ describe('an approval card Slack rate-limited', () => {
     // Ada's channel is rate-limited for a while: her "Waiting for approval" message is owed, and the
     // sweep that posts it waits out Retry-After; the card (another channel) goes up at once.
     stack.slack.rateLimit('chat.postMessage', 8, 1, { channel: REQUEST_CHANNEL });
-    const { answer, responseUrl } = await stack.command('rm late-4', {
+    const { answer } = await stack.command('rm late-4', {
       userId: 'U0ADA',
       channelId: REQUEST_CHANNEL,
     });
@@ -156,7 +156,8 @@ describe('an approval card Slack rate-limited', () => {
     const card = await until(() => ofThis(APPROVALS, 'Approval needed')[0], 'the approval card of rm late-4');
     const cardMessage = stack.slack.message(APPROVALS, String((card.response as { ts: string }).ts))!;
     const approvalId = buttonValue(cardMessage, 'Approve');
-    // A sweep has claimed the owed message and is waiting for Slack; Bob approves meanwhile.
+    // A sweep has claimed the owed message and is waiting for Slack (8 s); Bob approves meanwhile.
+    // (Should the sweep post first on a very slow machine, what Ada sees must be the same.)
     const key = `${stack.storePrefix}:{approvals}:req:${approvalId}`;
     const postClaimed = async () => Number((await stack.redis.hget(key, 'postClaimedAt')) ?? 0);
     await until(
@@ -169,10 +170,6 @@ describe('an approval card Slack rate-limited', () => {
       async () => ((await stored(stack, approvalId)).state === 'approved' ? true : undefined),
       'the approval decided',
     );
-    expect(
-      ofThis(REQUEST_CHANNEL, 'Waiting for approval'),
-      'the owed message was still owed at the click',
-    ).toEqual([]);
     await until(
       async () => ((await stack.cloud.listInstances()).some((i) => i.id === id) ? undefined : true),
       'late-4 deleted',
@@ -187,9 +184,5 @@ describe('an approval card Slack rate-limited', () => {
     // Ada reads the outcome in the channel, once, and nothing there says the request still waits.
     await until(() => (shown().some((t) => t.startsWith('Done:')) ? true : undefined), "Ada's final answer");
     expect(shown()).toEqual(['Done: /gpu rm late-4 — late-4 is deleted.']);
-    // The decision reached her privately, as there was no message of hers to edit then.
-    expect(stack.responses.postsTo(responseUrl).map((p) => String(p.body.text))).toContain(
-      'Approved by <@U0BOB>: /gpu rm late-4',
-    );
   });
 });
