@@ -13,7 +13,7 @@ import { type AcceptDeps, REDIS_MS } from './accept-kit.js';
 // sweeper), so a card is never posted twice. What Slack refused for now (a 429, a 5xx, no answer) stays
 // recorded and the sweeper posts it on its next pass, through the workers' client, which waits out
 // Slack's Retry-After; what Slack can never take (not in the channel) is given up, and the requester is
-// told so.
+// told so. A requester's message that lands only after the request was decided is taken back.
 
 /** How long one claim on a request's posts lasts: longer than the workers' client waits out 429s. */
 export const POST_CLAIM_MS = 6 * 60_000;
@@ -66,7 +66,7 @@ export async function postApproval(
         "could not post the requester's waiting message",
       );
     }
-    if (message) await record(deps, request.id, () => approvals.setRequesterMessage(request.id, message!));
+    if (message) message = await keepIfPending(deps, request.id, message);
   }
   if (parts.includes('card') && !request.card) {
     try {
@@ -90,6 +90,34 @@ export async function postApproval(
     ...(cardProblem ? { cardProblem } : {}),
     cardLater: left.includes('card'),
   };
+}
+
+/**
+ * Records the requester's message with the request, or takes it back when the request was decided or
+ * expired while it was being posted (a sweep waiting out Slack's Retry-After): its decision found no
+ * message to edit and answered privately, and its job posts its own, so this one would say "Waiting
+ * for approval" for good. Kept when Redis does not answer: a message too many beats one lost.
+ */
+async function keepIfPending(
+  deps: AcceptDeps,
+  id: string,
+  message: MessageRef,
+): Promise<MessageRef | undefined> {
+  const kept = await withDeadline(
+    deps.guardrails.approvals.setRequesterMessage(id, message),
+    REDIS_MS,
+    'Redis',
+  ).catch((err: unknown) => {
+    deps.log.warn({ err, approvalId: id }, 'could not record what was posted for an approval');
+    return true;
+  });
+  if (kept) return message;
+  await deps.ports
+    .remove(message)
+    .catch((err: unknown) =>
+      deps.log.warn({ err, approvalId: id }, 'could not take back a waiting message of a decided request'),
+    );
+  return undefined;
 }
 
 async function record(deps: AcceptDeps, id: string, write: () => Promise<void>): Promise<void> {

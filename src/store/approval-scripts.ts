@@ -106,6 +106,13 @@ redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 return 1
 `;
 
+// The same, only while the request is pending: what a decision reads is then all it will ever have.
+const SET_IF_PENDING = `
+if redis.call('HGET', KEYS[1], 'state') ~= 'pending' then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+return 1
+`;
+
 export interface ApprovalScripts {
   gpuopsApprovalCreate(reqKey: string, pendingKey: string, ...args: string[]): Promise<string[] | null>;
   gpuopsApprovalDecide(
@@ -115,6 +122,7 @@ export interface ApprovalScripts {
     ...args: string[]
   ): Promise<string[]>;
   gpuopsApprovalSet(reqKey: string, field: string, value: string): Promise<number>;
+  gpuopsApprovalSetPending(reqKey: string, field: string, value: string): Promise<number>;
   gpuopsApprovalClaim(reqKey: string, queuingKey: string, now: string, leaseMs: string): Promise<number>;
   gpuopsApprovalStage(reqKey: string, queuingKey: string, ...args: string[]): Promise<string>;
   gpuopsApprovalPostClaim(reqKey: string, now: string, leaseMs: string): Promise<number>;
@@ -129,6 +137,7 @@ export function withScripts(redis: Redis): Redis & ApprovalScripts {
     redis.defineCommand('gpuopsApprovalClaim', { numberOfKeys: 2, lua: CLAIM });
     redis.defineCommand('gpuopsApprovalStage', { numberOfKeys: 2, lua: STAGE });
     redis.defineCommand('gpuopsApprovalSet', { numberOfKeys: 1, lua: SET_IF_EXISTS });
+    redis.defineCommand('gpuopsApprovalSetPending', { numberOfKeys: 1, lua: SET_IF_PENDING });
     redis.defineCommand('gpuopsApprovalPostClaim', { numberOfKeys: 1, lua: POST_CLAIM });
     redis.defineCommand('gpuopsApprovalPosted', { numberOfKeys: 1, lua: POSTED });
   }

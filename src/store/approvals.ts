@@ -100,7 +100,12 @@ export interface Approvals<C extends QueuedCommand = QueuedCommand> {
     readonly limit?: number;
   }): Promise<ApprovalRequest<C>[]>;
   setCard(id: string, ref: MessageRef): Promise<void>;
-  setRequesterMessage(id: string, ref: MessageRef): Promise<void>;
+  /**
+   * Records the requester's "Waiting for approval" message, only while the request is pending: false
+   * when it was decided or expired first (its decision then had no message to edit, and its job posts
+   * its own), so the caller takes back a message that would say it still waits.
+   */
+  setRequesterMessage(id: string, ref: MessageRef): Promise<boolean>;
   /**
    * Claims a pending request's unposted messages for `leaseMs`: true for the one caller that posts them
    * (the listener after its acknowledgement, or a sweep), so nothing is posted twice.
@@ -306,7 +311,12 @@ export function createApprovals<C extends QueuedCommand = QueuedCommand>(
     },
 
     async setRequesterMessage(id, ref) {
-      await r.gpuopsApprovalSet(reqKey(id), 'requesterMessage', JSON.stringify(messageRefSchema.parse(ref)));
+      const ok = await r.gpuopsApprovalSetPending(
+        reqKey(id),
+        'requesterMessage',
+        JSON.stringify(messageRefSchema.parse(ref)),
+      );
+      return ok === 1;
     },
 
     async claimPosting(id, leaseMs, now = Date.now()) {

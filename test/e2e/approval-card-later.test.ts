@@ -137,4 +137,52 @@ describe('an approval card Slack rate-limited', () => {
     stack.slack.rateLimit('chat.postMessage', 3, 1, { channel: REQUEST_CHANNEL });
     await rmThroughLateCard('late-3', false);
   });
+
+  it("leaves no message saying it still waits when Bob approves while the requester's message is owed", async () => {
+    const id = await runningMachine(stack, 'late-4');
+    const sinceCall = stack.slack.mark();
+    // Ada's channel is rate-limited for a while: her "Waiting for approval" message is owed, and the
+    // sweep that posts it waits out Retry-After; the card (another channel) goes up at once.
+    stack.slack.rateLimit('chat.postMessage', 8, 1, { channel: REQUEST_CHANNEL });
+    const { answer } = await stack.command('rm late-4', {
+      userId: 'U0ADA',
+      channelId: REQUEST_CHANNEL,
+    });
+    expect(String((await answer()).text)).toContain('needs an approval');
+    const ofThis = (channel: string, prefix: string) =>
+      posts(stack, channel, prefix).filter(
+        (c) => c.index >= sinceCall && String(c.body.text).includes('late-4'),
+      );
+    const card = await until(() => ofThis(APPROVALS, 'Approval needed')[0], 'the approval card of rm late-4');
+    const cardMessage = stack.slack.message(APPROVALS, String((card.response as { ts: string }).ts))!;
+    const approvalId = buttonValue(cardMessage, 'Approve');
+    // A sweep has claimed the owed message and is waiting for Slack (8 s); Bob approves meanwhile.
+    // (Should the sweep post first on a very slow machine, what Ada sees must be the same.)
+    const key = `${stack.storePrefix}:{approvals}:req:${approvalId}`;
+    const postClaimed = async () => Number((await stack.redis.hget(key, 'postClaimedAt')) ?? 0);
+    await until(
+      async () => ((await postClaimed()) > 0 ? true : undefined),
+      'a sweep to claim the owed message',
+    );
+    const clicked = await click(stack, { approvalId, cardChannel: APPROVALS, card: cardMessage }, 'U0BOB');
+    expect(clicked.status).toBe(200);
+    await until(
+      async () => ((await stored(stack, approvalId)).state === 'approved' ? true : undefined),
+      'the approval decided',
+    );
+    await until(
+      async () => ((await stack.cloud.listInstances()).some((i) => i.id === id) ? undefined : true),
+      'late-4 deleted',
+    );
+    // The sweep's post is over (its claim ended): what Ada's channel shows for the request now stays.
+    await until(async () => ((await postClaimed()) === 0 ? true : undefined), "the sweep's post to end");
+    const shown = () =>
+      stack.slack
+        .messages(REQUEST_CHANNEL)
+        .filter((m) => String(m.text).includes('/gpu rm late-4'))
+        .map((m) => String(m.text));
+    // Ada reads the outcome in the channel, once, and nothing there says the request still waits.
+    await until(() => (shown().some((t) => t.startsWith('Done:')) ? true : undefined), "Ada's final answer");
+    expect(shown()).toEqual(['Done: /gpu rm late-4 — late-4 is deleted.']);
+  });
 });

@@ -99,7 +99,9 @@ describe('approval requests in Redis', () => {
     });
 
     await approvals.setCard(request.id, { channel: 'C0APPROVAL1', ts: '1760000000.000100' });
-    await approvals.setRequesterMessage(request.id, { channel: 'C0GPUOPS01', ts: '1760000000.000200' });
+    expect(
+      await approvals.setRequesterMessage(request.id, { channel: 'C0GPUOPS01', ts: '1760000000.000200' }),
+    ).toBe(true);
     const stored = await approvals.get(request.id);
     expect(stored).toEqual({
       ...request,
@@ -193,6 +195,9 @@ describe('approval requests in Redis', () => {
     expect(await approvals.decide('apr-missing', { state: 'approved', by: 'U0LEAD0001' })).toEqual({
       outcome: 'not-found',
     });
+    // A requester's message posted after the decision is not recorded: the decision never saw it.
+    expect(await approvals.setRequesterMessage(request.id, { channel: 'C0GPUOPS01', ts: '1.5' })).toBe(false);
+    expect((await approvals.get(request.id))?.requesterMessage).toBeUndefined();
   });
 
   it('expires what nobody decided in time, once, and refuses clicks after the expiry time', async () => {
