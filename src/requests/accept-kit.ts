@@ -5,6 +5,7 @@ import type { Guardrails } from '../policy/guardrails.js';
 import { type CostEstimate, formatCost } from '../pricing/cost.js';
 import { type AuditInput, auditFieldsOf } from '../store/audit.js';
 import type { ProjectBinding } from '../store/store.js';
+import type { AddGate } from './add-gate.js';
 import type { EnqueueDeps } from './enqueue-request.js';
 import type { AccessDeadline } from './ports.js';
 
@@ -37,6 +38,8 @@ export interface AcceptExtra {
    * is asked again, for the reason given, whatever the policy's threshold.
    */
   readonly scheduled?: { readonly approved: true } | { readonly ask: string };
+  /** The caller's point of no return (the listener's deadline): nothing is handed to Redis once shut. */
+  readonly gate?: AddGate;
 }
 
 /** Redis steps of a request give up after this: the listener must answer within Slack's 3 s. */

@@ -13,6 +13,7 @@ import type { Logger } from '../log/logger.js';
 import { renderJobMessage } from '../render/job-message.js';
 import type { PreparedEntry } from '../store/audit.js';
 import type { AcceptJobAnswer, Store } from '../store/store.js';
+import { type AddGate, GaveUpError, neverSent } from './add-gate.js';
 import type { ChatMessage, RequestPorts } from './ports.js';
 
 export interface EnqueueDeps {
@@ -132,6 +133,8 @@ export interface EnqueueExtra {
   readonly trigger?: { readonly id: string; readonly seconds: number };
   /** The request's audit entry, stored with the job record (Store.acceptJob): a repeat stores none. */
   readonly audit?: PreparedEntry;
+  /** The caller's point of no return: once it gave up waiting, the job is not added (GaveUpError). */
+  readonly gate?: AddGate;
 }
 
 /** Same person, channel and command: the key of the dedupe claim. */
@@ -235,6 +238,7 @@ export async function enqueueRequest(
       ...(extra.lease ? { lease: extra.lease } : {}),
     });
     if (message) await withDeadline(deps.store.setJobMessage(jobId, message), 1_500, 'Redis');
+    if (extra.gate && !extra.gate.begin()) throw new GaveUpError();
     added = true;
     // Held back (delayed) while its "Queued" message is posted after the acknowledgement, and on a
     // replicated Redis until it is known to be on a replica, so no worker runs a job that could still
@@ -245,7 +249,14 @@ export async function enqueueRequest(
       deps.queue.add(command.kind, data, { jobId, ...(delay !== undefined ? { delay } : {}) }),
       1_500,
       'the queue',
-    );
+    ).catch((err: unknown) => {
+      // Refused before it was written (no connection): nothing reached Redis, so nothing can run.
+      if (neverSent(err)) {
+        added = false;
+        extra.gate?.refused();
+      }
+      throw err;
+    });
     held = job;
     if (deps.replicated) {
       await withDeadline(deps.replicated(), 1_500, 'the Redis replicas');
@@ -260,8 +271,9 @@ export async function enqueueRequest(
     // A message the job did not post (the requester's, of an approved request) is not taken back.
     const removed = await undoAccepted(deps, jobId, extra.message ? undefined : message, added);
     // The add was sent (its answer may be what got lost) and the job could not be taken back: it may
-    // run after a failover. The person must hear that, not "nothing was started".
-    if (added && !removed && !neverSent(err)) throw new MaybeQueuedError(jobId, err);
+    // run after a failover. The person must hear that, not "nothing was started". Only the add's own
+    // refusal proves it never reached Redis, not a later step's (the replica wait, the release).
+    if (added && !removed) throw new MaybeQueuedError(jobId, err);
     throw err;
   }
   const auditId = accepted.auditId ? { auditId: accepted.auditId } : {};
@@ -346,11 +358,6 @@ const REPLICATION_HOLD_MS = 10_000;
 
 /** What a request's record (and audit trail) says when the queue could not take its job. */
 export const NOT_STARTED = 'Not started: the queue was unreachable.';
-
-/** ioredis refused to send at all (no connection, no offline queue): nothing reached Redis. */
-function neverSent(err: unknown): boolean {
-  return /Stream isn't writeable/.test(String((err as Error | undefined)?.message));
-}
 
 /**
  * Redis failed half-way: take back the job, the "Queued" message and the job record, so nothing says

@@ -16,6 +16,7 @@ import type { UnpostedPart } from '../store/approval-record.js';
 import { approvalIdFor, SYSTEM_ACTOR } from '../store/approvals.js';
 import { homeOpenedBy } from '../store/home-state.js';
 import { type AcceptDeps, type AcceptExtra, pricedRequestAudit, REDIS_MS, record } from './accept-kit.js';
+import { GaveUpError } from './add-gate.js';
 import {
   CHANGE_REPEAT_SECONDS,
   dedupeSeconds,
@@ -78,6 +79,8 @@ export async function requestApproval(
 ): Promise<PendingApproval | Extract<EnqueueResult, { status: 'duplicate' }>> {
   const { policy, approvals } = guardrails;
   const approvalId = approvalIdFor(ctx, command);
+  // From here the request may be stored, and decided: not once the caller gave up waiting.
+  if (extra.gate && !extra.gate.begin()) throw new GaveUpError();
   // The same delivery sent again (same Slack trigger) is told so, and makes no card.
   if (extra.trigger) {
     const seen = await withDeadline(

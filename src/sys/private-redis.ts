@@ -14,7 +14,10 @@ export interface PrivateRedis {
   close(): Promise<void>;
   /** Kills the server as a crash would, keeping its data folder (for restart tests). */
   kill(): Promise<void>;
-  /** Starts it again on the same port and folder, after kill(). */
+  /**
+   * Starts it again on the same port and folder, after kill(); one still running is left as it is.
+   * Fails when another server took the port meanwhile, rather than passing that one off as this.
+   */
   restart(): Promise<void>;
 }
 
@@ -28,35 +31,47 @@ export interface PrivateRedisOptions {
   readonly log?: (line: string) => void;
 }
 
-function ping(port: number): Promise<boolean> {
+/** The process id of the redis-server answering on `port` (INFO server), or undefined if none answers. */
+function serverPid(port: number): Promise<number | undefined> {
   return new Promise((resolve) => {
     const socket = createConnection({ port, host: '127.0.0.1' });
     let answer = '';
     socket.setTimeout(500);
-    socket.on('connect', () => socket.write('PING\r\n'));
+    socket.on('connect', () => socket.write('INFO server\r\n'));
     socket.on('data', (chunk) => {
       answer += chunk.toString();
-      if (answer.includes('\r\n')) {
+      const pid = /\r\nprocess_id:(\d+)\r\n/.exec(answer);
+      if (pid || answer.startsWith('-')) {
         socket.destroy();
-        resolve(answer.startsWith('+PONG'));
+        resolve(pid ? Number(pid[1]) : undefined);
       }
     });
     socket.on('timeout', () => {
       socket.destroy();
-      resolve(false);
+      resolve(undefined);
     });
-    socket.on('error', () => resolve(false));
+    socket.on('error', () => resolve(undefined));
   });
 }
 
+// A port freed by kill() is free for anyone: another test's server may take it before restart().
+// Only an answer from our own process counts, so such a restart fails instead of "succeeding".
 async function waitForPing(port: number, child: ChildProcess, deadlineMs: number): Promise<void> {
   const deadline = Date.now() + deadlineMs;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`redis-server exited with code ${child.exitCode} at start`);
-    if (await ping(port)) return;
+    if (child.exitCode !== null) {
+      const other = await serverPid(port);
+      if (other !== undefined) {
+        throw new Error(
+          `port ${port} is held by another server (redis-server pid ${other}), so this one could not start on it`,
+        );
+      }
+      throw new Error(`redis-server exited with code ${child.exitCode} at start`);
+    }
+    if ((await serverPid(port)) === child.pid) return;
     await new Promise((r) => setTimeout(r, 50));
   }
-  throw new Error(`redis-server did not answer PING on port ${port} within ${deadlineMs} ms`);
+  throw new Error(`redis-server did not answer on port ${port} within ${deadlineMs} ms`);
 }
 
 function stop(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
@@ -100,13 +115,14 @@ export async function startPrivateRedis(options: PrivateRedisOptions = {}): Prom
     ...(options.appendOnly ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']),
     ...(options.extraArgs ?? []),
   ];
-  let child: ChildProcess;
+  let child: ChildProcess | undefined;
   const launch = async () => {
+    if (child && child.exitCode === null && child.signalCode === null) return;
     child = spawn(binary, args, { stdio: 'ignore' });
     await waitForPing(port, child, 10_000);
   };
   await launch();
-  const cleanup = () => child.kill('SIGKILL');
+  const cleanup = () => child?.kill('SIGKILL');
   process.once('exit', cleanup);
   return {
     url: `redis://127.0.0.1:${port}`,
@@ -114,11 +130,11 @@ export async function startPrivateRedis(options: PrivateRedisOptions = {}): Prom
     dir,
     async close() {
       process.removeListener('exit', cleanup);
-      await stop(child, 'SIGTERM');
+      if (child) await stop(child, 'SIGTERM');
       await rm(dir, { recursive: true, force: true });
     },
     async kill() {
-      await stop(child, 'SIGKILL');
+      if (child) await stop(child, 'SIGKILL');
     },
     restart: launch,
   };

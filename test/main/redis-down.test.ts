@@ -9,6 +9,7 @@ import { createLogger } from '../../src/log/logger.js';
 import { type RunningSim, startSim } from '../../src/sim/start-sim.js';
 import { createSlackWeb, type SlackWeb } from '../../src/slack/create-slack-app.js';
 import { REDIS_DOWN } from '../../src/slack/listeners/gpu-command.js';
+import { ANSWER_WITHIN_MS } from '../../src/slack/request-deadline.js';
 import { createStore, type Store } from '../../src/store/store.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/sys/private-redis.js';
 import { singleBotConfig } from '../support/bot-config.js';
@@ -122,6 +123,11 @@ describe('Redis failing half-way through accepting a request', () => {
   let queueRedis: Redis;
   let queue: GpuQueue;
   let store: Store;
+  /**
+   * Set by a test: the process stalls (no CPU) as a starved one on a loaded machine does, until the
+   * request's answer deadline has passed for sure, at this store call of the next request.
+   */
+  let stall: 'acceptJob' | 'updateJob' | undefined;
   let slack: FakeSlackApi;
   let web: SlackWeb;
   let url: string;
@@ -129,9 +135,32 @@ describe('Redis failing half-way through accepting a request', () => {
 
   beforeAll(async () => {
     storeRedis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1 });
-    store = createStore(storeRedis, prefix);
+    const realStore = createStore(storeRedis, prefix);
+    const stallAt = (call: typeof stall) => {
+      if (stall !== call) return;
+      stall = undefined;
+      // The request arrived before this call, so its deadline has passed once this loop ends; the
+      // store's write then goes out, and the listener's timers run while Redis answers.
+      const end = Date.now() + ANSWER_WITHIN_MS + 50;
+      while (Date.now() < end) {
+        // nothing else runs
+      }
+    };
+    store = {
+      ...realStore,
+      acceptJob(input) {
+        stallAt('acceptJob');
+        return realStore.acceptJob(input);
+      },
+      updateJob(id, change) {
+        stallAt('updateJob');
+        return realStore.updateJob(id, change);
+      },
+    };
     queueServer = await startPrivateRedis();
     queueRedis = new Redis(queueServer.url, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
+    // Its refusals are what these tests are about; ioredis would report each one as unhandled too.
+    queueRedis.on('error', () => {});
     await until(() => queueRedis.status === 'ready', 'the queue connection');
     queue = createQueue(queueRedis, `{${prefix}}`);
     queue.on('error', () => {});
@@ -204,5 +233,43 @@ describe('Redis failing half-way through accepting a request', () => {
         parameters: { detail: 'Not started: the queue was unreachable.' },
       },
     ]);
+  });
+
+  it('answers "try again" when the deadline passed before the job was added, and adds it never', async () => {
+    // The queue's Redis is up: only the listener is late. It answers by Slack's deadline; the job was
+    // not added by then, so it is never added, and the person may send the request again.
+    await until(() => queueRedis.status === 'ready', 'the queue connection back');
+    stall = 'acceptJob';
+    const response = await postSigned(
+      url,
+      slashCommandBody({ text: 'create late-1 h100-hgx-80gb.1x', channelId: CHANNEL }),
+      { secret: SECRET },
+    );
+    expect(JSON.parse(response.text)).toMatchObject({ text: REDIS_DOWN });
+    // The request's record, written after the answer, ends "not started", and no job was added.
+    const late = async () => (await store.recentJobs(CHANNEL, 10)).find((r) => r.summary.includes('late-1'));
+    await until(async () => (await late())?.state === 'failed', 'the late request marked as not started');
+    expect(await late()).toMatchObject({ detail: 'Not started: the queue was unreachable.' });
+    // (Only a catalogue refresh, asked for by the price check, may be on the queue.)
+    const jobs = await queue.getJobs(['waiting', 'active', 'delayed', 'prioritized', 'completed', 'failed']);
+    expect(jobs.filter((job) => job.name !== 'catalog.refresh').map((job) => job.name)).toEqual([]);
+    expect(slack.callsTo('chat.postMessage')).toHaveLength(0);
+  });
+
+  it('answers "try again" when the deadline passes after the queue refused the job, while it is undone', async () => {
+    // What a loaded CI machine did to the first test of this block: the queue's refusal was known, and
+    // the answer still said "may or may not run" because the clean-up after it ran past the deadline.
+    await queueServer.kill();
+    await until(() => queueRedis.status !== 'ready', 'the queue connection to see Redis gone');
+    stall = 'updateJob';
+    const response = await postSigned(
+      url,
+      slashCommandBody({ text: 'create slow-1 h100-hgx-80gb.1x', channelId: CHANNEL }),
+      { secret: SECRET },
+    );
+    expect(JSON.parse(response.text)).toMatchObject({ text: REDIS_DOWN });
+    const slow = async () => (await store.recentJobs(CHANNEL, 10)).find((r) => r.summary.includes('slow-1'));
+    await until(async () => (await slow())?.state === 'failed', 'the refused request marked as not started');
+    expect(slack.callsTo('chat.postMessage')).toHaveLength(0);
   });
 });

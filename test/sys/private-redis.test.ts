@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { describe, expect, inject, it } from 'vitest';
@@ -22,6 +23,41 @@ describe('private redis', () => {
       await redis.close();
     }
     expect(existsSync(redis.dir)).toBe(false);
+  });
+
+  it('restarts only a server that is down: one still running goes on, and kill() then stops it', async () => {
+    const redis = await startPrivateRedis();
+    try {
+      await redis.restart();
+      await redis.kill();
+      // Nothing answers on its port any more: a client is refused rather than served.
+      const client = new Redis(redis.url, { maxRetriesPerRequest: 0, retryStrategy: () => null });
+      client.on('error', () => {});
+      await expect(client.ping()).rejects.toThrow();
+      client.disconnect();
+    } finally {
+      await redis.close();
+    }
+  });
+
+  it('refuses to restart on a port another server took while it was down, saying so', async () => {
+    const redis = await startPrivateRedis();
+    await redis.kill();
+    const other = spawn('redis-server', ['--port', String(redis.port), '--bind', '127.0.0.1', '--save', ''], {
+      stdio: 'ignore',
+    });
+    try {
+      const client = new Redis(redis.url);
+      client.on('error', () => {});
+      await client.ping();
+      client.disconnect();
+      await expect(redis.restart()).rejects.toThrow(
+        new RegExp(`^port ${redis.port} is held by another server`),
+      );
+    } finally {
+      other.kill('SIGKILL');
+      await redis.close();
+    }
   });
 
   it('is provided to every test file by the global setup', async () => {

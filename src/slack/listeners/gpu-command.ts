@@ -12,6 +12,7 @@ import type { JobContext } from '../../jobs/job-data.js';
 import { MaybeQueuedError } from '../../jobs/replicated.js';
 import { approvableBy, groupsInPolicy } from '../../policy/decide.js';
 import { acceptDirect, acceptRequest, checkAccess } from '../../requests/accept-request.js';
+import { AddGate } from '../../requests/add-gate.js';
 import { isRedisFull, REDIS_FULL } from '../../store/redis-full.js';
 import { SLASH_COMMAND } from '../app-manifest.js';
 import { ACCESS_TOO_SLOW, CHECK_RESERVE_MS, requestDeadline } from '../request-deadline.js';
@@ -39,7 +40,12 @@ export const MAYBE_QUEUED =
 /** The channel's project binding is read within this (Redis), inside the request's deadline. */
 const BINDING_MS = 1_000;
 
-class AnswerTooSlow extends Error {}
+class AnswerTooSlow extends Error {
+  /** Nothing was handed to Redis by the deadline, and nothing will be (AddGate): nothing was started. */
+  constructor(readonly nothingStarted: boolean) {
+    super('no answer by the deadline');
+  }
+}
 
 /**
  * `/gpu …`: verify (Bolt), parse, check, enqueue, acknowledge — and only then post to Slack (the
@@ -65,11 +71,13 @@ async function answerCommand(
 ): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   // The listener answers by the request's deadline, whatever Redis does (Slack gives up after 3 s): a
-  // request still being stored then gets MAYBE_QUEUED, as it may yet be stored.
+  // request whose job (or approval) was being handed to Redis then gets MAYBE_QUEUED, as it may yet
+  // be stored; one not handed over by then never is, and is told that nothing was started.
+  const gate = new AddGate();
   const tooSlow = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new AnswerTooSlow('no answer by the deadline')), deadline.left());
+    timer = setTimeout(() => reject(new AnswerTooSlow(gate.giveUp())), deadline.left());
   });
-  const { followUp, ...reply } = await Promise.race([answer(command, deps, deadline), tooSlow])
+  const { followUp, ...reply } = await Promise.race([answer(command, deps, deadline, gate), tooSlow])
     .catch((err: unknown): Reply => {
       // The access look-ups ran out of time: nothing was stored, so nothing was started.
       if (isDeadlinePassed(err)) {
@@ -77,7 +85,7 @@ async function answerCommand(
         return { response_type: 'ephemeral', text: ACCESS_TOO_SLOW };
       }
       deps.log.error({ err }, 'could not accept /gpu');
-      const maybe = err instanceof MaybeQueuedError || err instanceof AnswerTooSlow;
+      const maybe = err instanceof MaybeQueuedError || (err instanceof AnswerTooSlow && !err.nothingStarted);
       const text = maybe ? MAYBE_QUEUED : isRedisFull(err) ? REDIS_FULL : REDIS_DOWN;
       return { response_type: 'ephemeral', text };
     })
@@ -96,7 +104,12 @@ async function answerCommand(
   }
 }
 
-async function answer(slash: SlashCommand, deps: SlackDeps, deadline: Deadline): Promise<Reply> {
+async function answer(
+  slash: SlashCommand,
+  deps: SlackDeps,
+  deadline: Deadline,
+  gate: AddGate,
+): Promise<Reply> {
   const parsed = parseCommand(slash.text);
   if (!parsed.ok) {
     const text = formatParseError(parsed.error);
@@ -153,6 +166,7 @@ async function answer(slash: SlashCommand, deps: SlackDeps, deadline: Deadline):
   const result = await acceptRequest(deps, command, ctx, {
     deferPosts: true,
     deadline: access,
+    gate,
     binding: binding ?? null,
     ...(slash.trigger_id ? { trigger: { id: slash.trigger_id, seconds: SIGNATURE_WINDOW_SECONDS } } : {}),
   });
