@@ -187,6 +187,10 @@ export const allCommands = [
       machine,
     )
     .map(([w, v, f, m]) => new FormSubmit(w, v as 'typed', f as 'valid', m)),
+  // A well-filled form for the free name by someone who may create, so forms make machines too.
+  fc
+    .tuple(fc.constantFrom('ada', 'bob', 'amy'), fc.constantFrom('typed', 'home'))
+    .map(([w, v]) => new FormSubmit(w, v as 'typed', 'valid', 'new-1')),
 ];
 
 // The Sentinel configuration: the same steps, with a failover in place of a restart of the one Redis

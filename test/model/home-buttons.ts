@@ -133,7 +133,11 @@ export class HomeButton implements fc.AsyncCommand<Model, Real> {
     readonly machine: string,
   ) {}
   check(model: Model): boolean {
-    return makerOf(model, this.machine) !== undefined;
+    // A machine that is there shows Start only when stopped and Stop only when running; one since
+    // removed has the buttons of the Homes published while it was there, if any.
+    const state = model.machines[this.machine];
+    const shown = state === 'absent' || (state === 'stopped') === (this.label === 'Start');
+    return makerOf(model, this.machine) !== undefined && shown;
   }
   async run(model: Model, real: Real): Promise<void> {
     const { stack } = real;
