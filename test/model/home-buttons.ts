@@ -7,7 +7,7 @@ import { openHome } from '../support/home-driver.js';
 import { blockActionsPayload } from '../support/slack-driver.js';
 import { checkWorld, type Model, type Real, violated } from './model.js';
 import { apply, finalOf, type Outcome } from './typed.js';
-import { type Actor, actor, isOneSentence, MACHINES, trace } from './world.js';
+import { type Actor, actor, isOneSentence, MACHINES, mayUse, trace } from './world.js';
 
 // Start and Stop on the Home tab: a press of a button the product published (read from the fake
 // Slack's views.publish calls, never made up here), signed as Slack signs a Home press (a view of type
@@ -170,8 +170,9 @@ export class HomeButton implements fc.AsyncCommand<Model, Real> {
     if (button) {
       const what = `${this.label} of ${this.machine} pressed on a Home tab by ${who.name}`;
       const outcome = await pressed(stack, who, button, this.label, what);
-      if (outcome.kind === 'refused') {
-        const shown = MACHINES.filter((m) => m !== this.machine && outcome.text.includes(m));
+      // Kept out at the door (a guest, another workspace): the refusal shows no machine at all.
+      if (outcome.kind === 'refused' && !mayUse(who.standing)) {
+        const shown = MACHINES.filter((m) => outcome.text.includes(m));
         if (shown.length > 0)
           violated(`${what} was refused naming ${shown.join(' and ')}: "${outcome.text}"`);
       }
