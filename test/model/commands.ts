@@ -4,6 +4,8 @@ import { runStep } from '../support/workflow-steps.js';
 import { Click, ClockPassesExpiry } from './clicks.js';
 import { PrimaryFailsOver, ReplicaJoins } from './failover.js';
 import { CloudHangs } from './faults.js';
+import { FormSubmit } from './forms.js';
+import { HomeButton } from './home-buttons.js';
 import { WorkerKilled } from './kill.js';
 import { checkWorld, type Model, type Real, stateAfter, violated } from './model.js';
 import { expectation, TypedChange } from './typed.js';
@@ -170,6 +172,25 @@ export const allCommands = [
   who.map((w) => new ListMachines(w)),
   fc.tuple(who, machine).map(([w, m]) => new ShowMachine(w, m)),
   fc.constantFrom('ada', 'bob', 'amy', 'vic').map((w) => new HomeOpens(w)),
+  // Home's Start and Stop (home-buttons.ts): mostly the maker's own press, then anyone's; a machine
+  // removed since gives a stale button.
+  fc.tuple(fc.constantFrom('Start', 'Stop'), machine).map(([l, m]) => new HomeButton('ada', l as 'Start', m)),
+  fc
+    .tuple(who, fc.constantFrom('Start', 'Stop'), machine)
+    .map(([w, l, m]) => new HomeButton(w, l as 'Start', m)),
+  // The create form (forms.ts), well filled or not, typed open or from Home, by anyone.
+  fc
+    .tuple(
+      who,
+      fc.constantFrom('typed', 'home'),
+      fc.constantFrom('valid', 'valid', 'bad-name', 'no-type', 'bad-tags', 'unknown-type'),
+      machine,
+    )
+    .map(([w, v, f, m]) => new FormSubmit(w, v as 'typed', f as 'valid', m)),
+  // A well-filled form for the free name by someone who may create, so forms make machines too.
+  fc
+    .tuple(fc.constantFrom('ada', 'bob', 'amy'), fc.constantFrom('typed', 'home'))
+    .map(([w, v]) => new FormSubmit(w, v as 'typed', 'valid', 'new-1')),
 ];
 
 // The Sentinel configuration: the same steps, with a failover in place of a restart of the one Redis

@@ -46,7 +46,7 @@ export function expectation(model: Model, who: Actor, verb: Verb, machine: strin
   return { kind: 'runs', noop } as const;
 }
 
-interface Outcome {
+export interface Outcome {
   readonly kind: 'refused' | 'repeat' | 'approval' | 'ran';
   readonly text: string;
   readonly final?: 'Done' | 'Failed';
@@ -104,8 +104,11 @@ export async function finalOf(stack: BotStack, channel: string, ts: string, what
   return { text, phase: text.startsWith('Done') ? ('Done' as const) : ('Failed' as const) };
 }
 
-/** Applies one outcome to the model, failing where the stack answered what the model forbids. */
-async function apply(
+/**
+ * Applies one outcome to the model, failing where the stack answered what the model forbids. `door`
+ * names the request in what it reports when it came another way than typed (a Home button, a form).
+ */
+export async function apply(
   model: Model,
   real: Real,
   who: Actor,
@@ -113,10 +116,11 @@ async function apply(
   machine: string,
   outcome: Outcome,
   double: boolean,
+  door?: string,
 ) {
   const text = commandText(verb, machine);
   const want = expectation(model, who, verb, machine);
-  const label = `"/gpu ${text}" as ${who.name}`;
+  const label = door ?? `"/gpu ${text}" as ${who.name}`;
   switch (outcome.kind) {
     case 'repeat': {
       const pending = model.pending.find((p) => p.text === text && p.seq === model.lastAsk[machine]);

@@ -162,3 +162,8 @@ export function isOneSentence(text: string): boolean {
     !/\bat .*\(.*:\d+:\d+\)|undefined|\[object Object\]/.test(text)
   );
 }
+
+/** With GPUOPS_MODEL_VERBOSE=1, what a step saw, written to stderr under the step's own line. */
+export function trace(what: string): void {
+  if (process.env.GPUOPS_MODEL_VERBOSE === '1') process.stderr.write(`     ${what}\n`);
+}
