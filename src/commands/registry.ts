@@ -1,9 +1,10 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { specs as approvals, synonyms as approvalsSynonyms } from './approvals/specs.js';
 import { specs as audit } from './audit/specs.js';
 import { specs as budgets, synonyms as budgetsSynonyms } from './budgets/specs.js';
 import { specs as catalog, synonyms as catalogSynonyms } from './catalog/specs.js';
-import { addsRunning, changesSpending, costOfEffects, effectReferences } from './effects.js';
+import { addsRunning, changedMachine, changesSpending, costOfEffects, effectReferences } from './effects.js';
 import { specs as filesystems, synonyms as filesystemsSynonyms } from './filesystems/specs.js';
 import type { FormSpec } from './forms/form-kit.js';
 import { FormMetadataError } from './forms/modal-metadata.js';
@@ -222,6 +223,20 @@ export function effectsOf(command: GpuCommand): Effects {
 /** The existing machine the command acts on by name or id, where its effects name one. */
 export function targetOf(command: GpuCommand): string | undefined {
   return effectsOf(command).target?.instance;
+}
+
+/**
+ * The machine whose requests run in the order accepted, as the store names its order: the machine the
+ * command's effects change, within its project (`projectId`; none: the default project). Undefined for
+ * a command that changes no one machine.
+ */
+export function machineOrderOf(command: GpuCommand, projectId: string | undefined): string | undefined {
+  const name = changedMachine(effectsOf(command));
+  if (name === undefined) return undefined;
+  return createHash('sha256')
+    .update(`${projectId ?? ''}\u0000${name}`)
+    .digest('base64url')
+    .slice(0, 24);
 }
 
 /** True when its price is read before it is accepted: its spec prices it, or its effects change spending. */

@@ -4,7 +4,7 @@ import { type CommandJobData, commandJobDataSchema } from '../commands/job-paylo
 import { CANNOT_POST, slackCode } from '../commands/kit/slack-failure.js';
 import { withDeadline } from '../commands/kit/with-deadline.js';
 import type { GpuCommand } from '../commands/registry.js';
-import { deliveryOf, describeCommand, operationClassOf } from '../commands/registry.js';
+import { deliveryOf, describeCommand, machineOrderOf, operationClassOf } from '../commands/registry.js';
 import type { JobContext, LeaseTerms, SealedInputs } from '../jobs/job-data.js';
 import type { MessageRef } from '../jobs/message-ref.js';
 import { type GpuQueue, jobIdFor } from '../jobs/queue.js';
@@ -163,6 +163,8 @@ export async function enqueueRequest(
   const jobId = extra.approvalId ?? requestJobId(command, ctx, fingerprint);
   const audit = extra.audit;
   const target = requestTarget(command, ctx);
+  // The machine it changes: the job joins its order in the same step (src/store/machine-order.ts).
+  const machine = machineOrderOf(command, ctx.projectId);
   // One step claims the trigger and the request (unless an approval already decided it happens once)
   // and records the job: a failure after it takes the record back.
   let accepted: AcceptJobAnswer;
@@ -182,6 +184,7 @@ export async function enqueueRequest(
         ...(extra.trigger ? { trigger: extra.trigger } : {}),
         ...(extra.approvalId ? {} : { claim: { fingerprint, seconds: dedupeSeconds(command) } }),
         ...(target ? { target: { id: target, seconds: CHANGE_REPEAT_SECONDS } } : {}),
+        ...(machine ? { machine } : {}),
         ...(audit ? { audit } : {}),
       }),
       1_500,
