@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { specs as approvals, synonyms as approvalsSynonyms } from './approvals/specs.js';
 import { specs as audit } from './audit/specs.js';
@@ -225,18 +224,9 @@ export function targetOf(command: GpuCommand): string | undefined {
   return effectsOf(command).target?.instance;
 }
 
-/**
- * The machine whose requests run in the order accepted, as the store names its order: the machine the
- * command's effects change, within its project (`projectId`; none: the default project). Undefined for
- * a command that changes no one machine.
- */
-export function machineOrderOf(command: GpuCommand, projectId: string | undefined): string | undefined {
-  const name = changedMachine(effectsOf(command));
-  if (name === undefined) return undefined;
-  return createHash('sha256')
-    .update(`${projectId ?? ''}\u0000${name}`)
-    .digest('base64url')
-    .slice(0, 24);
+/** The one machine the command changes, by name, where its effects name one (effects.ts changedMachine). */
+export function changedMachineOf(command: GpuCommand): string | undefined {
+  return changedMachine(effectsOf(command));
 }
 
 /** True when its price is read before it is accepted: its spec prices it, or its effects change spending. */

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 
 // Requests on one machine take effect in the order they were accepted (docs/reliability.md, "Requests
@@ -56,6 +57,17 @@ export interface MachineOrder {
   earlierOnMachine(machine: string, jobId: string): Promise<{ now: number; earlier: EarlierJob[] }>;
   /** Takes the job out of its machine's order: it has answered, or was found finished. */
   leaveMachineOrder(machine: string, jobId: string): Promise<void>;
+}
+
+/**
+ * The name of a machine's order: its name (as the request names it) within its project (none: the
+ * default project), hashed so the key stays short whatever the name.
+ */
+export function machineOrderId(projectId: string | undefined, name: string): string {
+  return createHash('sha256')
+    .update(`${projectId ?? ''}\u0000${name}`)
+    .digest('base64url')
+    .slice(0, 24);
 }
 
 /** The Redis key of a machine's order: under the store's prefix, so in its slot on a Cluster. */

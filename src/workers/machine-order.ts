@@ -1,7 +1,8 @@
 import { DelayedError } from 'bullmq';
 import type { CommandJobData } from '../commands/job-payload.js';
 import type { JobRun } from '../commands/kit/job-run.js';
-import { machineOrderOf } from '../commands/registry.js';
+import { changedMachineOf } from '../commands/registry.js';
+import { machineOrderId } from '../store/machine-order.js';
 import type { Store } from '../store/store.js';
 import type { WorkerDeps } from './worker-deps.js';
 
@@ -42,7 +43,8 @@ const WAITING_FOR = 'orderWaitFor';
 
 /** The machine order the job belongs to, if its command changes one machine. */
 function machineOf(data: CommandJobData): string | undefined {
-  return machineOrderOf(data.command, data.ctx.projectId);
+  const name = changedMachineOf(data.command);
+  return name === undefined ? undefined : machineOrderId(data.ctx.projectId, name);
 }
 
 /** The first job accepted before `jobId` on `machine` that has not ended; finished ones leave the order. */
