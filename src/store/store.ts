@@ -99,11 +99,12 @@ end
 `;
 
 // KEYS: trigger, dedupe, job, the channel's job list, the audit stream, the target's latest request,
-// the order of the machine it changes (all in the store's slot on a Cluster). ARGV: job id, trigger seconds, dedupe seconds (0: that claim
-// is not made), record, record seconds, list length, then the audit entry (empty: none), its MINID and
-// its id's milliseconds, then target seconds (0: no target), the prefix of job record keys and that
-// of approval keys, then the machine order's seconds (0: it changes no machine). Each claim holds the job's id, so a repeat can name the job it repeats; a dedupe
-// claim only counts while its holder is pending (HOLDER_PENDING). An entry id at or below the
+// the order of the machine it changes (all in the store's slot on a Cluster). ARGV: job id, trigger
+// seconds, dedupe seconds (0: that claim is not made), record, record seconds, list length, then the
+// audit entry (empty: none), its MINID and its id's milliseconds, then target seconds (0: no target),
+// the prefix of job record keys and that of approval keys, then the machine order's seconds (0: it
+// changes no machine; machine-order.ts). Each claim holds the job's id, so a repeat can name the job
+// it repeats; a dedupe claim only counts while its holder is pending (HOLDER_PENDING). An entry id at or below the
 // stream's last (another replica's clock ahead) is left to Redis, as Audit.append does.
 const ACCEPT_JOB = `${HOLDER_PENDING}${ORDER_ADD_LUA}
 if ARGV[2] ~= '0' and not redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2], 'NX') then
