@@ -23,6 +23,14 @@ export function changesSpending(effects: Effects): boolean {
   return addsRunning(effects) || effects.target?.does === 'stops';
 }
 
+/**
+ * The one machine it changes, by name: the target it starts, stops or deletes, or the machine it
+ * launches by name. Requests on it run in the order accepted (docs/reliability.md).
+ */
+export function changedMachine(effects: Effects): string | undefined {
+  return effects.target?.does !== undefined ? effects.target.instance : effects.launches?.instance;
+}
+
 /** The machine that gets a lease when it runs: the one it launches by name, or the one it starts. */
 export function leasedMachine(effects: Effects): string | undefined {
   return (

@@ -3,7 +3,7 @@ import { specs as approvals, synonyms as approvalsSynonyms } from './approvals/s
 import { specs as audit } from './audit/specs.js';
 import { specs as budgets, synonyms as budgetsSynonyms } from './budgets/specs.js';
 import { specs as catalog, synonyms as catalogSynonyms } from './catalog/specs.js';
-import { addsRunning, changesSpending, costOfEffects, effectReferences } from './effects.js';
+import { addsRunning, changedMachine, changesSpending, costOfEffects, effectReferences } from './effects.js';
 import { specs as filesystems, synonyms as filesystemsSynonyms } from './filesystems/specs.js';
 import type { FormSpec } from './forms/form-kit.js';
 import { FormMetadataError } from './forms/modal-metadata.js';
@@ -222,6 +222,11 @@ export function effectsOf(command: GpuCommand): Effects {
 /** The existing machine the command acts on by name or id, where its effects name one. */
 export function targetOf(command: GpuCommand): string | undefined {
   return effectsOf(command).target?.instance;
+}
+
+/** The one machine the command changes, by name, where its effects name one (effects.ts changedMachine). */
+export function changedMachineOf(command: GpuCommand): string | undefined {
+  return changedMachine(effectsOf(command));
 }
 
 /** True when its price is read before it is accepted: its spec prices it, or its effects change spending. */

@@ -4,7 +4,7 @@ import { type CommandJobData, commandJobDataSchema } from '../commands/job-paylo
 import { CANNOT_POST, slackCode } from '../commands/kit/slack-failure.js';
 import { withDeadline } from '../commands/kit/with-deadline.js';
 import type { GpuCommand } from '../commands/registry.js';
-import { deliveryOf, describeCommand, operationClassOf } from '../commands/registry.js';
+import { changedMachineOf, deliveryOf, describeCommand, operationClassOf } from '../commands/registry.js';
 import type { JobContext, LeaseTerms, SealedInputs } from '../jobs/job-data.js';
 import type { MessageRef } from '../jobs/message-ref.js';
 import { type GpuQueue, jobIdFor } from '../jobs/queue.js';
@@ -12,6 +12,7 @@ import { MaybeQueuedError } from '../jobs/replicated.js';
 import type { Logger } from '../log/logger.js';
 import { renderJobMessage } from '../render/job-message.js';
 import type { PreparedEntry } from '../store/audit.js';
+import { machineOrderId } from '../store/machine-order.js';
 import type { AcceptJobAnswer, Store } from '../store/store.js';
 import { type AddGate, GaveUpError, neverSent } from './add-gate.js';
 import type { ChatMessage, RequestPorts } from './ports.js';
@@ -166,6 +167,9 @@ export async function enqueueRequest(
   const jobId = extra.approvalId ?? requestJobId(command, ctx, fingerprint);
   const audit = extra.audit;
   const target = requestTarget(command, ctx);
+  // The machine it changes: the job joins its order in the same step (src/store/machine-order.ts).
+  const changes = changedMachineOf(command);
+  const machine = changes === undefined ? undefined : machineOrderId(ctx.projectId, changes);
   // One step claims the trigger and the request (unless an approval already decided it happens once)
   // and records the job: a failure after it takes the record back.
   let accepted: AcceptJobAnswer;
@@ -185,6 +189,7 @@ export async function enqueueRequest(
         ...(extra.trigger ? { trigger: extra.trigger } : {}),
         ...(extra.approvalId ? {} : { claim: { fingerprint, seconds: dedupeSeconds(command) } }),
         ...(target ? { target: { id: target, seconds: CHANGE_REPEAT_SECONDS } } : {}),
+        ...(machine ? { machine } : {}),
         ...(audit ? { audit } : {}),
       }),
       1_500,

@@ -2,6 +2,13 @@ import type { Redis } from 'ioredis';
 import type { MessageRef } from '../jobs/message-ref.js';
 import type { BindingCache } from './binding-cache.js';
 import { changed, type JobChange, type JobRecord } from './job-record.js';
+import {
+  createMachineOrder,
+  type MachineOrder,
+  machineOrderKey,
+  ORDER_ADD_LUA,
+  ORDER_SECONDS,
+} from './machine-order.js';
 
 // Redis-backed state other than the queue. Every key starts with the store's prefix so several
 // deployments (or test files) can share one Redis without seeing each other's state.
@@ -46,6 +53,8 @@ export interface AcceptJobInput {
    * `seconds`, so a repeat of an earlier request on it runs again rather than finding that one.
    */
   readonly target?: { readonly id: string; readonly seconds: number };
+  /** The machine it changes (a machine-order id): the job joins that machine's order (machine-order.ts). */
+  readonly machine?: string;
   /**
    * The request's audit entry, stored in the same step once the job is recorded (Audit.prepare): one
    * round trip fewer, and a repeat or replay, which records nothing, adds no entry either.
@@ -89,14 +98,15 @@ local function holderPending(holder, targetKey, useTarget, jobPrefix, approvalPr
 end
 `;
 
-// KEYS: trigger, dedupe, job, the channel's job list, the audit stream, the target's latest request
-// (all in the store's slot on a Cluster). ARGV: job id, trigger seconds, dedupe seconds (0: that claim
-// is not made), record, record seconds, list length, then the audit entry (empty: none), its MINID and
-// its id's milliseconds, then target seconds (0: no target), the prefix of job record keys and that
-// of approval keys. Each claim holds the job's id, so a repeat can name the job it repeats; a dedupe
-// claim only counts while its holder is pending (HOLDER_PENDING). An entry id at or below the
+// KEYS: trigger, dedupe, job, the channel's job list, the audit stream, the target's latest request,
+// the order of the machine it changes (all in the store's slot on a Cluster). ARGV: job id, trigger
+// seconds, dedupe seconds (0: that claim is not made), record, record seconds, list length, then the
+// audit entry (empty: none), its MINID and its id's milliseconds, then target seconds (0: no target),
+// the prefix of job record keys and that of approval keys, then the machine order's seconds (0: it
+// changes no machine; machine-order.ts). Each claim holds the job's id, so a repeat can name the job
+// it repeats; a dedupe claim only counts while its holder is pending (HOLDER_PENDING). An entry id at or below the
 // stream's last (another replica's clock ahead) is left to Redis, as Audit.append does.
-const ACCEPT_JOB = `${HOLDER_PENDING}
+const ACCEPT_JOB = `${HOLDER_PENDING}${ORDER_ADD_LUA}
 if ARGV[2] ~= '0' and not redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2], 'NX') then
   return {'replay', redis.call('GET', KEYS[1])}
 end
@@ -111,6 +121,7 @@ if ARGV[10] ~= '0' then redis.call('SET', KEYS[6], ARGV[1], 'EX', ARGV[10]) end
 redis.call('SET', KEYS[3], ARGV[4], 'EX', ARGV[5])
 redis.call('LPUSH', KEYS[4], ARGV[1])
 redis.call('LTRIM', KEYS[4], 0, tonumber(ARGV[6]) - 1)
+if ARGV[13] ~= '0' then orderAdd(KEYS[7], ARGV[1], ARGV[13]) end
 if ARGV[7] == '' then return {'recorded'} end
 local id = redis.pcall('XADD', KEYS[5], 'MINID', '~', ARGV[8], ARGV[9] .. '-*', 'entry', ARGV[7])
 if type(id) == 'table' and id.err then
@@ -135,7 +146,7 @@ interface AcceptJobScript {
   gpuopsClaimRequest(...keysAndArgs: string[]): Promise<string | null>;
 }
 
-export interface Store {
+export interface Store extends MachineOrder {
   readonly redis: Redis;
   readonly prefix: string;
 
@@ -215,7 +226,7 @@ export function createStore(redis: Redis, prefix = 'gpuops', options: StoreOptio
   const k = (...parts: string[]) => [prefix, ...parts].join(':');
   const scripted = redis as Redis & Partial<AcceptJobScript>;
   if (typeof scripted.gpuopsAcceptJob !== 'function') {
-    redis.defineCommand('gpuopsAcceptJob', { numberOfKeys: 6, lua: ACCEPT_JOB });
+    redis.defineCommand('gpuopsAcceptJob', { numberOfKeys: 7, lua: ACCEPT_JOB });
     redis.defineCommand('gpuopsClaimRequest', { numberOfKeys: 2, lua: CLAIM_REQUEST });
   }
   const scripts = redis as Redis & AcceptJobScript;
@@ -234,6 +245,7 @@ export function createStore(redis: Redis, prefix = 'gpuops', options: StoreOptio
     trigger,
     claim: dedupe,
     target,
+    machine,
     audit,
   }: AcceptJobInput): Promise<AcceptJobAnswer> => {
     const [status, second] = await scripts.gpuopsAcceptJob(
@@ -243,6 +255,7 @@ export function createStore(redis: Redis, prefix = 'gpuops', options: StoreOptio
       k('channel', record.channelId, 'jobs'),
       audit?.key ?? k('audit'),
       k('target', target?.id ?? ''),
+      machineOrderKey(prefix, machine ?? ''),
       record.id,
       String(trigger?.seconds ?? 0),
       String(dedupe?.seconds ?? 0),
@@ -255,6 +268,7 @@ export function createStore(redis: Redis, prefix = 'gpuops', options: StoreOptio
       String(target?.seconds ?? 0),
       jobPrefix,
       approvalPrefix,
+      String(machine ? ORDER_SECONDS : 0),
     );
     if (status === 'replay' || status === 'duplicate') return { status, holder: second ?? '' };
     return { status: 'recorded', ...(second ? { auditId: second } : {}) };
@@ -263,6 +277,7 @@ export function createStore(redis: Redis, prefix = 'gpuops', options: StoreOptio
   return {
     redis,
     prefix,
+    ...createMachineOrder(redis, prefix),
 
     async bindProject(channelId, binding) {
       const key = k('channel', channelId, 'project');

@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import { isSystemJobData, type JobData } from '../jobs/job-data.js';
 import { QUEUE_NAME, QUEUE_PREFIX } from '../jobs/queue.js';
 import { inSpan } from '../obs/trace-spans.js';
+import type { QueueTurn } from './machine-order.js';
 import type { WorkerDeps } from './worker-deps.js';
 
 export interface WorkerOptions {
@@ -18,12 +19,17 @@ export interface WorkerOptions {
 }
 
 /** Runs one attempt of a job: the bot's own jobs and commands each by their own processor. */
-export async function processJob(job: Job<JobData>, deps: WorkerDeps, signal: AbortSignal): Promise<string> {
+export async function processJob(
+  job: Job<JobData>,
+  deps: WorkerDeps,
+  signal: AbortSignal,
+  queue?: QueueTurn,
+): Promise<string> {
   // Each processor loads on its first job, not at start-up: an idle bot never needs the handlers.
   // The bot's own jobs (catalogue refresh) carry no command: they have their own schema and processor.
   if (isSystemJobData(job.data))
     return (await import('./process-system-job.js')).processSystemJob(job, deps, signal);
-  return (await import('./process-command-job.js')).processCommandJob(job, deps, signal);
+  return (await import('./process-command-job.js')).processCommandJob(job, deps, signal, queue);
 }
 
 /** One attempt, in the span `gpuops.job <name>` when tracing is on (under BullMQ's own `process` span). */
@@ -36,8 +42,10 @@ function attempt(job: Job<JobData>, run: () => Promise<string>): Promise<string>
       span.set({ 'gpuops.outcome': 'done' });
       return result;
     } catch (err) {
-      const last = number >= (job.opts.attempts ?? 1) || (err as Error)?.name === 'UnrecoverableError';
-      span.set({ 'gpuops.outcome': last ? 'failed' : 'retrying' });
+      const name = (err as Error)?.name;
+      const last = number >= (job.opts.attempts ?? 1) || name === 'UnrecoverableError';
+      // DelayedError: it waits for an earlier request on its machine (machine-order.ts), no attempt spent.
+      span.set({ 'gpuops.outcome': name === 'DelayedError' ? 'waiting' : last ? 'failed' : 'retrying' });
       throw err;
     }
   });
@@ -48,10 +56,15 @@ export function createWorker(
   deps: WorkerDeps,
   options: WorkerOptions = {},
 ): Worker<JobData> {
-  const worker = new Worker<JobData>(
+  const worker: Worker<JobData> = new Worker<JobData>(
     QUEUE_NAME,
-    async (job, _token, signal) =>
-      attempt(job, () => processJob(job, deps, signal ?? new AbortController().signal)),
+    async (job, token, signal): Promise<string> =>
+      attempt(job, () =>
+        processJob(job, deps, signal ?? new AbortController().signal, {
+          token,
+          stateOf: (id): Promise<string> => worker.backend.getState(id),
+        }),
+      ),
     {
       connection,
       prefix: options.prefix ?? QUEUE_PREFIX,

@@ -10,6 +10,7 @@ import type { JobData } from '../jobs/job-data.js';
 import { inSpan } from '../obs/trace-spans.js';
 import { isNoAnswer, whileRunning } from './cloud-wait.js';
 import { afterJobDone, auditJob } from './guardrail-hooks.js';
+import { awaitTurn, leaveTurn, type QueueTurn } from './machine-order.js';
 import type { WorkerDeps } from './worker-deps.js';
 
 // One attempt of a command's job. Loaded on the first command a worker runs (createWorker), not at
@@ -20,6 +21,8 @@ export async function processCommandJob(
   job: Job<JobData>,
   deps: WorkerDeps,
   signal: AbortSignal,
+  /** Absent (a job run outside a worker, in tests): no ordering on its machine. */
+  queue?: QueueTurn,
 ): Promise<string> {
   let data: CommandJobData;
   try {
@@ -52,20 +55,25 @@ export async function processCommandJob(
       );
       await recordStepDone(again);
     }
+    await leaveTurn(deps, data, job.id!);
     deps.log.warn(
       { jobId: job.id, name: job.name, state: record.state, shownNow: !record.answered },
       'job already answered; not run again',
     );
     return record.detail ?? record.state;
   }
+  const run = new JobRun(job, data, deps, signal, record, message);
+  // Requests on one machine act in the order accepted: an earlier one not ended yet goes first (this
+  // attempt then ends here, delayed, and the job tries again shortly).
+  if (queue) await awaitTurn(run, queue);
   // An approved request's record is the source of truth, not BullMQ's job ids: it is marked running in
   // one atomic step before anything acts, so a request that lapsed (its messages say it never ran)
   // stays unrun, and a repair never queues again a request that ran (requests/drive-approved.ts).
   if (data.approvalId && (await deps.guardrails.approvals.advance(data.approvalId, 'running')) === 'lapsed') {
     deps.log.warn({ jobId: job.id, name: job.name }, 'approved request lapsed before its job ran; not run');
+    await leaveTurn(deps, data, job.id!);
     return 'not run: the approved request lapsed before its job could be stored';
   }
-  const run = new JobRun(job, data, deps, signal, record, message);
   // A job that waited past the response_url's 30 minutes (held, retried, approved late) keeps it no longer.
   await forgetResponseUrl(run, false);
   const handler = handlerFor(data.command.kind);
@@ -99,6 +107,7 @@ export async function processCommandJob(
     await startAudited;
     const outcome = await afterJobDone(run, handled);
     await inSpan('gpuops.answer', { 'gpuops.outcome': 'done' }, () => run.finish('done', outcome));
+    await leaveTurn(deps, data, job.id!);
     await forgetResponseUrl(run, true);
     await auditJob(run, 'outcome', { outcome: 'done', durationMs: Date.now() - startedAt });
     // A workflow step waits for this job: its outputs are the outcome's data.
@@ -123,6 +132,7 @@ export async function processCommandJob(
     try {
       if (last) {
         await inSpan('gpuops.answer', { 'gpuops.outcome': 'failed' }, () => run.finish('failed', { detail }));
+        await leaveTurn(deps, data, job.id!);
         await forgetResponseUrl(run, true);
       } else if (noAnswer) {
         await run.noticeCloudWait({

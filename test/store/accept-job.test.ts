@@ -213,6 +213,39 @@ describe('Store.acceptJob', () => {
     expect((await audit.latest(1))[0]?.jobId).toBe('job-b1');
   });
 
+  it("puts a job in its machine's order as it is accepted, in the order accepted, and a repeat not", async () => {
+    const machine = 'machine-a';
+    const stop = { fingerprint: 'fp-order-stop', seconds: 30 };
+    expect(await store.acceptJob({ record: record('order-1'), claim: stop, machine })).toEqual({
+      status: 'recorded',
+    });
+    // The person repeats the stop: it finds the first job and takes no place of its own.
+    expect(await store.acceptJob({ record: record('order-2'), claim: stop, machine })).toEqual({
+      status: 'duplicate',
+      holder: 'order-1',
+    });
+    await store.acceptJob({
+      record: record('order-3'),
+      claim: { fingerprint: 'fp-order-start', seconds: 30 },
+      machine,
+    });
+    const started = await store.earlierOnMachine(machine, 'order-3');
+    expect(started.earlier.map((j) => j.id)).toEqual(['order-1']);
+    expect(Math.abs(started.now - Date.now()), "Redis's clock, in ms").toBeLessThan(60_000);
+    expect(started.earlier[0]!.acceptedAt).toBeLessThanOrEqual(started.now);
+    expect((await store.earlierOnMachine(machine, 'order-1')).earlier).toEqual([]);
+    // A job that reached the queue another way (a lease's stop) takes its place when it first begins: last.
+    expect((await store.earlierOnMachine(machine, 'lease-stop')).earlier.map((j) => j.id)).toEqual([
+      'order-1',
+      'order-3',
+    ]);
+    await store.leaveMachineOrder(machine, 'order-1');
+    expect((await store.earlierOnMachine(machine, 'order-3')).earlier).toEqual([]);
+    expect(await store.earlierOnMachine('machine-b', 'order-3')).toMatchObject({ earlier: [] });
+    const ttl = await redis.ttl(`${store.prefix}:order:${machine}`);
+    expect(ttl, 'the order expires').toBeGreaterThan(0);
+  });
+
   it('fails rather than running a replay when Redis cannot be asked', async () => {
     const gone = new Redis(inject('redisUrl'), { lazyConnect: true, enableOfflineQueue: false });
     const offline = createStore(gone, store.prefix);
