@@ -66,7 +66,7 @@ export async function postApproval(
         "could not post the requester's waiting message",
       );
     }
-    if (message) await record(deps, request.id, () => approvals.setRequesterMessage(request.id, message!));
+    if (message && !(await kept(deps, request.id, message))) message = undefined;
   }
   if (parts.includes('card') && !request.card) {
     try {
@@ -90,6 +90,30 @@ export async function postApproval(
     ...(cardProblem ? { cardProblem } : {}),
     cardLater: left.includes('card'),
   };
+}
+
+/**
+ * Records the requester's message with the request; false when the request was decided while the
+ * message was on its way (a late post, after Slack's Retry-After). The decision then told the requester
+ * without it and the job shows its progress in a message of its own, so this one, which says the
+ * request still waits, is taken back rather than left in the channel for good.
+ */
+async function kept(deps: AcceptDeps, id: string, message: MessageRef): Promise<boolean> {
+  const recorded = await withDeadline(
+    deps.guardrails.approvals.setRequesterMessage(id, message),
+    REDIS_MS,
+    'Redis',
+  ).catch((err: unknown) => {
+    deps.log.warn({ err, approvalId: id }, 'could not record what was posted for an approval');
+    return true;
+  });
+  if (recorded) return true;
+  await deps.ports
+    .remove(message)
+    .catch((err: unknown) =>
+      deps.log.warn({ err, approvalId: id }, "could not take back a requester's late waiting message"),
+    );
+  return false;
 }
 
 async function record(deps: AcceptDeps, id: string, write: () => Promise<void>): Promise<void> {

@@ -100,6 +100,13 @@ redis.call('HSET', KEYS[1], 'postClaimedAt', '0')
 return 1
 `;
 
+// KEYS: request. ARGV: field, value. Only while the request still waits for its decision: 1 set, 0 not.
+const SET_IF_PENDING = `
+if redis.call('HGET', KEYS[1], 'state') ~= 'pending' then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+return 1
+`;
+
 const SET_IF_EXISTS = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
@@ -115,6 +122,7 @@ export interface ApprovalScripts {
     ...args: string[]
   ): Promise<string[]>;
   gpuopsApprovalSet(reqKey: string, field: string, value: string): Promise<number>;
+  gpuopsApprovalSetPending(reqKey: string, field: string, value: string): Promise<number>;
   gpuopsApprovalClaim(reqKey: string, queuingKey: string, now: string, leaseMs: string): Promise<number>;
   gpuopsApprovalStage(reqKey: string, queuingKey: string, ...args: string[]): Promise<string>;
   gpuopsApprovalPostClaim(reqKey: string, now: string, leaseMs: string): Promise<number>;
@@ -129,6 +137,7 @@ export function withScripts(redis: Redis): Redis & ApprovalScripts {
     redis.defineCommand('gpuopsApprovalClaim', { numberOfKeys: 2, lua: CLAIM });
     redis.defineCommand('gpuopsApprovalStage', { numberOfKeys: 2, lua: STAGE });
     redis.defineCommand('gpuopsApprovalSet', { numberOfKeys: 1, lua: SET_IF_EXISTS });
+    redis.defineCommand('gpuopsApprovalSetPending', { numberOfKeys: 1, lua: SET_IF_PENDING });
     redis.defineCommand('gpuopsApprovalPostClaim', { numberOfKeys: 1, lua: POST_CLAIM });
     redis.defineCommand('gpuopsApprovalPosted', { numberOfKeys: 1, lua: POSTED });
   }

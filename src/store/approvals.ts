@@ -100,7 +100,11 @@ export interface Approvals<C extends QueuedCommand = QueuedCommand> {
     readonly limit?: number;
   }): Promise<ApprovalRequest<C>[]>;
   setCard(id: string, ref: MessageRef): Promise<void>;
-  setRequesterMessage(id: string, ref: MessageRef): Promise<void>;
+  /**
+   * Records the requester's message while the request waits for its decision: false, and nothing
+   * recorded, once it was decided (the decision and the job then no longer look for it).
+   */
+  setRequesterMessage(id: string, ref: MessageRef): Promise<boolean>;
   /**
    * Claims a pending request's unposted messages for `leaseMs`: true for the one caller that posts them
    * (the listener after its acknowledgement, or a sweep), so nothing is posted twice.
@@ -306,7 +310,8 @@ export function createApprovals<C extends QueuedCommand = QueuedCommand>(
     },
 
     async setRequesterMessage(id, ref) {
-      await r.gpuopsApprovalSet(reqKey(id), 'requesterMessage', JSON.stringify(messageRefSchema.parse(ref)));
+      const value = JSON.stringify(messageRefSchema.parse(ref));
+      return (await r.gpuopsApprovalSetPending(reqKey(id), 'requesterMessage', value)) === 1;
     },
 
     async claimPosting(id, leaseMs, now = Date.now()) {

@@ -6,6 +6,8 @@ import { PrimaryFailsOver, ReplicaJoins } from './failover.js';
 import { CloudHangs } from './faults.js';
 import { WorkerKilled } from './kill.js';
 import { checkWorld, type Model, type Real, stateAfter, violated } from './model.js';
+import { ClockReachesSchedule, ScheduleMade, ScheduleRemoved, scheduleTimes } from './schedules.js';
+import { ResponseUrlExpires, SlackRefusesPost } from './slack-faults.js';
 import { expectation, TypedChange } from './typed.js';
 import { HomeOpens, ListMachines, ShowMachine } from './visibility.js';
 import { ACTORS, actor, FINAL_WITHIN_MS, isOneSentence, MACHINES } from './world.js';
@@ -125,6 +127,8 @@ const click = fc
   .map(([w, l, n, s]) => new Click(w, l as 'Approve', n, s));
 
 const redisRestarts = fc.constant(new RedisRestarts());
+const slackRefuses = fc.constant(new SlackRefusesPost());
+const responseUrlExpires = fc.constant(new ResponseUrlExpires());
 
 export const allCommands = [
   adaOnDemo1,
@@ -152,6 +156,8 @@ export const allCommands = [
     )
     .map(([op, n]) => new CloudFails(op as 'startInstance', n)),
   fc.constantFrom('chat.update', 'chat.postMessage').map((m) => new SlackLimits(m as 'chat.update')),
+  slackRefuses,
+  responseUrlExpires,
   fc
     .tuple(
       fc.constantFrom('startInstance', 'stopInstance', 'createInstance', 'deleteInstance'),
@@ -170,6 +176,22 @@ export const allCommands = [
   who.map((w) => new ListMachines(w)),
   fc.tuple(who, machine).map(([w, m]) => new ShowMachine(w, m)),
   fc.constantFrom('ada', 'bob', 'amy', 'vic').map((w) => new HomeOpens(w)),
+  // Power schedules (schedules.ts): made by anyone, removed, and the clock reaching the next one,
+  // drawn as often as a schedule is made so that most schedules fire.
+  fc
+    .tuple(who, fc.constantFrom('start', 'stop'), machine, fc.constantFrom(...scheduleTimes))
+    .map(([w, a, m, t]) => new ScheduleMade(w, a as 'start', m, t)),
+  fc
+    .tuple(
+      fc.constantFrom('ada', 'bob', 'amy'),
+      fc.constantFrom('start', 'stop'),
+      fc.constantFrom('demo-1', 'demo-2'),
+      fc.constantFrom(...scheduleTimes),
+    )
+    .map(([w, a, m, t]) => new ScheduleMade(w, a as 'start', m, t)),
+  fc.tuple(who, fc.nat(3)).map(([w, n]) => new ScheduleRemoved(w, n)),
+  fc.constant(new ClockReachesSchedule()),
+  fc.constant(new ClockReachesSchedule()),
 ];
 
 // The Sentinel configuration: the same steps, with a failover in place of a restart of the one Redis
@@ -211,4 +233,31 @@ export const failoverFocus = [
   fc.nat(3).map((n) => new Click('bob', 'Approve', n, false)),
   failover,
   replicaJoins,
+];
+
+// GPUOPS_MODEL_FOCUS=schedules: schedules made and removed, the clock reaching them, Ada's typed
+// changes between firings, and Slack's faults on the way their answers take.
+const focusSchedule = fc
+  .tuple(
+    fc.constantFrom('ada', 'bob', 'vic'),
+    fc.constantFrom('start', 'stop'),
+    machine,
+    fc.constantFrom(...scheduleTimes),
+  )
+  .map(([w, a, m, t]) => new ScheduleMade(w, a as 'start', m, t));
+
+export const scheduleFocus = [
+  focusSchedule,
+  focusSchedule,
+  fc.tuple(fc.constantFrom('ada', 'gus'), fc.nat(3)).map(([w, n]) => new ScheduleRemoved(w, n)),
+  fc.constant(new ClockReachesSchedule()),
+  fc.constant(new ClockReachesSchedule()),
+  adaOnDemo1,
+  // Each machine asked to go once: a second rm meets the open finding of docs/testing.md first.
+  fc.constantFrom('demo-1', 'demo-2').map((m) => new FirstRm(m)),
+  fc.nat(3).map((n) => new Click('bob', 'Approve', n, false)),
+  fc.constantFrom('chat.update', 'chat.postMessage').map((m) => new SlackLimits(m as 'chat.update')),
+  slackRefuses,
+  responseUrlExpires,
+  fc.constantFrom('ada', 'vic').map((w) => new ListMachines(w)),
 ];

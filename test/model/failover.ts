@@ -4,8 +4,8 @@ import { type PrivateRedis, startPrivateRedis } from '../../src/sys/private-redi
 import { MASTER, type SentinelSet, startSentinelSet } from '../reliability/support/sentinel.js';
 import type { BotStack } from '../support/bot-stack.js';
 import { until } from '../support/until.js';
+import { finalAnswer } from './answers.js';
 import { checkWorld, type Model, type PendingApproval, type Real, stateAfter, violated } from './model.js';
-import { finalOf } from './typed.js';
 import { REQUEST_CHANNEL, startWorld } from './world.js';
 
 // The model's second configuration (GPUOPS_MODEL_REDIS=sentinel): Redis behind Sentinel, a primary,
@@ -207,9 +207,23 @@ export async function settleApproved(
   afterReplica = false,
 ) {
   const what = `the approved "/gpu ${p.text}"${afterReplica ? ' once a replica is back' : ''}`;
-  const ts = p.requesterTs;
-  if (!ts) return violated(`"/gpu ${p.text}" had no message of its requester to answer in`);
-  if (afterReplica) {
+  // The requester's "Waiting for approval" message, or, when Slack took none when the card went out
+  // (a 429: the sweeper posts it later; not_in_channel: never), the first one posted since the ask.
+  const since = p.asked?.since ?? 0;
+  const channelTs = () =>
+    p.requesterTs ??
+    stack.slack.calls
+      .filter(
+        (c) =>
+          c.index >= since &&
+          c.method === 'chat.postMessage' &&
+          c.body.channel === REQUEST_CHANNEL &&
+          String(c.body.text).includes(`/gpu ${p.text}`) &&
+          (c.response as { ok?: boolean } | undefined)?.ok === true,
+      )
+      .map((c) => String((c.response as { ts: string }).ts))[0];
+  const ts = channelTs();
+  if (afterReplica && ts) {
     await until(
       `${what} to end`,
       () =>
@@ -227,7 +241,12 @@ export async function settleApproved(
       );
     });
   }
-  const final = await finalOf(stack, REQUEST_CHANNEL, ts, what);
+  const final = await finalAnswer(stack, p.requester, p.text, {
+    since,
+    ...(p.asked ? { responseUrl: p.asked.responseUrl } : {}),
+    channelTs,
+    what,
+  });
   model.seq += 1;
   model.ran.push({ verb: p.verb, machine: p.machine, actor: p.requester.id });
   if (final.phase === 'Done') model.machines[p.machine] = stateAfter(p.verb);
