@@ -85,3 +85,21 @@ export async function finalAnswer(
   }
   return { text, phase: phaseOf(text) as 'Done' };
 }
+
+/**
+ * The request's message in the channel: the latest that Slack took since `since` and that is still
+ * there (a late "Waiting for approval" taken back, or replaced by the job's own message, is not).
+ */
+export const messageAbout = (stack: BotStack, request: string, since: number) => (): string | undefined =>
+  stack.slack.calls
+    .filter(
+      (c) =>
+        c.index >= since &&
+        c.method === 'chat.postMessage' &&
+        c.body.channel === REQUEST_CHANNEL &&
+        String(c.body.text).includes(`/gpu ${request}`) &&
+        (c.response as { ok?: boolean } | undefined)?.ok === true,
+    )
+    .map((c) => String((c.response as { ts: string }).ts))
+    .filter((ts) => stack.slack.message(REQUEST_CHANNEL, ts) !== undefined)
+    .at(-1);

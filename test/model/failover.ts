@@ -4,7 +4,7 @@ import { type PrivateRedis, startPrivateRedis } from '../../src/sys/private-redi
 import { MASTER, type SentinelSet, startSentinelSet } from '../reliability/support/sentinel.js';
 import type { BotStack } from '../support/bot-stack.js';
 import { until } from '../support/until.js';
-import { finalAnswer } from './answers.js';
+import { finalAnswer, messageAbout } from './answers.js';
 import { checkWorld, type Model, type PendingApproval, type Real, stateAfter, violated } from './model.js';
 import { REQUEST_CHANNEL, startWorld } from './world.js';
 
@@ -196,7 +196,7 @@ export class ReplicaJoins implements fc.AsyncCommand<Model, Real> {
 }
 
 /**
- * Follows an approved request to its requester's final answer (finalOf's wait) and the model with it.
+ * Follows an approved request to its requester's final answer, wherever they can see it (answers.ts), and the model with it.
  * A held one (`afterReplica`) gets a minute from the replica's return: the sweeper queues it within
  * a second or two, and one that never ends is the approval lost.
  */
@@ -210,18 +210,9 @@ export async function settleApproved(
   // The requester's "Waiting for approval" message, or, when Slack took none when the card went out
   // (a 429: the sweeper posts it later; not_in_channel: never), the first one posted since the ask.
   const since = p.asked?.since ?? 0;
+  const latest = messageAbout(stack, p.text, since);
   const channelTs = () =>
-    p.requesterTs ??
-    stack.slack.calls
-      .filter(
-        (c) =>
-          c.index >= since &&
-          c.method === 'chat.postMessage' &&
-          c.body.channel === REQUEST_CHANNEL &&
-          String(c.body.text).includes(`/gpu ${p.text}`) &&
-          (c.response as { ok?: boolean } | undefined)?.ok === true,
-      )
-      .map((c) => String((c.response as { ts: string }).ts))[0];
+    p.requesterTs && stack.slack.message(REQUEST_CHANNEL, p.requesterTs) ? p.requesterTs : latest();
   const ts = channelTs();
   if (afterReplica && ts) {
     await until(

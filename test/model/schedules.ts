@@ -4,7 +4,7 @@ import { getSchedule } from '../../src/store/schedules.js';
 import { schedulerIdOf } from '../../src/watch/schedule-timers.js';
 import type { BotStack } from '../support/bot-stack.js';
 import { until } from '../support/until.js';
-import { finalAnswer } from './answers.js';
+import { finalAnswer, messageAbout } from './answers.js';
 import { checkWorld, type Model, type ModelSchedule, type Real, stateAfter, violated } from './model.js';
 import { expectation } from './typed.js';
 import { type Actor, actor, isOneSentence, mayChange, mayUse, REQUEST_CHANNEL } from './world.js';
@@ -39,19 +39,6 @@ async function typed(stack: BotStack, who: Actor, text: string) {
   return { since, responseUrl, reply };
 }
 
-/** The channel message of `/gpu <request>` posted since `since`, once Slack took it. */
-const postedSince = (stack: BotStack, request: string, since: number) => () => {
-  const posted = stack.slack.calls.find(
-    (c: RecordedCall) =>
-      c.index >= since &&
-      c.method === 'chat.postMessage' &&
-      c.body.channel === REQUEST_CHANNEL &&
-      String(c.body.text).includes(`/gpu ${request}`) &&
-      (c.response as { ok?: boolean } | undefined)?.ok === true,
-  );
-  return posted ? String((posted.response as { ts: string }).ts) : undefined;
-};
-
 export class ScheduleMade implements fc.AsyncCommand<Model, Real> {
   constructor(
     readonly who: string,
@@ -85,7 +72,7 @@ export class ScheduleMade implements fc.AsyncCommand<Model, Real> {
     const final = await finalAnswer(stack, who, text, {
       since,
       responseUrl,
-      channelTs: postedSince(stack, text, since),
+      channelTs: messageAbout(stack, text, since),
       what: label,
     });
     model.ran.push({ verb: `schedule.${this.action}`, machine: this.machine, actor: who.id });
@@ -141,7 +128,7 @@ export class ScheduleRemoved implements fc.AsyncCommand<Model, Real> {
     const final = await finalAnswer(stack, who, text, {
       since,
       responseUrl,
-      channelTs: postedSince(stack, text, since),
+      channelTs: messageAbout(stack, text, since),
       what: label,
     });
     if (final.phase !== 'Done') violated(`${label} ended "${final.text}"`);
@@ -244,7 +231,7 @@ export class ClockReachesSchedule implements fc.AsyncCommand<Model, Real> {
     model.ran.push({ verb: s.action, machine: s.machine, actor: s.owner.id });
     const final = await finalAnswer(stack, s.owner, request, {
       since,
-      channelTs: postedSince(stack, request, since),
+      channelTs: messageAbout(stack, request, since),
       what: label,
     });
     if (final.phase === 'Done') model.machines[s.machine] = stateAfter(s.action);

@@ -1,9 +1,8 @@
 import type fc from 'fast-check';
-import type { RecordedCall } from '../../src/devkit/fake-slack-api.js';
 import { buttonsOf, buttonValue } from '../e2e/guardrails-kit.js';
 import type { BotStack } from '../support/bot-stack.js';
 import { until } from '../support/until.js';
-import { finalAnswer } from './answers.js';
+import { finalAnswer, messageAbout } from './answers.js';
 import {
   checkWorld,
   type Model,
@@ -72,16 +71,7 @@ async function send(stack: BotStack, who: Actor, text: string): Promise<Outcome>
   if (reply !== '') return { kind: 'refused', text: reply };
   // The request's message (the post Slack took; a rate-limited or refused attempt is recorded too,
   // without a message), or, where the bot could not post it, a private answer (answers.ts).
-  const mine = (c: RecordedCall) =>
-    c.index >= since &&
-    c.method === 'chat.postMessage' &&
-    c.body.channel === REQUEST_CHANNEL &&
-    String(c.body.text).includes(`/gpu ${text}`) &&
-    (c.response as { ok?: boolean } | undefined)?.ok === true;
-  const channelTs = () => {
-    const posted = stack.slack.calls.find(mine);
-    return posted ? String((posted.response as { ts: string }).ts) : undefined;
-  };
+  const channelTs = messageAbout(stack, text, since);
   const final = await finalAnswer(stack, who, text, {
     since,
     responseUrl,
