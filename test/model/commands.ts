@@ -10,6 +10,7 @@ import { ClockReachesSchedule, ScheduleMade, ScheduleRemoved, scheduleTimes } fr
 import { ResponseUrlExpires, SlackRefusesPost } from './slack-faults.js';
 import { expectation, TypedChange } from './typed.js';
 import { HomeOpens, ListMachines, ShowMachine } from './visibility.js';
+import { WatchersLook, WatchToggled } from './watch.js';
 import { ACTORS, actor, FINAL_WITHIN_MS, isOneSentence, MACHINES } from './world.js';
 
 // Faults as steps, workflow steps, and the list of every step fast-check draws from.
@@ -128,6 +129,10 @@ const click = fc
 
 const redisRestarts = fc.constant(new RedisRestarts());
 const slackRefuses = fc.constant(new SlackRefusesPost());
+const watchToggled = fc
+  .tuple(fc.constantFrom('ada', 'bob', 'vic', 'gus'), fc.boolean())
+  .map(([w, on]) => new WatchToggled(w, on));
+const watchersLook = fc.constant(new WatchersLook());
 const responseUrlExpires = fc.constant(new ResponseUrlExpires());
 
 export const allCommands = [
@@ -192,6 +197,9 @@ export const allCommands = [
   fc.tuple(who, fc.nat(3)).map(([w, n]) => new ScheduleRemoved(w, n)),
   fc.constant(new ClockReachesSchedule()),
   fc.constant(new ClockReachesSchedule()),
+  // `/gpu watch on|off` and what a watched channel is told (watch.ts).
+  watchToggled,
+  watchersLook,
 ];
 
 // The Sentinel configuration: the same steps, with a failover in place of a restart of the one Redis
@@ -236,7 +244,7 @@ export const failoverFocus = [
 ];
 
 // GPUOPS_MODEL_FOCUS=schedules: schedules made and removed, the clock reaching them, Ada's typed
-// changes between firings, and Slack's faults on the way their answers take.
+// changes between firings, Slack's faults on the way their answers take, and watching.
 const focusSchedule = fc
   .tuple(
     fc.constantFrom('ada', 'bob', 'vic'),
@@ -260,4 +268,7 @@ export const scheduleFocus = [
   slackRefuses,
   responseUrlExpires,
   fc.constantFrom('ada', 'vic').map((w) => new ListMachines(w)),
+  watchToggled,
+  watchersLook,
+  watchersLook,
 ];

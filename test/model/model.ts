@@ -46,6 +46,11 @@ export interface Model {
   readonly refused: Array<{ readonly verb: string; readonly machine: string; readonly actor: string }>;
   /** Power schedules made through the bot and not removed (schedules.ts). */
   readonly schedules: ModelSchedule[];
+  /**
+   * While the requests' channel watches the project (watch.ts): each machine's state when it began
+   * and the fake's mark then; undefined while it does not.
+   */
+  watching?: { readonly since: number; readonly states: Readonly<Record<string, CloudState>> } | undefined;
   /** Sentinel only: the promoted primary has no replica, so changes are refused (degraded mode). */
   degraded: boolean;
   /** Approvals clicked while degraded: each must run (or its requester be told) once a replica is back. */

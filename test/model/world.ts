@@ -55,6 +55,9 @@ export const MODEL_POLICY_YAML = [
   'access:',
   '  allow_guests: false',
   '  allow_other_workspaces: false',
+  // The watchers look every 2 s (watch.ts waits a few looks for a change to be told).
+  'watch:',
+  '  poll_every: 2s',
   'rate_limits:',
   '  per_user: { requests: 0 }',
   '  per_channel: { requests: 0 }',
@@ -67,6 +70,9 @@ export const mayUse = (s: Standing) => s !== 'guest' && s !== 'outsider';
 export const mayChange = (s: Standing) => s === 'operator' || s === 'approver' || s === 'admin';
 /** May this standing read (ls, show)? */
 export const mayRead = (s: Standing) => mayUse(s);
+
+/** How often the watchers look at the project (the policy's watch.poll_every above), in ms. */
+export const WATCH_POLL_MS = 2_000;
 
 /** The client's timeout for one cloud call: short, so a call the cloud holds (faults.ts) costs seconds. */
 export const CLOUD_TIMEOUT_MS = 2_000;
