@@ -16,8 +16,9 @@ import { type Actor, actor, isOneSentence, mayChange, mayUse, REQUEST_CHANNEL } 
 // clock would do at HH:MM) and the bot's own watch worker runs the firing. A firing is a start or stop
 // request as the schedule's owner: the model expects it to change the machine as the owner's typed
 // request would, counts it as their request, and wants its final answer where the owner can see it.
-// Left out: leases (the model's policy has none) and a firing above the schedule's ceiling (a machine
-// target cannot change its type; only a tag target could grow, and the model's machines carry no tags).
+// A scheduled start must get a lease, as a typed one does. Left out: a firing above the schedule's
+// ceiling (a machine target cannot change its type; only a tag target could grow, and the model's
+// machines carry no tags).
 
 const HOURS = ['06:00', '12:00', '18:00', '23:30'] as const;
 export const scheduleTimes = HOURS;
@@ -175,6 +176,7 @@ export class ClockReachesSchedule implements fc.AsyncCommand<Model, Real> {
     const next = Math.min(...timers.map((t) => t.next ?? Number.POSITIVE_INFINITY));
     const due = timers.filter((t) => t.next === next);
     const since = stack.slack.mark();
+    const firedFrom = Date.now();
     const fleet = await stack.cloud.listInstances();
     for (const t of due) {
       const jobId = `repeat:${t.key}:${next}`;
@@ -194,7 +196,7 @@ export class ClockReachesSchedule implements fc.AsyncCommand<Model, Real> {
         },
         FIRING_WITHIN_MS,
       );
-      await this.expect(model, stack, s, fleet, since);
+      await this.expect(model, stack, s, fleet, since, firedFrom);
     }
     await checkWorld(model, real);
   }
@@ -206,6 +208,7 @@ export class ClockReachesSchedule implements fc.AsyncCommand<Model, Real> {
     s: ModelSchedule,
     fleet: ReadonlyArray<{ id: string; name: string }>,
     since: number,
+    firedFrom: number,
   ) {
     const label = `the firing of ${s.id} (${s.action} ${s.machine} at ${s.at}, ${s.owner.name}'s)`;
     const same = fleet.some((i) => i.id === s.instanceId);
@@ -234,7 +237,19 @@ export class ClockReachesSchedule implements fc.AsyncCommand<Model, Real> {
       channelTs: messageAbout(stack, request, since),
       what: label,
     });
-    if (final.phase === 'Done') model.machines[s.machine] = stateAfter(s.action);
+    if (final.phase !== 'Done') return;
+    model.machines[s.machine] = stateAfter(s.action);
+    // A scheduled start gets the lease a typed start gets (the model's policy leases every start).
+    if (s.action === 'start') {
+      const leases = await stack.guardrails.leases.activeFor(s.owner.id);
+      const mine = leases.filter(
+        (l) => (l.instance === s.machine || l.instance === s.instanceId) && l.startedAt >= firedFrom,
+      );
+      if (mine.length === 0)
+        violated(
+          `${label} started ${s.machine} without a lease (${s.owner.name}'s active leases: ${leases.map((l) => `${l.instance} from ${new Date(l.startedAt).toISOString()}`).join(', ') || 'none'})`,
+        );
+    }
   }
   toString(): string {
     return 'the clock reaches the next schedule';

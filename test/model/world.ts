@@ -52,6 +52,9 @@ export const MODEL_POLICY_YAML = [
   '  approvers: { users: [U0BOB] }',
   `  channel: ${APPROVAL_CHANNEL}`,
   '  expires_after: 1h',
+  // Every start and create gets a lease (long enough never to end within a run): a scheduled start
+  // must get one too (schedules.ts).
+  '  lease: { required_above_per_hour: 0.01, default: 8h, remind_before: 30m }',
   'access:',
   '  allow_guests: false',
   '  allow_other_workspaces: false',
