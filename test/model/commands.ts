@@ -8,8 +8,11 @@ import { FormSubmit } from './forms.js';
 import { HomeButton } from './home-buttons.js';
 import { WorkerKilled } from './kill.js';
 import { checkWorld, type Model, type Real, stateAfter, violated } from './model.js';
+import { ClockReachesSchedule, ScheduleMade, ScheduleRemoved, scheduleTimes } from './schedules.js';
+import { ResponseUrlExpires, SlackRefusesPost } from './slack-faults.js';
 import { expectation, TypedChange } from './typed.js';
 import { HomeOpens, ListMachines, ShowMachine } from './visibility.js';
+import { WatchersLook, WatchToggled } from './watch.js';
 import { ACTORS, actor, FINAL_WITHIN_MS, isOneSentence, MACHINES } from './world.js';
 
 // Faults as steps, workflow steps, and the list of every step fast-check draws from.
@@ -127,6 +130,12 @@ const click = fc
   .map(([w, l, n, s]) => new Click(w, l as 'Approve', n, s));
 
 const redisRestarts = fc.constant(new RedisRestarts());
+const slackRefuses = fc.constant(new SlackRefusesPost());
+const watchToggled = fc
+  .tuple(fc.constantFrom('ada', 'bob', 'vic', 'gus'), fc.boolean())
+  .map(([w, on]) => new WatchToggled(w, on));
+const watchersLook = fc.constant(new WatchersLook());
+const responseUrlExpires = fc.constant(new ResponseUrlExpires());
 
 export const allCommands = [
   adaOnDemo1,
@@ -154,6 +163,8 @@ export const allCommands = [
     )
     .map(([op, n]) => new CloudFails(op as 'startInstance', n)),
   fc.constantFrom('chat.update', 'chat.postMessage').map((m) => new SlackLimits(m as 'chat.update')),
+  slackRefuses,
+  responseUrlExpires,
   fc
     .tuple(
       fc.constantFrom('startInstance', 'stopInstance', 'createInstance', 'deleteInstance'),
@@ -191,6 +202,25 @@ export const allCommands = [
   fc
     .tuple(fc.constantFrom('ada', 'bob', 'amy'), fc.constantFrom('typed', 'home'))
     .map(([w, v]) => new FormSubmit(w, v as 'typed', 'valid', 'new-1')),
+  // Power schedules (schedules.ts): made by anyone, removed, and the clock reaching the next one,
+  // drawn as often as a schedule is made so that most schedules fire.
+  fc
+    .tuple(who, fc.constantFrom('start', 'stop'), machine, fc.constantFrom(...scheduleTimes))
+    .map(([w, a, m, t]) => new ScheduleMade(w, a as 'start', m, t)),
+  fc
+    .tuple(
+      fc.constantFrom('ada', 'bob', 'amy'),
+      fc.constantFrom('start', 'stop'),
+      fc.constantFrom('demo-1', 'demo-2'),
+      fc.constantFrom(...scheduleTimes),
+    )
+    .map(([w, a, m, t]) => new ScheduleMade(w, a as 'start', m, t)),
+  fc.tuple(who, fc.nat(3)).map(([w, n]) => new ScheduleRemoved(w, n)),
+  fc.constant(new ClockReachesSchedule()),
+  fc.constant(new ClockReachesSchedule()),
+  // `/gpu watch on|off` and what a watched channel is told (watch.ts).
+  watchToggled,
+  watchersLook,
 ];
 
 // The Sentinel configuration: the same steps, with a failover in place of a restart of the one Redis
@@ -232,4 +262,34 @@ export const failoverFocus = [
   fc.nat(3).map((n) => new Click('bob', 'Approve', n, false)),
   failover,
   replicaJoins,
+];
+
+// GPUOPS_MODEL_FOCUS=schedules: schedules made and removed, the clock reaching them, Ada's typed
+// changes between firings, Slack's faults on the way their answers take, and watching.
+const focusSchedule = fc
+  .tuple(
+    fc.constantFrom('ada', 'bob', 'vic'),
+    fc.constantFrom('start', 'stop'),
+    machine,
+    fc.constantFrom(...scheduleTimes),
+  )
+  .map(([w, a, m, t]) => new ScheduleMade(w, a as 'start', m, t));
+
+export const scheduleFocus = [
+  focusSchedule,
+  focusSchedule,
+  fc.tuple(fc.constantFrom('ada', 'gus'), fc.nat(3)).map(([w, n]) => new ScheduleRemoved(w, n)),
+  fc.constant(new ClockReachesSchedule()),
+  fc.constant(new ClockReachesSchedule()),
+  adaOnDemo1,
+  // Each machine asked to go once: a second rm meets the open finding of docs/testing.md first.
+  fc.constantFrom('demo-1', 'demo-2').map((m) => new FirstRm(m)),
+  fc.nat(3).map((n) => new Click('bob', 'Approve', n, false)),
+  fc.constantFrom('chat.update', 'chat.postMessage').map((m) => new SlackLimits(m as 'chat.update')),
+  slackRefuses,
+  responseUrlExpires,
+  fc.constantFrom('ada', 'vic').map((w) => new ListMachines(w)),
+  watchToggled,
+  watchersLook,
+  watchersLook,
 ];

@@ -5,8 +5,8 @@ import { type PrivateRedis, startPrivateRedis } from '../../src/sys/private-redi
 import { MASTER, type SentinelSet, startSentinelSet } from '../reliability/support/sentinel.js';
 import type { BotStack } from '../support/bot-stack.js';
 import { until } from '../support/until.js';
+import { finalAnswer, messageAbout } from './answers.js';
 import { checkWorld, type Model, type PendingApproval, type Real, stateAfter, violated } from './model.js';
-import { finalOf } from './typed.js';
 import { FINAL_WITHIN_MS, REQUEST_CHANNEL, startWorld } from './world.js';
 
 // The model's second configuration (GPUOPS_MODEL_REDIS=sentinel): Redis behind Sentinel, a primary,
@@ -199,50 +199,6 @@ export class ReplicaJoins implements fc.AsyncCommand<Model, Real> {
 /** A held approval's time to its answer once a replica is back (the sweeper queues it within seconds). */
 const HELD_WITHIN_MS = 60_000;
 
-/** Where a requester reads an approved request's outcome: a message of theirs in the channel. */
-interface Place {
-  readonly channel: string;
-  readonly ts: string;
-}
-
-/**
- * The message the requester reads the approved request's outcome in. Known since the card appeared,
- * or, when their "Waiting for approval" met a 429 and was still owed then, the one the job answers in:
- * the owed message if a sweep posted it before the decision, else a message the job posts itself (a
- * sweep does not post it once the request is decided). Bounded by `withinMs`: the job's own message
- * comes with its first progress, within the request's bound for a final answer.
- */
-async function answerPlace(
-  stack: BotStack,
-  p: PendingApproval,
-  what: string,
-  withinMs: number,
-): Promise<Place> {
-  if (p.requesterTs) return { channel: REQUEST_CHANNEL, ts: p.requesterTs };
-  const place = await until(
-    `${what} to have a message its requester reads`,
-    async () => {
-      const job = await stack.queue.getJob(p.id);
-      if (!job) return undefined;
-      return job.data.message ?? (await stack.store.jobMessage(p.id));
-    },
-    withinMs,
-  ).catch(() => {
-    const mine = stack.slack
-      .messages(REQUEST_CHANNEL)
-      .filter((m) => JSON.stringify(m.blocks ?? []).includes(`request ${p.id}`))
-      .map((m) => `"${String(m.text)}"`);
-    return violated(
-      `${what} never gave ${p.requester.name} a message with its outcome (its "Waiting for approval" met a 429; the channel shows ${mine.join(', ') || 'nothing of it'})`,
-    );
-  });
-  if (place.channel !== REQUEST_CHANNEL)
-    violated(
-      `${what} was answered in ${place.channel}, not in ${REQUEST_CHANNEL} where ${p.requester.name} asked`,
-    );
-  return place;
-}
-
 /**
  * Once no sweep is posting the request's messages any more (its claim ended or ran out), none of
  * the requester's messages of it may still say it waits for approval: a "Waiting for approval" posted
@@ -270,9 +226,9 @@ async function noWaitingLeft(stack: BotStack, p: PendingApproval, what: string) 
 }
 
 /**
- * Follows an approved request to its requester's final answer (finalOf's wait) and the model with it.
- * The invariant: the requester always sees the final outcome of an approved request, in a message of
- * theirs in the channel where they asked (answerPlace), and nothing there still says it waits.
+ * Follows an approved request to its requester's final answer, wherever they can see it (answers.ts),
+ * and the model with it. The invariant: the requester always sees the final outcome of an approved
+ * request, and once no sweep posts for it, nothing in their channel still says it waits (noWaitingLeft).
  * A held one (`afterReplica`) gets a minute from the replica's return: the sweeper queues it within
  * a second or two, and one that never ends is the approval lost.
  */
@@ -283,24 +239,37 @@ export async function settleApproved(
   afterReplica = false,
 ) {
   const what = `the approved "/gpu ${p.text}"${afterReplica ? ' once a replica is back' : ''}`;
-  const { channel, ts } = await answerPlace(stack, p, what, afterReplica ? HELD_WITHIN_MS : FINAL_WITHIN_MS);
-  if (afterReplica) {
+  // The requester's "Waiting for approval" message, or, when Slack took none when the card went out
+  // (a 429: the sweeper posts it later; not_in_channel: never), the first one posted since the ask.
+  const since = p.asked?.since ?? 0;
+  const latest = messageAbout(stack, p.text, since);
+  const channelTs = () =>
+    p.requesterTs && stack.slack.message(REQUEST_CHANNEL, p.requesterTs) ? p.requesterTs : latest();
+  const ts = channelTs();
+  if (afterReplica && ts) {
     await until(
       `${what} to end`,
       () =>
-        /^(Done|Failed|Denied|Expired)/i.test(String(stack.slack.message(channel, ts)?.text))
+        /^(Done|Failed|Denied|Expired)/i.test(String(stack.slack.message(REQUEST_CHANNEL, ts)?.text))
           ? true
           : undefined,
       HELD_WITHIN_MS,
     ).catch(() => {
-      const seen = (stack.slack.message(channel, ts)?.history ?? []).map((v) => `"${String(v.text)}"`);
+      const seen = (stack.slack.message(REQUEST_CHANNEL, ts)?.history ?? []).map(
+        (v) => `"${String(v.text)}"`,
+      );
       const card = stack.slack.message(p.card.channel ?? '', p.card.ts);
       violated(
         `${what} never ended: its requester's message went ${seen.join(', then ') || 'missing'}; the card says "${String(card?.text ?? '')}"`,
       );
     });
   }
-  const final = await finalOf(stack, channel, ts, what);
+  const final = await finalAnswer(stack, p.requester, p.text, {
+    since,
+    ...(p.asked ? { responseUrl: p.asked.responseUrl } : {}),
+    channelTs,
+    what,
+  });
   await noWaitingLeft(stack, p, what);
   model.seq += 1;
   model.ran.push({ verb: p.verb, machine: p.machine, actor: p.requester.id });

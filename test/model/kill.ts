@@ -55,7 +55,15 @@ export class WorkerKilled implements fc.AsyncCommand<Model, Real> {
     try {
       await doomed.waitForLog((r) => r.msg === 'worker ready', 60_000);
       await own.pause(true);
-      const held = stack.sim.control.addFault({
+      // A fault of an earlier step on the same operation (CloudHangs) may take the call first: either
+      // holds it, so the kill waits for the first hit of any of them (seed 61: it waited for its own).
+      const hitsOf = () =>
+        stack.sim.control
+          .faults()
+          .filter((f) => f.operation === OPERATION[this.verb])
+          .reduce((n, f) => n + f.hits, 0);
+      const before = hitsOf();
+      stack.sim.control.addFault({
         operation: OPERATION[this.verb],
         latencyMs: 1_500,
         count: 1,
@@ -65,7 +73,7 @@ export class WorkerKilled implements fc.AsyncCommand<Model, Real> {
       // The job's call reached the cloud, from the other process: kill it now.
       await until(
         `the ${OPERATION[this.verb]} call of "${this}" to reach the cloud`,
-        () => stack.sim.control.faults().find((f) => f.id === held.id && f.hits > 0),
+        () => (hitsOf() > before ? true : undefined),
         30_000,
       );
       await doomed.kill();

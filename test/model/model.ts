@@ -17,6 +17,8 @@ export interface PendingApproval {
   readonly machine: string;
   readonly card: StoredMessage;
   readonly requesterTs: string | undefined;
+  /** Where the ask left: the approved job's answer may go privately (a mark of the fake, its response_url). */
+  readonly asked?: { readonly since: number; readonly responseUrl: string };
   /** The ask's place in the machine's history: a repeat is "Already on it" only while it is the latest. */
   readonly seq: number;
 }
@@ -33,18 +35,37 @@ export interface Model {
   seq: number;
   /** Requests that ran: the audit trail must hold their start and outcome. */
   readonly ran: Array<{
-    readonly verb: Verb;
+    /** A verb, or a schedule's kind (`schedule.stop`, `schedule.rm`): the audit trail's operation. */
+    readonly verb: string;
     readonly machine: string;
     readonly actor: string;
     /** The job ran and said it could not (a name taken between the listener's check and the job). */
     readonly failed?: true;
   }>;
   /** Requests the policy refused: the audit trail must hold a `refused` request entry for each. */
-  readonly refused: Array<{ readonly verb: Verb; readonly machine: string; readonly actor: string }>;
+  readonly refused: Array<{ readonly verb: string; readonly machine: string; readonly actor: string }>;
+  /** Power schedules made through the bot and not removed (schedules.ts). */
+  readonly schedules: ModelSchedule[];
+  /**
+   * While the requests' channel watches the project (watch.ts): each machine's state when it began
+   * and the fake's mark then; undefined while it does not.
+   */
+  watching?: { readonly since: number; readonly states: Readonly<Record<string, CloudState>> } | undefined;
   /** Sentinel only: the promoted primary has no replica, so changes are refused (degraded mode). */
   degraded: boolean;
   /** Approvals clicked while degraded: each must run (or its requester be told) once a replica is back. */
   readonly held: PendingApproval[];
+}
+
+export interface ModelSchedule {
+  readonly id: string;
+  readonly action: 'start' | 'stop';
+  readonly machine: string;
+  /** The machine it was made for: a later machine of the same name is not its target. */
+  readonly instanceId: string;
+  readonly owner: Actor;
+  /** `HH:MM`, daily, in UTC. */
+  readonly at: string;
 }
 
 export interface Real {
@@ -70,6 +91,7 @@ export function initialModel(): Model {
       { verb: 'create', machine: 'demo-2', actor: 'U0ADA' },
     ],
     refused: [],
+    schedules: [],
     degraded: false,
     held: [],
   };

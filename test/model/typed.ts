@@ -1,8 +1,8 @@
 import type fc from 'fast-check';
-import type { RecordedCall } from '../../src/devkit/fake-slack-api.js';
 import { buttonsOf, buttonValue } from '../e2e/guardrails-kit.js';
 import type { BotStack } from '../support/bot-stack.js';
 import { until } from '../support/until.js';
+import { finalAnswer, messageAbout } from './answers.js';
 import {
   checkWorld,
   type Model,
@@ -50,12 +50,14 @@ export interface Outcome {
   readonly kind: 'refused' | 'repeat' | 'approval' | 'ran';
   readonly text: string;
   readonly final?: 'Done' | 'Failed';
+  /** Where the ask left (a mark of the fake Slack, its response_url): an approved one answers there too. */
+  readonly asked?: { readonly since: number; readonly responseUrl: string };
 }
 
 /** Sends one `/gpu` line and follows it to what the person ends up seeing. */
 async function send(stack: BotStack, who: Actor, text: string): Promise<Outcome> {
   const since = stack.slack.mark();
-  const { response } = await stack.command(text, {
+  const { response, responseUrl } = await stack.command(text, {
     userId: who.id,
     userName: who.name,
     channelId: REQUEST_CHANNEL,
@@ -64,21 +66,19 @@ async function send(stack: BotStack, who: Actor, text: string): Promise<Outcome>
   const reply =
     response.text.trim() === '' ? '' : String((JSON.parse(response.text) as { text?: string }).text);
   if (reply.startsWith('Already on it')) return { kind: 'repeat', text: reply };
-  if (reply.includes('needs an approval')) return { kind: 'approval', text: reply };
+  if (reply.includes('needs an approval'))
+    return { kind: 'approval', text: reply, asked: { since, responseUrl } };
   if (reply !== '') return { kind: 'refused', text: reply };
-  // The post Slack took (a rate-limited attempt is recorded too, without a message).
-  const mine = (c: RecordedCall) =>
-    c.body.channel === REQUEST_CHANNEL &&
-    String(c.body.text).includes(`/gpu ${text}`) &&
-    (c.response as { ok?: boolean }).ok === true;
-  const posted = await stack.slack
-    .waitFor('chat.postMessage', mine, 10_000, since)
-    .catch(() =>
-      violated(`"/gpu ${text}" as ${who.name} was acknowledged with no answer and no channel message`),
-    );
-  const ts = String((posted.response as { ts: string }).ts);
-  const final = await finalOf(stack, REQUEST_CHANNEL, ts, `"/gpu ${text}" as ${who.name}`);
-  return { kind: 'ran', text: final.text, final: final.phase };
+  // The request's message (the post Slack took; a rate-limited or refused attempt is recorded too,
+  // without a message), or, where the bot could not post it, a private answer (answers.ts).
+  const channelTs = messageAbout(stack, text, since);
+  const final = await finalAnswer(stack, who, text, {
+    since,
+    responseUrl,
+    channelTs,
+    what: `"/gpu ${text}" as ${who.name}`,
+  });
+  return { kind: 'ran', text: final.text, final: final.phase === 'Done' ? 'Done' : 'Failed' };
 }
 
 /** The request's message once final; checks it became final once and stayed so. */
@@ -150,7 +150,15 @@ export async function apply(
       const pending = await cardOf(real.stack, text, known);
       model.seq += 1;
       model.lastAsk[machine] = model.seq;
-      model.pending.push({ ...pending, text, requester: who, verb, machine, seq: model.seq });
+      model.pending.push({
+        ...pending,
+        text,
+        requester: who,
+        verb,
+        machine,
+        seq: model.seq,
+        ...(outcome.asked ? { asked: outcome.asked } : {}),
+      });
       return;
     }
     case 'ran':

@@ -1,6 +1,7 @@
 import type fc from 'fast-check';
 import type { BotStack } from '../support/bot-stack.js';
 import { type Block, openHome, published } from '../support/home-driver.js';
+import { until } from '../support/until.js';
 import { checkWorld, type Model, type Real, violated } from './model.js';
 import {
   type Actor,
@@ -17,8 +18,9 @@ import {
 // member of another workspace is refused in one sentence that names no machine; a reader sees every
 // machine of the project, in the state the requests that succeeded left it, and nothing that is gone.
 
-/** What `/gpu <text>` as `who` showed them: the listener's own answer, then the post to its response_url. */
+/** What `/gpu <text>` as `who` showed them: the listener's own answer, then the job's (answerAt). */
 async function lookUp(stack: BotStack, who: Actor, text: string) {
+  const since = stack.slack.mark();
   const { response, responseUrl } = await stack.command(text, {
     userId: who.id,
     userName: who.name,
@@ -27,15 +29,35 @@ async function lookUp(stack: BotStack, who: Actor, text: string) {
   if (response.status !== 200) violated(`"/gpu ${text}" as ${who.name} got HTTP ${response.status}`);
   const reply =
     response.text.trim() === '' ? '' : String((JSON.parse(response.text) as { text?: string }).text ?? '');
-  return { reply, responseUrl };
+  return { reply, responseUrl, since, who };
 }
 
-/** The whole of a response_url post as a person reads it: its text and its blocks. */
-async function answerAt(stack: BotStack, responseUrl: string, what: string): Promise<string> {
-  const post = await stack.responses
-    .waitForPost((p) => responseUrl.endsWith(p.id), 30_000)
-    .catch(() => violated(`${what} was acknowledged but its answer never came`));
-  return `${String(post.body.text ?? '')} ${JSON.stringify(post.body.blocks ?? [])}`;
+/**
+ * The whole of the lookup's answer as a person reads it (its text and its blocks): posted to its
+ * response_url, or, where Slack no longer took that (expired), an ephemeral or a DM (the reply port).
+ */
+async function answerAt(
+  stack: BotStack,
+  asked: { readonly responseUrl: string; readonly since: number; readonly who: Actor },
+  what: string,
+): Promise<string> {
+  const dm = stack.slack.dmChannelFor(asked.who.id);
+  const read = () => {
+    const post = stack.responses.postsTo(asked.responseUrl)[0];
+    if (post) return post.body;
+    const privately = stack.slack.calls.find(
+      (c) =>
+        c.index >= asked.since &&
+        (c.response as { ok?: boolean } | undefined)?.ok === true &&
+        ((c.method === 'chat.postEphemeral' && c.body.user === asked.who.id) ||
+          (c.method === 'chat.postMessage' && c.body.channel === dm)),
+    );
+    return privately?.body;
+  };
+  const body = await until(`the answer to ${what}`, read, 30_000).catch(() =>
+    violated(`${what} was acknowledged but its answer never came`),
+  );
+  return `${String(body.text ?? '')} ${JSON.stringify(body.blocks ?? [])}`;
 }
 
 const named = (text: string) => MACHINES.filter((m) => new RegExp(`\\b${m}\\b`).test(text));
@@ -58,11 +80,12 @@ export class ListMachines implements fc.AsyncCommand<Model, Real> {
     const { stack } = real;
     const who = actor(this.who);
     const label = `"/gpu ls" as ${who.name}`;
-    const { reply, responseUrl } = await lookUp(stack, who, 'ls');
+    const asked = await lookUp(stack, who, 'ls');
+    const { reply } = asked;
     if (!mayRead(who.standing)) {
       refusedBlind(reply, label);
     } else {
-      const shown = await answerAt(stack, responseUrl, label);
+      const shown = await answerAt(stack, asked, label);
       const rows = new Map<string, string>();
       for (const m of shown.matchAll(/\*([a-z0-9-]+)\* · [^·]+ · ([a-z-]+)/g)) rows.set(m[1]!, m[2]!);
       for (const name of MACHINES) {
@@ -98,18 +121,18 @@ export class ShowMachine implements fc.AsyncCommand<Model, Real> {
     const { stack } = real;
     const who = actor(this.who);
     const label = `"/gpu show ${this.machine}" as ${who.name}`;
-    const { reply, responseUrl } = await lookUp(stack, who, `show ${this.machine}`);
+    const asked = await lookUp(stack, who, `show ${this.machine}`);
+    const { reply } = asked;
     const want = model.machines[this.machine]!;
     if (!mayRead(who.standing)) {
       refusedBlind(reply, label);
     } else if (want === 'absent') {
       // Told it is not there, in one sentence (at once, or by the lookup's job).
-      const text =
-        reply && !/Looking that up/.test(reply) ? reply : await answerAt(stack, responseUrl, label);
+      const text = reply && !/Looking that up/.test(reply) ? reply : await answerAt(stack, asked, label);
       if (!/no instance|not found|does not exist|no machine/i.test(text))
         violated(`${label} showed a machine the cloud no longer holds: "${text.slice(0, 300)}"`);
     } else {
-      const text = await answerAt(stack, responseUrl, label);
+      const text = await answerAt(stack, asked, label);
       if (!text.includes(this.machine))
         violated(`${label} did not name ${this.machine}: "${text.slice(0, 300)}"`);
       if (!new RegExp(`\\b${want}\\b`).test(text))

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, it } from 'vitest';
-import { allCommands, failoverFocus, sentinelCommands } from './commands.js';
+import { allCommands, failoverFocus, scheduleFocus, sentinelCommands } from './commands.js';
 import { ReplicaJoins, startSentinelWorld } from './failover.js';
 import { checkWorld, initialModel, type Model, type Real } from './model.js';
 import { commandText } from './typed.js';
@@ -16,7 +16,8 @@ const RUNS = Number(process.env.GPUOPS_MODEL_RUNS ?? 80);
 // The Sentinel configuration's runs (each also starts two servers and three sentinels, and a failover
 // takes seconds): GPUOPS_MODEL_SENTINEL_RUNS, else GPUOPS_MODEL_RUNS.
 const SENTINEL_RUNS = Number(process.env.GPUOPS_MODEL_SENTINEL_RUNS ?? process.env.GPUOPS_MODEL_RUNS ?? 20);
-// GPUOPS_MODEL_FOCUS=failover draws only the steps of an approval through a failover (commands.ts).
+// GPUOPS_MODEL_FOCUS=failover draws only the steps of an approval through a failover (commands.ts);
+// GPUOPS_MODEL_FOCUS=schedules only schedules, changes, Slack's faults and the clock (commands.ts).
 const FOCUS = process.env.GPUOPS_MODEL_FOCUS;
 // Which configurations run: `plain` (one Redis), `sentinel`, or both (the default).
 const CONFIG = process.env.GPUOPS_MODEL_REDIS ?? 'both';
@@ -31,6 +32,12 @@ const PATH = process.env.GPUOPS_MODEL_PATH;
 // fast-check's record of which drawn steps ran, needed with the path to replay a shrunk sequence.
 const REPLAY = process.env.GPUOPS_MODEL_REPLAY;
 const MAX_STEPS = Number(process.env.GPUOPS_MODEL_STEPS ?? 20);
+
+function commandsFor(sentinel: boolean) {
+  if (FOCUS === 'schedules') return scheduleFocus;
+  if (sentinel) return FOCUS === 'failover' ? failoverFocus : sentinelCommands;
+  return allCommands;
+}
 
 const VERBOSE = process.env.GPUOPS_MODEL_VERBOSE === '1';
 
@@ -103,7 +110,7 @@ const replay = { runs: 0, passed: false };
 function modelProperty(sentinel: boolean, runs: number) {
   return fc.assert(
     fc.asyncProperty(
-      fc.commands(sentinel ? (FOCUS === 'failover' ? failoverFocus : sentinelCommands) : allCommands, {
+      fc.commands(commandsFor(sentinel), {
         maxCommands: MAX_STEPS,
         size: 'max',
         ...(REPLAY ? { replayPath: REPLAY } : {}),

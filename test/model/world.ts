@@ -52,9 +52,15 @@ export const MODEL_POLICY_YAML = [
   '  approvers: { users: [U0BOB] }',
   `  channel: ${APPROVAL_CHANNEL}`,
   '  expires_after: 1h',
+  // Every start and create gets a lease (long enough never to end within a run): a scheduled start
+  // must get one too (schedules.ts).
+  '  lease: { required_above_per_hour: 0.01, default: 8h, remind_before: 30m }',
   'access:',
   '  allow_guests: false',
   '  allow_other_workspaces: false',
+  // The watchers look every 2 s (watch.ts waits a few looks for a change to be told).
+  'watch:',
+  '  poll_every: 2s',
   'rate_limits:',
   '  per_user: { requests: 0 }',
   '  per_channel: { requests: 0 }',
@@ -67,6 +73,9 @@ export const mayUse = (s: Standing) => s !== 'guest' && s !== 'outsider';
 export const mayChange = (s: Standing) => s === 'operator' || s === 'approver' || s === 'admin';
 /** May this standing read (ls, show)? */
 export const mayRead = (s: Standing) => mayUse(s);
+
+/** How often the watchers look at the project (the policy's watch.poll_every above), in ms. */
+export const WATCH_POLL_MS = 2_000;
 
 /** The client's timeout for one cloud call: short, so a call the cloud holds (faults.ts) costs seconds. */
 export const CLOUD_TIMEOUT_MS = 2_000;
