@@ -106,23 +106,29 @@ async function sentinelsKnowAReplica(replication: Replication) {
   }
 }
 
-/** Starts a new replica of the primary and waits until the primary counts it in sync. */
+/**
+ * Starts a new replica of the primary and waits until the two are in sync. The sentinels may fail
+ * over once more meanwhile, to the newcomer (they call a primary down after 1 s without an answer, which
+ * a loaded machine can cause: hunt seed 1912634342): the two are then in sync the other way round, and
+ * `replication` follows whichever the sentinels name as primary.
+ */
 async function attachReplica(replication: Replication, primaryPort: number) {
   const replica = await startPrivateRedis({
     appendOnly: true,
     extraArgs: ['--replicaof', '127.0.0.1', String(primaryPort)],
   });
   replication.servers.push(replica);
-  replication.replica = replica;
+  const previous = replication.primary;
   const follower = new Redis(replica.url, { maxRetriesPerRequest: 1 });
   follower.on('error', () => {});
+  const inSync = (info: string) =>
+    info.includes('master_link_status:up') ||
+    (info.includes('role:master') &&
+      new RegExp(`slave\\d+:ip=[^,]+,port=${primaryPort},state=online`).test(info));
   try {
     await until(
       'the new replica to be in sync',
-      async () =>
-        (await follower.info('replication').catch(() => '')).includes('master_link_status:up')
-          ? true
-          : undefined,
+      async () => (inSync(await follower.info('replication').catch(() => '')) ? true : undefined),
       60_000,
       100,
     ).catch(async (err) => {
@@ -132,6 +138,10 @@ async function attachReplica(replication: Replication, primaryPort: number) {
   } finally {
     follower.disconnect();
   }
+  const nowPrimary = await replication.set.primaryPort();
+  const newcomerLeads = nowPrimary === Number(new URL(replica.url).port);
+  replication.primary = newcomerLeads ? replica : previous;
+  replication.replica = newcomerLeads ? previous : replica;
 }
 
 export class PrimaryFailsOver implements fc.AsyncCommand<Model, Real> {

@@ -2,6 +2,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type fc from 'fast-check';
+import type { FaultSpec } from '../../src/sim/fault-registry.js';
+import type { BotStack } from '../support/bot-stack.js';
 import { spawnScript } from '../support/gpuops-process.js';
 import { until } from '../support/until.js';
 import type { Model, Real, Verb } from './model.js';
@@ -22,6 +24,35 @@ const OPERATION: Record<'start' | 'stop' | 'create', string> = {
   stop: 'stopInstance',
   create: 'createInstance',
 };
+
+/**
+ * Registers `spec` ahead of every fault already waiting, which keep their order and what is left of
+ * their counts. The simulator gives a call to the first registered fault that matches it, so the
+ * kill's hold would otherwise wait behind faults drawn earlier: after "the cloud answers 503 to the
+ * next 10 createInstance call(s)", a create's six attempts (one send each) all met a 503 and the job
+ * answered Failed without its call ever being held, and the step waited in vain for the call to kill
+ * (seed 1388013625, docs/testing.md). The earlier faults apply after the kill instead. Nothing calls
+ * the cloud meanwhile: the step starts at quiescence and the simulator runs in this process.
+ */
+function holdFirst(stack: BotStack, spec: FaultSpec): { id: string } {
+  const control = stack.sim.control;
+  const waiting: FaultSpec[] = control
+    .faults()
+    .filter((f) => f.remaining !== 0)
+    .map((f) => ({
+      operation: f.operation,
+      ...(f.status !== undefined ? { status: f.status } : {}),
+      ...(f.retryAfterSeconds !== undefined ? { retryAfterSeconds: f.retryAfterSeconds } : {}),
+      latencyMs: f.latencyMs,
+      hang: f.hang,
+      rate: f.rate,
+      ...(f.remaining !== null ? { count: f.remaining } : {}),
+    }));
+  control.clearFaults();
+  const held = control.addFault(spec);
+  for (const w of waiting) control.addFault(w);
+  return held;
+}
 
 export class WorkerKilled implements fc.AsyncCommand<Model, Real> {
   constructor(
@@ -55,25 +86,13 @@ export class WorkerKilled implements fc.AsyncCommand<Model, Real> {
     try {
       await doomed.waitForLog((r) => r.msg === 'worker ready', 60_000);
       await own.pause(true);
-      // A fault of an earlier step on the same operation (CloudHangs) may take the call first: either
-      // holds it, so the kill waits for the first hit of any of them (seed 61: it waited for its own).
-      const hitsOf = () =>
-        stack.sim.control
-          .faults()
-          .filter((f) => f.operation === OPERATION[this.verb])
-          .reduce((n, f) => n + f.hits, 0);
-      const before = hitsOf();
-      stack.sim.control.addFault({
-        operation: OPERATION[this.verb],
-        latencyMs: 1_500,
-        count: 1,
-      });
+      const held = holdFirst(stack, { operation: OPERATION[this.verb], latencyMs: 1_500, count: 1 });
       const request = new TypedChange('ada', this.verb, this.machine, false).run(model, real);
       request.catch(() => {});
       // The job's call reached the cloud, from the other process: kill it now.
       await until(
         `the ${OPERATION[this.verb]} call of "${this}" to reach the cloud`,
-        () => (hitsOf() > before ? true : undefined),
+        () => stack.sim.control.faults().find((f) => f.id === held.id && f.hits > 0),
         30_000,
       );
       await doomed.kill();
