@@ -9,7 +9,8 @@ import type { Lifecycle } from './lifecycle.js';
 // The Home tab's reader of the cloud (docs/home.md): a project no channel watches has its machines
 // listed when someone opens their Home, at most once per CACHE_SECONDS for everyone (the listing is
 // cached in Redis, so replicas share it) and never for longer than READ_MS: a cloud that is slow to
-// answer leaves those machines "state unknown" instead of holding the page back.
+// answer leaves those machines "state unknown" instead of holding the page back. A job that changed
+// a machine of the project since the cached listing began makes the next Home list it afresh.
 
 /** How long one project's listing serves every Home opened after it. */
 export const HOME_LISTING_CACHE_SECONDS = 15;
@@ -19,9 +20,17 @@ export const HOME_LISTING_READ_MS = 2_000;
 const cacheName = (projectId: string) => `home-machines:${projectId}`;
 
 export function cloudMachineReader(cloud: InfraClient, store: Store, log: Logger): MachineReader {
-  return async (projectId) => {
+  return async (projectId, options) => {
     const cached = await store.cached<MachineListing>(cacheName(projectId));
-    if (cached && Date.now() - cached.value.listedAt < HOME_LISTING_CACHE_SECONDS * 1000) return cached.value;
+    // A listing begun before a job changed a machine of the project would show it as it was.
+    const after = options?.after ?? 0;
+    if (
+      cached &&
+      cached.value.listedAt >= after &&
+      Date.now() - cached.value.listedAt < HOME_LISTING_CACHE_SECONDS * 1000
+    ) {
+      return cached.value;
+    }
     try {
       const signal = AbortSignal.timeout(HOME_LISTING_READ_MS);
       const listedAt = Date.now();

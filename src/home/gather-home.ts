@@ -6,7 +6,7 @@ import { type CostEstimate, estimateMachines, type PriceBook } from '../pricing/
 import type { BudgetFigures } from '../render/budget-gauge.js';
 import { loginUserFor, sshCommand } from '../render/ssh-login.js';
 import { readCatalog } from '../store/catalog-cache.js';
-import { runningSince } from '../store/home-state.js';
+import { machinesChangedAt, runningSince } from '../store/home-state.js';
 import { forgetOwnedInstance, instancesOwnedBy, type OwnedInstance } from '../store/instance-owners.js';
 import { listSchedules } from '../store/schedules.js';
 import { createWaitlist } from '../store/waitlist.js';
@@ -35,6 +35,16 @@ const RECORD_TRUSTED_MS = 10 * 60_000;
 /** At most this many unwatched projects are read from the cloud per Home opened; the rest show unknown. */
 export const LIVE_PROJECTS_READ = 5;
 
+/**
+ * How long a watcher's look may have listed before it was dated (`polledAt` is when its listing
+ * ended): a look dated less than this after a job changed a machine may have listed it as it was.
+ */
+export const LOOK_LISTING_MS = 30_000;
+
+/** True when the watcher's look at a project may predate the last change a job made to its machines. */
+const lookPredates = (polledAt: number, changedAt: number | undefined) =>
+  changedAt !== undefined && polledAt - LOOK_LISTING_MS < changedAt;
+
 async function projectViews(
   deps: HomeDeps,
   userId: string,
@@ -43,16 +53,21 @@ async function projectViews(
 ): Promise<Map<string, ProjectView>> {
   const snapshots = createSnapshotStore(deps.store);
   const bindings = await Promise.all(channels.map((c) => deps.store.projectOf(c)));
+  const changed = await machinesChangedAt(deps.store, projectIds);
   const stored = await Promise.all(
-    projectIds.map(async (p) => {
+    projectIds.map(async (p, i) => {
       const [read, cached] = await Promise.all([snapshots.read(p), readCatalog(deps.store, p)]);
       const name = bindings.find((b) => b?.projectId === p && b.name)?.name;
-      return [p, { name, snapshot: read.snapshot, catalog: cached?.catalog }] as const;
+      const changedAt = changed[i];
+      return [p, { name, snapshot: read.snapshot, catalog: cached?.catalog, changedAt }] as const;
     }),
   );
   // A project no channel watches is read from the cloud now, through the reader the process was
-  // given (bounded and cached by it); without one, or past the bound, its machines show unknown.
-  const unwatched = stored.filter(([, v]) => !v.snapshot).slice(0, LIVE_PROJECTS_READ);
+  // given (bounded and cached by it); so is a watched one whose last look may predate what a job of
+  // gpuops did to its machines since. Without a reader, or past the bound, their machines show unknown.
+  const unwatched = stored
+    .filter(([, v]) => !v.snapshot || lookPredates(v.snapshot.polledAt, v.changedAt))
+    .slice(0, LIVE_PROJECTS_READ);
   const read = deps.readMachines;
   if (!read && unwatched.length > 0) {
     await deps.publishLater?.(userId).catch((err: unknown) => {
@@ -61,7 +76,11 @@ async function projectViews(
   }
   const listings = new Map(
     read
-      ? await Promise.all(unwatched.map(async ([p]) => [p, await read(p).catch(() => undefined)] as const))
+      ? await Promise.all(
+          unwatched.map(
+            async ([p, v]) => [p, await read(p, { after: v.changedAt }).catch(() => undefined)] as const,
+          ),
+        )
       : [],
   );
   return new Map(
@@ -82,8 +101,8 @@ function machineSeen(
   const fromSnapshot = snapshot?.resources[`instance:${o.id}`];
   const listed = view?.listing?.machines.find((m) => m.id === o.id);
   const looks = [
-    ...(snapshot ? [{ at: snapshot.polledAt, found: fromSnapshot?.fields }] : []),
-    ...(view?.listing ? [{ at: view.listing.listedAt, found: listed }] : []),
+    ...(snapshot ? [{ at: snapshot.polledAt, found: fromSnapshot?.fields, watcher: true }] : []),
+    ...(view?.listing ? [{ at: view.listing.listedAt, found: listed, watcher: false }] : []),
   ].sort((a, b) => b.at - a.at);
   const newest = looks[0];
   // A listing made before the create job recorded the machine may simply predate it: only a newer
@@ -99,11 +118,15 @@ function machineSeen(
     o.state !== undefined &&
     o.recordedAt !== undefined &&
     now - o.recordedAt < RECORD_TRUSTED_MS
-      ? [{ at: o.recordedAt, found: { state: o.state } }]
+      ? [{ at: o.recordedAt, found: { state: o.state }, watcher: false }]
       : [];
-  const known = [...looks.filter((l) => l.found?.state !== undefined), ...recorded].sort(
-    (a, b) => b.at - a.at,
-  )[0];
+  // What a job of gpuops did to the project's machines since a look (or the record) is not in it.
+  const changedAt = view?.changedAt;
+  const current = (l: { at: number; watcher: boolean }) =>
+    l.watcher ? !lookPredates(l.at, changedAt) : changedAt === undefined || l.at >= changedAt;
+  const known = [...looks.filter((l) => l.found?.state !== undefined), ...recorded]
+    .filter(current)
+    .sort((a, b) => b.at - a.at)[0];
   const type = fromSnapshot?.fields.type ?? listed?.type ?? o.type;
   // Where to log in: the address of the newest look that found it, while that look says it runs.
   const found = known?.found as { state?: string; ip?: string } | undefined;

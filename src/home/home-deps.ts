@@ -31,9 +31,13 @@ export interface MachineListing {
 /**
  * Reads a project's machines from the cloud for the Home tab: bounded in time and cached briefly by
  * whoever implements it (the composition root, src/app/home-machines.ts); undefined when the cloud did
- * not answer in time. The home layer never holds a cloud client.
+ * not answer in time. A listing begun before `after` (epoch ms: a job changed a machine then) is not
+ * served from the cache. The home layer never holds a cloud client.
  */
-export type MachineReader = (projectId: string) => Promise<MachineListing | undefined>;
+export type MachineReader = (
+  projectId: string,
+  options?: { readonly after?: number | undefined },
+) => Promise<MachineListing | undefined>;
 
 /**
  * What building and publishing a Home tab needs: Redis, Slack's Web API, the policy, and where the
@@ -88,4 +92,6 @@ export interface ProjectView {
   readonly catalog: Catalog | undefined;
   /** Read from the cloud as the Home opened, when no channel watches the project. */
   readonly listing?: MachineListing | undefined;
+  /** When a job of gpuops last changed one of its machines: a look from before shows no state. */
+  readonly changedAt?: number | undefined;
 }

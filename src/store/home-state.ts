@@ -6,16 +6,43 @@ import type { Store } from './store.js';
 //   <prefix>:home:chart:<user>       JSON {key, fileId, at}: the spend chart last uploaded, re-used
 //                                    while its data is the same or it is under 10 minutes old
 //   <prefix>:instance:<id>:running   epoch ms the watcher first saw the machine running this time
+//   <prefix>:home:changed:<project>  epoch ms a job of gpuops last changed a machine of the project
+//                                    (only ever raised): a look at it taken before says nothing of now
 
 const OPENED_TTL_SECONDS = 30 * 86_400;
 const CHART_TTL_SECONDS = 8 * 86_400;
 const RUNNING_TTL_SECONDS = 90 * 86_400;
+const CHANGED_TTL_SECONDS = 30 * 86_400;
 
 type Keyed = Pick<Store, 'redis' | 'prefix'>;
 
 const openedKey = (s: Keyed, userId: string) => `${s.prefix}:home:opened:${userId}`;
 const chartKey = (s: Keyed, userId: string) => `${s.prefix}:home:chart:${userId}`;
 const runningKey = (s: Keyed, instanceId: string) => `${s.prefix}:instance:${instanceId}:running`;
+const changedKey = (s: Keyed, projectId: string) => `${s.prefix}:home:changed:${projectId}`;
+
+// Raises the stamp, never lowers it: two jobs finishing together leave the later time.
+const RAISE = `local v = tonumber(redis.call('GET', KEYS[1]))
+if v == nil or v < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2]) end
+return 1`;
+
+/**
+ * A job of gpuops changed a machine of `projectId` (started, stopped, deleted or made one) and is
+ * done at `at`: the Home tab no longer takes the state of a look at that project taken before.
+ */
+export async function noteMachinesChanged(store: Keyed, projectId: string, at: number): Promise<void> {
+  await store.redis.eval(RAISE, 1, changedKey(store, projectId), String(at), String(CHANGED_TTL_SECONDS));
+}
+
+/** When a job last changed a machine of each project (undefined: not in the last 30 days), one read. */
+export async function machinesChangedAt(
+  store: Keyed,
+  projectIds: readonly string[],
+): Promise<(number | undefined)[]> {
+  if (projectIds.length === 0) return [];
+  const raws = await store.redis.mget(projectIds.map((p) => changedKey(store, p)));
+  return raws.map((r) => (r === null ? undefined : Number(r)));
+}
 
 export async function markHomeOpened(store: Keyed, userId: string, channelId: string): Promise<void> {
   await store.redis.set(openedKey(store, userId), channelId, 'EX', OPENED_TTL_SECONDS);

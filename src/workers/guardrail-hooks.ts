@@ -4,6 +4,7 @@ import { effectsOf } from '../commands/registry.js';
 import { stepAuditParameters } from '../jobs/job-data.js';
 import { auditFieldsOf } from '../store/audit.js';
 import { readCatalog } from '../store/catalog-cache.js';
+import { noteMachinesChanged } from '../store/home-state.js';
 import { catalogAndTypeOf, rememberDeleted, rememberInstanceType } from '../store/instance-types-seen.js';
 import { countSpendOf } from '../store/spend-projects.js';
 import { startLease } from './lease-jobs.js';
@@ -64,6 +65,10 @@ export async function afterJobDone(run: JobRun<WorkerDeps>, outcome: Outcome): P
   await rememberDestroyed(run).catch((err: unknown) =>
     deps.log.warn({ err }, 'could not remember a deleted instance'),
   );
+  // Before the requester reads the answer: a Home opened from then on shows what this job did.
+  await stampChanged(run).catch((err: unknown) =>
+    deps.log.warn({ err }, 'could not note that a machine changed'),
+  );
   try {
     const lease = await startLease(run);
     return lease ? { ...outcome, detail: `${outcome.detail} ${lease}` } : outcome;
@@ -88,6 +93,18 @@ async function rememberLaunched(run: JobRun<WorkerDeps>): Promise<void> {
     source !== undefined ? (await catalogAndTypeOf(deps.store, projectId, source)).type : undefined;
   const type = launchedType(effects, targetType);
   if (type !== undefined) await rememberInstanceType(deps.store, projectId, name, type);
+}
+
+/**
+ * A job whose spec declares it changes machines (a start, stop or delete of its target, machines by
+ * tag, a launch) stamps its project: the Home tab then trusts no look at the project taken before.
+ */
+async function stampChanged(run: JobRun<WorkerDeps>): Promise<void> {
+  const { data, deps } = run;
+  const effects = effectsOf(data.command);
+  const changes = effects.target?.does !== undefined || effects.tag !== undefined || effects.launches;
+  const projectId = data.ctx.projectId ?? deps.defaultProjectId;
+  if (changes && projectId) await noteMachinesChanged(deps.store, projectId, run.now());
 }
 
 /**
