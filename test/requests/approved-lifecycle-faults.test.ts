@@ -64,16 +64,21 @@ describe('the approved-request lifecycle when something around it fails', () => 
   }
 
   /** Ada asks for `command` (default: to remove a machine); its card waits in the approvals channel. */
-  async function ask(command?: GpuCommand): Promise<Asked> {
+  async function ask(command?: GpuCommand, extra: Parameters<typeof acceptRequest>[3] = {}): Promise<Asked> {
     const instance = `lf-${++n}`;
     await stack.machines(...Array.from({ length: n }, (_, i) => `lf-${i + 1}`));
-    const result = await acceptRequest(stack.deps, command ?? ({ kind: 'rm', instance } as GpuCommand), {
-      teamId: 'T0FAKE',
-      channelId: 'C0GPU',
-      userId: 'U0ADA',
-      projectId: DEFAULT_PROJECT,
-      requestedAt: Date.now(),
-    });
+    const result = await acceptRequest(
+      stack.deps,
+      command ?? ({ kind: 'rm', instance } as GpuCommand),
+      {
+        teamId: 'T0FAKE',
+        channelId: 'C0GPU',
+        userId: 'U0ADA',
+        projectId: DEFAULT_PROJECT,
+        requestedAt: Date.now(),
+      },
+      extra,
+    );
     if (result.status !== 'pending-approval' || !result.card || !result.message) {
       throw new Error(`expected a request waiting for approval, got ${result.status}`);
     }
@@ -256,6 +261,18 @@ describe('the approved-request lifecycle when something around it fails', () => 
     expect(cardEdits(late)).toBe(lateEdits);
     expect(mineText(late)).not.toMatch(/^Not run/);
     expect(await outcomesOf(late.id)).toEqual([]);
+  });
+
+  it('queues an approved request with the reference to its sealed secret, never the secret', async () => {
+    const secret = await stack.sealer.seal('#!/bin/sh\necho approved-secret');
+    const asked = await ask(undefined, { sealed: { userData: { sealedRef: secret.sealedRef } } });
+    const request = await approvedLeftBehind(asked, Date.now() + 60_000);
+    expect(await driveApproved(lifecycle(), request)).toBe('queued');
+    const [job] = await jobsOf(asked.id);
+    // The worker unseals it when the job runs; until then only the reference is on the queue.
+    expect(job?.data.sealed).toEqual({ userData: { sealedRef: secret.sealedRef } });
+    expect(JSON.stringify(job?.data)).not.toContain('approved-secret');
+    expect(await stack.sealer.unseal(secret)).toBe('#!/bin/sh\necho approved-secret');
   });
 
   it('queues an approved costly machine with its lease and the cost its reminder shows', async () => {
