@@ -2,18 +2,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GpuCommand } from '../../src/commands/registry.js';
 import { NotReplicatedError } from '../../src/jobs/replicated.js';
 import { createLogger } from '../../src/log/logger.js';
-import { acceptRequest } from '../../src/requests/accept-request.js';
-import { driveApproved, type LifecycleDeps, sweepApproved } from '../../src/requests/drive-approved.js';
-import { slackDecisionPorts } from '../../src/slack/decision-ports.js';
+import { driveApproved, sweepApproved } from '../../src/requests/drive-approved.js';
 import { registerApprovalActions } from '../../src/slack/listeners/approval-actions.js';
 import { createAudit } from '../../src/store/audit.js';
 import {
-  DEFAULT_PROJECT,
   expectCleanSlack,
   type ListenerStack,
   policyOf,
   startListenerStack,
 } from '../support/listener-stack.js';
+import { type Asked, approvalKit } from './approval-kit.js';
 
 // The approved half of a request's lifecycle (src/requests/drive-approved.ts) when something around it
 // goes wrong: Slack refusing an edit, an audit trail that cannot be written, a record that vanished,
@@ -42,7 +40,7 @@ interface LogLine {
 
 describe('the approved-request lifecycle when something around it fails', () => {
   let stack: ListenerStack;
-  let n = 0;
+  const { lifecycle, ask, approvedLeftBehind } = approvalKit(() => stack, 'lf');
   beforeAll(async () => {
     stack = await startListenerStack(registerApprovalActions, { policy: POLICY });
   });
@@ -50,52 +48,6 @@ describe('the approved-request lifecycle when something around it fails', () => 
     expectCleanSlack(stack);
     await stack?.close();
   });
-
-  const lifecycle = (extra: Partial<LifecycleDeps> = {}): LifecycleDeps => ({
-    ...stack.deps,
-    chat: slackDecisionPorts(stack.deps),
-    ...extra,
-  });
-
-  interface Asked {
-    readonly id: string;
-    readonly card: { channel: string; ts: string };
-    readonly mine: { channel: string; ts: string };
-  }
-
-  /** Ada asks for `command` (default: to remove a machine); its card waits in the approvals channel. */
-  async function ask(command?: GpuCommand, extra: Parameters<typeof acceptRequest>[3] = {}): Promise<Asked> {
-    const instance = `lf-${++n}`;
-    await stack.machines(...Array.from({ length: n }, (_, i) => `lf-${i + 1}`));
-    const result = await acceptRequest(
-      stack.deps,
-      command ?? ({ kind: 'rm', instance } as GpuCommand),
-      {
-        teamId: 'T0FAKE',
-        channelId: 'C0GPU',
-        userId: 'U0ADA',
-        projectId: DEFAULT_PROJECT,
-        requestedAt: Date.now(),
-      },
-      extra,
-    );
-    if (result.status !== 'pending-approval' || !result.card || !result.message) {
-      throw new Error(`expected a request waiting for approval, got ${result.status}`);
-    }
-    return { id: result.approvalId, card: result.card, mine: result.message };
-  }
-
-  /** Bob's approval as stored, with nothing done after it (the listener died at once). */
-  async function approvedLeftBehind(asked: Asked, runBy: number) {
-    const decided = await stack.guardrails.approvals.decide(asked.id, {
-      state: 'approved',
-      by: 'U0BOB',
-      at: Date.now() - 20_000,
-      runBy,
-    });
-    expect(decided.outcome).toBe('decided');
-    return (await stack.guardrails.approvals.get(asked.id))!;
-  }
 
   const reqKey = (id: string) => `${stack.store.prefix}:{approvals}:req:${id}`;
   const jobsOf = async (id: string) => (await stack.jobs()).filter((j) => j.id === id);
@@ -265,7 +217,7 @@ describe('the approved-request lifecycle when something around it fails', () => 
 
   it('queues an approved request with the reference to its sealed secret, never the secret', async () => {
     const secret = await stack.sealer.seal('#!/bin/sh\necho approved-secret');
-    const asked = await ask(undefined, { sealed: { userData: { sealedRef: secret.sealedRef } } });
+    const asked = await ask({}, { sealed: { userData: { sealedRef: secret.sealedRef } } });
     const request = await approvedLeftBehind(asked, Date.now() + 60_000);
     expect(await driveApproved(lifecycle(), request)).toBe('queued');
     const [job] = await jobsOf(asked.id);
@@ -278,15 +230,17 @@ describe('the approved-request lifecycle when something around it fails', () => 
   it('queues an approved costly machine with its lease and the cost its reminder shows', async () => {
     await stack.machines();
     const asked = await ask({
-      kind: 'create',
-      modal: false,
-      name: 'lf-leased',
-      type: H100,
-      preemptible: false,
-      ephemeral: false,
-      filesystems: [],
-      tags: {},
-    } as unknown as GpuCommand);
+      command: {
+        kind: 'create',
+        modal: false,
+        name: 'lf-leased',
+        type: H100,
+        preemptible: false,
+        ephemeral: false,
+        filesystems: [],
+        tags: {},
+      } as unknown as GpuCommand,
+    });
     expect(await driveApproved(lifecycle(), await approvedLeftBehind(asked, Date.now() + 60_000))).toBe(
       'queued',
     );

@@ -10,7 +10,6 @@ import {
   type LifecycleDeps,
   sweepApproved,
 } from '../../src/requests/drive-approved.js';
-import { slackDecisionPorts } from '../../src/slack/decision-ports.js';
 import { registerApprovalActions } from '../../src/slack/listeners/approval-actions.js';
 import {
   DEFAULT_PROJECT,
@@ -19,6 +18,7 @@ import {
   policyOf,
   startListenerStack,
 } from '../support/listener-stack.js';
+import { type Asked, approvalKit } from './approval-kit.js';
 
 // The approved half of a request's lifecycle (src/requests/drive-approved.ts), driven as the sweeper
 // (the `requests.sweep` system job) and a click drive it: against real Redis, the real BullMQ queue
@@ -38,7 +38,7 @@ const NO_REPLICA = 'Redis has no replica';
 
 describe('the approved-request lifecycle and its sweeper', () => {
   let stack: ListenerStack;
-  let n = 0;
+  const { lifecycle, ask, approvedLeftBehind } = approvalKit(() => stack, 'lc');
   beforeAll(async () => {
     stack = await startListenerStack(registerApprovalActions, { policy: POLICY });
   });
@@ -46,56 +46,6 @@ describe('the approved-request lifecycle and its sweeper', () => {
     expectCleanSlack(stack);
     await stack?.close();
   });
-
-  const lifecycle = (extra: Partial<LifecycleDeps> = {}): LifecycleDeps => ({
-    ...stack.deps,
-    chat: slackDecisionPorts(stack.deps),
-    ...extra,
-  });
-
-  interface Asked {
-    readonly id: string;
-    readonly card: { channel: string; ts: string };
-    readonly mine: { channel: string; ts: string };
-  }
-
-  /** Ada asks to remove a machine: its card waits in the approvals channel, her message in C0GPU. */
-  async function ask(
-    ctx: { requestedAt?: number; responseUrl?: string } = {},
-    extra: Parameters<typeof acceptRequest>[3] = {},
-  ): Promise<Asked> {
-    const instance = `lc-${++n}`;
-    await stack.machines(...Array.from({ length: n }, (_, i) => `lc-${i + 1}`));
-    const command = { kind: 'rm', instance } as GpuCommand;
-    const result = await acceptRequest(
-      stack.deps,
-      command,
-      {
-        teamId: 'T0FAKE',
-        channelId: 'C0GPU',
-        userId: 'U0ADA',
-        projectId: DEFAULT_PROJECT,
-        requestedAt: ctx.requestedAt ?? Date.now(),
-        ...(ctx.responseUrl ? { responseUrl: ctx.responseUrl } : {}),
-      },
-      extra,
-    );
-    if (result.status !== 'pending-approval' || !result.card || !result.message) {
-      throw new Error(`expected a request waiting for approval, got ${result.status}`);
-    }
-    return { id: result.approvalId, card: result.card, mine: result.message };
-  }
-
-  /** Bob's approval as stored, with nothing done after it (the listener died at once), `ago` ms back. */
-  async function approvedLeftBehind(asked: Asked, runBy: number, ago = 20_000): Promise<void> {
-    const decided = await stack.guardrails.approvals.decide(asked.id, {
-      state: 'approved',
-      by: 'U0BOB',
-      at: Date.now() - ago,
-      runBy,
-    });
-    expect(decided.outcome).toBe('decided');
-  }
 
   const jobsOf = async (id: string) => (await stack.jobs()).filter((j) => j.id === id);
   const cardText = (a: Asked) => JSON.stringify(stack.slack.message(a.card.channel, a.card.ts)?.blocks);
@@ -207,8 +157,8 @@ describe('the approved-request lifecycle and its sweeper', () => {
     expect((await sweep()).counts?.lapsed).toBe(1);
     expect(await stack.sealer.unseal(secret)).toBeUndefined();
 
-    const instance = `lc-${++n}`;
-    await stack.machines(...Array.from({ length: n }, (_, i) => `lc-${i + 1}`));
+    const instance = 'lc-step';
+    await stack.machines(instance);
     const step = await acceptRequest(stack.deps, { kind: 'rm', instance } as GpuCommand, {
       teamId: 'T0FAKE',
       channelId: 'C0GPU',
