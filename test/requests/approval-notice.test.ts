@@ -149,6 +149,24 @@ describe('a request sent for approval', () => {
     await expect(result.followUp!()).resolves.toBeUndefined();
   });
 
+  it('leaves the card to a sweep that took its posting first, and says where it goes', async () => {
+    const command = rm();
+    const c = ctx();
+    // The sweeper claims the posting while the request is being made safe on a replica.
+    const deps: AcceptDeps = {
+      ...stack.deps,
+      replicated: async () => {
+        await stack.guardrails.approvals.claimPosting(approvalIdFor(c, command), POST_CLAIM_MS);
+      },
+    };
+    const since = stack.slack.mark();
+    const result = await pending(await acceptRequest(deps, command, c));
+    expect(result.card).toBeUndefined();
+    expect(result.message).toBeUndefined();
+    expect(result.notice).toMatch(/ I sent it to <#C0APPROVE>, where <@U0BOB> can approve or deny it until /);
+    expect(stack.slack.calls.slice(since).filter((call) => call.method === 'chat.postMessage')).toEqual([]);
+  });
+
   it('counts each request sent for approval once', async () => {
     const counted: ApprovalOutcome[] = [];
     const deps: AcceptDeps = {
@@ -209,5 +227,23 @@ describe('a request sent for approval', () => {
       await pending(await acceptRequest(deps, rm(), ctx()));
       expect(calls).toEqual([]);
     });
+  });
+
+  // Last: it cuts the stack's Redis for good.
+  it('says the card comes shortly when Redis fails after the acknowledgement, and logs why', async () => {
+    const result = await pending(await acceptRequest(stack.deps, rm(), ctx(), { deferPosts: true }));
+    stack.cutRedis();
+    const since = stack.logLines.length;
+    expect(await result.followUp!()).toMatch(
+      /Slack asked gpuops to slow down, so its card will be posted to <#C0APPROVE> shortly \(gpuops keeps trying\)/,
+    );
+    const warned = stack.logLines.slice(since).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(warned).toContainEqual(
+      expect.objectContaining({
+        msg: 'could not post an approval; the sweeper posts it',
+        approvalId: result.approvalId,
+        err: expect.objectContaining({ message: expect.stringMatching(/Connection is closed/) }),
+      }),
+    );
   });
 });
