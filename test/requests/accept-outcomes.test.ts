@@ -114,7 +114,7 @@ describe('the accept step after the role check', () => {
     (await stack.guardrails.audit.latest(500)).filter((e) =>
       Object.entries(match).every(([k, v]) => (e as unknown as Record<string, unknown>)[k] === v),
     );
-  const instanceOf = (c: GpuCommand) => (c as { instance?: string }).instance;
+  const instanceOf = (c: GpuCommand) => (c as { instance: string }).instance;
   const jobFor = async (c: GpuCommand) =>
     (await stack.jobs()).filter((j) => (j.data.command as { instance?: string }).instance === instanceOf(c));
   /** Approval cards (they carry the Approve button) for the request's machine. */
