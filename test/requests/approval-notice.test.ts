@@ -5,6 +5,7 @@ import type { JobContext } from '../../src/jobs/job-data.js';
 import type { ApprovalOutcome } from '../../src/policy/guardrails.js';
 import type { AcceptDeps } from '../../src/requests/accept-kit.js';
 import { acceptRequest } from '../../src/requests/accept-request.js';
+import { AddGate, GaveUpError } from '../../src/requests/add-gate.js';
 import { POST_CLAIM_MS } from '../../src/requests/post-approval.js';
 import { approvalIdFor } from '../../src/store/approvals.js';
 import { readCatalog, writeCatalog } from '../../src/store/catalog-cache.js';
@@ -164,6 +165,17 @@ describe('a request sent for approval', () => {
     expect(result.card).toBeUndefined();
     expect(result.message).toBeUndefined();
     expect(result.notice).toMatch(/ I sent it to <#C0APPROVE>, where <@U0BOB> can approve or deny it until /);
+    expect(stack.slack.calls.slice(since).filter((call) => call.method === 'chat.postMessage')).toEqual([]);
+  });
+
+  it('stores nothing and posts no card once the listener gave up waiting for it', async () => {
+    const command = rm();
+    const c = ctx();
+    const gate = new AddGate();
+    expect(gate.giveUp()).toBe(true);
+    const since = stack.slack.mark();
+    await expect(acceptRequest(stack.deps, command, c, { gate })).rejects.toBeInstanceOf(GaveUpError);
+    expect(await stack.guardrails.approvals.get(approvalIdFor(c, command))).toBeUndefined();
     expect(stack.slack.calls.slice(since).filter((call) => call.method === 'chat.postMessage')).toEqual([]);
   });
 
