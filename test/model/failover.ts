@@ -108,7 +108,7 @@ async function sentinelsKnowAReplica(replication: Replication) {
 
 /**
  * Starts a new replica of the primary and waits until the two are in sync. The sentinels may fail
- * over once more meanwhile, to the newcomer (they call a primary down after 1 s without an answer, which
+ * over once more meanwhile, to the newcomer (they call a primary down after 3 s without an answer, which
  * a loaded machine can cause: hunt seed 1912634342): the two are then in sync the other way round, and
  * `replication` follows whichever the sentinels name as primary.
  */

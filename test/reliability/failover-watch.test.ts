@@ -201,7 +201,10 @@ describe.each([
       );
     }
     for (const name of made) {
-      expect(shown().filter((t) => t.startsWith(`Instance ${name}: `))).toHaveLength(1);
+      expect(
+        shown().filter((t) => t.startsWith(`Instance ${name}: `)),
+        shown().join(' | '),
+      ).toHaveLength(1);
     }
   }, 240_000);
 });
