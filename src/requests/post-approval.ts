@@ -23,14 +23,23 @@ export interface Posted {
   readonly message?: MessageRef;
   /** Slack's code when the card can never be posted there (the bot is not in the channel…). */
   readonly cardProblem?: string;
-  /** The card is not up yet, but will be: Slack asked to slow down or did not answer. */
-  readonly cardLater: boolean;
+  /**
+   * The card is not up yet, but will be (the sweeper posts it), and why: Slack asked to slow down,
+   * Slack did not answer, or gpuops could not reach Redis to claim or record the posting.
+   */
+  readonly cardLater?: CardLater;
 }
+
+export type CardLater = 'slack-busy' | 'slack-down' | 'store';
 
 /** Slack may take it later: a rate limit or an outage, not a refusal. */
 function worthRetrying(err: unknown): boolean {
+  return laterBecause(err) !== undefined;
+}
+
+function laterBecause(err: unknown): CardLater | undefined {
   const kind = classifySlackFailure(err).kind;
-  return kind === 'rate-limited' || kind === 'transient';
+  return kind === 'rate-limited' ? 'slack-busy' : kind === 'transient' ? 'slack-down' : undefined;
 }
 
 /**
@@ -55,6 +64,7 @@ export async function postApproval(
   let message: MessageRef | undefined;
   let card: MessageRef | undefined;
   let cardProblem: string | undefined;
+  let cardLater: CardLater | undefined;
   // The requester's message first: once the card is up, everything the approvers act on is there.
   if (parts.includes('message') && !request.requesterMessage) {
     try {
@@ -72,7 +82,8 @@ export async function postApproval(
     try {
       card = await deps.ports.post(request.approvalChannel, approvalCard(request));
     } catch (err) {
-      if (worthRetrying(err)) left.push('card');
+      cardLater = laterBecause(err);
+      if (cardLater) left.push('card');
       else cardProblem = slackCode(err);
       deps.log.warn(
         { code: slackCode(err), approvalId: request.id, approvalChannel: request.approvalChannel },
@@ -88,7 +99,7 @@ export async function postApproval(
     ...(card ? { card } : {}),
     ...(message ? { message } : {}),
     ...(cardProblem ? { cardProblem } : {}),
-    cardLater: left.includes('card'),
+    ...(cardLater ? { cardLater } : {}),
   };
 }
 

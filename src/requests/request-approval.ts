@@ -24,7 +24,7 @@ import {
   requestFingerprint,
   requestTarget,
 } from './enqueue-request.js';
-import { type Posted, postApproval } from './post-approval.js';
+import { type CardLater, type Posted, postApproval } from './post-approval.js';
 
 // The approval step of the request pipeline: a request that waits for an approver is stored once (a
 // double submission finds the first), its card goes to the approval channel and the requester sees
@@ -162,16 +162,21 @@ export async function requestApproval(
   const problemNotice = (problem: string) =>
     `:raised_hand: ${what} needs an approval: ${why} :warning: I could not post it to ${where} (Slack said "${problem}"): invite gpuops there. Approvers can still decide it with \`/gpu approvals\` until ${slackDate(request.expiresAt)}.`;
 
-  const laterNotice = `:raised_hand: ${what} needs an approval: ${why} :hourglass_flowing_sand: Slack asked gpuops to slow down, so its card will be posted to ${where} shortly (gpuops keeps trying); ${describeApprovers(policy, command.kind)} can approve or deny it there, or with \`/gpu approvals\`, until ${slackDate(request.expiresAt)}. You will see the decision on your request.`;
+  const laterNotice = (later: CardLater) =>
+    `:raised_hand: ${what} needs an approval: ${why} :hourglass_flowing_sand: ${LATER_BECAUSE[later]}, so its card will be posted to ${where} shortly (gpuops keeps trying); ${describeApprovers(policy, command.kind)} can approve or deny it there, or with \`/gpu approvals\`, until ${slackDate(request.expiresAt)}. You will see the decision on your request.`;
   const noticeFor = (posted: Posted | undefined) =>
-    posted?.cardLater ? laterNotice : posted?.cardProblem ? problemNotice(posted.cardProblem) : undefined;
+    posted?.cardLater
+      ? laterNotice(posted.cardLater)
+      : posted?.cardProblem
+        ? problemNotice(posted.cardProblem)
+        : undefined;
 
   // The card and the requester's message: after the acknowledgement when the caller defers its posts.
   // What Slack does not take now stays recorded and the sweeper posts it (post-approval.ts).
   const post = async (): Promise<Posted | undefined> => {
     const posted = await postApproval(deps, request, parts).catch((err: unknown) => {
       deps.log.warn({ err, approvalId }, 'could not post an approval; the sweeper posts it');
-      return { cardLater: true } satisfies Posted;
+      return { cardLater: 'store' } satisfies Posted;
     });
     await refreshApproverHomes(deps, guardrails, command, ctx.userId);
     return posted;
@@ -205,6 +210,13 @@ export async function requestApproval(
 
 /** At most this many approvers' Home tabs are published again for one new request. */
 export const HOME_REFRESH_MAX_APPROVERS = 20;
+
+/** Why the card is not up yet, in the requester's notice. */
+const LATER_BECAUSE: Record<CardLater, string> = {
+  'slack-busy': 'Slack asked gpuops to slow down',
+  'slack-down': 'Slack did not take the card just now',
+  store: 'gpuops could not reach its Redis to post the card just now',
+};
 
 /**
  * A new request waits for them: the Home tab of each approver named in the policy who opened it

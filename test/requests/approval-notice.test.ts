@@ -134,6 +134,17 @@ describe('a request sent for approval', () => {
     });
   });
 
+  // Before the rate limit below, whose hold on the approvals channel lasts a second.
+  it('says Slack did not take the card, not that it asked to slow down, when Slack fails', async () => {
+    stack.slack.failWith('chat.postMessage', 'internal_error', 1, { channel: APPROVALS });
+    const result = await pending(await acceptRequest(stack.deps, rm(), ctx()));
+    expect(result.card).toBeUndefined();
+    expect(result.notice).toMatch(
+      /:hourglass_flowing_sand: Slack did not take the card just now, so its card will be posted to <#C0APPROVE> shortly \(gpuops keeps trying\)/,
+    );
+    expect(result.notice).not.toContain('slow down');
+  });
+
   it('says the card comes shortly when Slack asks gpuops to slow down', async () => {
     stack.slack.rateLimit('chat.postMessage', 1, 1, { channel: APPROVALS });
     const result = await pending(await acceptRequest(stack.deps, rm(), ctx()));
@@ -242,13 +253,15 @@ describe('a request sent for approval', () => {
   });
 
   // Last: it cuts the stack's Redis for good.
-  it('says the card comes shortly when Redis fails after the acknowledgement, and logs why', async () => {
+  it('says the card comes shortly when Redis fails after the acknowledgement, blaming Redis, not Slack', async () => {
     const result = await pending(await acceptRequest(stack.deps, rm(), ctx(), { deferPosts: true }));
     stack.cutRedis();
     const since = stack.logLines.length;
-    expect(await result.followUp!()).toMatch(
-      /Slack asked gpuops to slow down, so its card will be posted to <#C0APPROVE> shortly \(gpuops keeps trying\)/,
+    const notice = await result.followUp!();
+    expect(notice).toMatch(
+      /gpuops could not reach its Redis to post the card just now, so its card will be posted to <#C0APPROVE> shortly \(gpuops keeps trying\)/,
     );
+    expect(notice).not.toContain('Slack asked');
     const warned = stack.logLines.slice(since).map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(warned).toContainEqual(
       expect.objectContaining({
