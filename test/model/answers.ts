@@ -50,21 +50,24 @@ export async function finalAnswer(
     readonly responseUrl?: string;
     readonly channelTs: () => string | undefined;
     readonly what: string;
+    /** Where the request's message is posted: the requests' channel unless said (a DM, for one). */
+    readonly channel?: string;
   },
 ): Promise<{ readonly text: string; readonly phase: 'Done' | 'Failed' | 'Denied' | 'Expired' }> {
+  const channel = opts.channel ?? REQUEST_CHANNEL;
   const read = () => {
     const ts = opts.channelTs();
-    const message = ts ? stack.slack.message(REQUEST_CHANNEL, ts) : undefined;
+    const message = ts ? stack.slack.message(channel, ts) : undefined;
     if (message && FINAL.test(String(message.text))) return String(message.text);
     return privateFinals(stack, who, request, opts.since, opts.responseUrl).at(-1);
   };
   const text = await until(`${opts.what} to end`, read, FINAL_WITHIN_MS).catch(() => {
     const ts = opts.channelTs();
-    const history = (ts ? (stack.slack.message(REQUEST_CHANNEL, ts)?.history ?? []) : []).map(
+    const history = (ts ? (stack.slack.message(channel, ts)?.history ?? []) : []).map(
       (v) => `"${String(v.text)}"`,
     );
     const others = stack.slack
-      .messages(REQUEST_CHANNEL)
+      .messages(channel)
       .filter((m) => m.ts !== ts && String(m.text).includes(`/gpu ${request}`))
       .map((m) => `"${String(m.text)}"`);
     return violated(
@@ -74,7 +77,7 @@ export async function finalAnswer(
   // Exactly one outcome: never Done in one place and Failed in another.
   const ts = opts.channelTs();
   const seen = [
-    ...(ts ? (stack.slack.message(REQUEST_CHANNEL, ts)?.history ?? []).map((v) => String(v.text)) : []),
+    ...(ts ? (stack.slack.message(channel, ts)?.history ?? []).map((v) => String(v.text)) : []),
     ...privateFinals(stack, who, request, opts.since, opts.responseUrl),
   ].filter((t) => /(^|\n)(Done|Failed):/.test(t));
   const phases = new Set(seen.map(phaseOf));
@@ -90,16 +93,18 @@ export async function finalAnswer(
  * The request's message in the channel: the latest that Slack took since `since` and that is still
  * there (a late "Waiting for approval" taken back, or replaced by the job's own message, is not).
  */
-export const messageAbout = (stack: BotStack, request: string, since: number) => (): string | undefined =>
-  stack.slack.calls
-    .filter(
-      (c) =>
-        c.index >= since &&
-        c.method === 'chat.postMessage' &&
-        c.body.channel === REQUEST_CHANNEL &&
-        String(c.body.text).includes(`/gpu ${request}`) &&
-        (c.response as { ok?: boolean } | undefined)?.ok === true,
-    )
-    .map((c) => String((c.response as { ts: string }).ts))
-    .filter((ts) => stack.slack.message(REQUEST_CHANNEL, ts) !== undefined)
-    .at(-1);
+export const messageAbout =
+  (stack: BotStack, request: string, since: number, channel = REQUEST_CHANNEL) =>
+  (): string | undefined =>
+    stack.slack.calls
+      .filter(
+        (c) =>
+          c.index >= since &&
+          c.method === 'chat.postMessage' &&
+          c.body.channel === channel &&
+          String(c.body.text).includes(`/gpu ${request}`) &&
+          (c.response as { ok?: boolean } | undefined)?.ok === true,
+      )
+      .map((c) => String((c.response as { ts: string }).ts))
+      .filter((ts) => stack.slack.message(channel, ts) !== undefined)
+      .at(-1);

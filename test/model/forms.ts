@@ -4,8 +4,9 @@ import type { BotStack } from '../support/bot-stack.js';
 import { type Block, openHome } from '../support/home-driver.js';
 import { blockActionsPayload, filledValues, viewSubmissionPayload } from '../support/slack-driver.js';
 import { until } from '../support/until.js';
+import { finalAnswer, messageAbout } from './answers.js';
 import { checkWorld, type Model, type Real, violated } from './model.js';
-import { apply, commandText, expectation, finalOf, type Outcome } from './typed.js';
+import { apply, commandText, expectation, type Outcome } from './typed.js';
 import {
   type Actor,
   actor,
@@ -169,22 +170,33 @@ async function submitted(
     violated(`${what} was answered with ${response.text.slice(0, 200)}`);
   }
   // The form closed: the request's message (or its wait for an approver) in the form's channel.
-  const text = `/gpu ${commandText('create', String(fields.name))}`;
+  // Where Slack refused the post there (`not_in_channel`), the answer goes to the person privately.
+  const request = commandText('create', String(fields.name));
+  const text = `/gpu ${request}`;
   const posted = await stack.slack
     .waitFor(
       'chat.postMessage',
       (c) =>
         c.body.channel === channel &&
         String(c.body.text).includes(text) &&
-        (c.response as { ok?: boolean }).ok === true,
+        ((c.response as { ok?: boolean }).ok === true ||
+          (c.response as { error?: string }).error === 'not_in_channel'),
       10_000,
       since,
     )
     .catch(() => violated(`${what} closed the form, but no message about its request came in ${channel}`));
-  if (String(posted.body.text).startsWith('Waiting for approval'))
+  if (
+    (posted.response as { ok?: boolean }).ok === true &&
+    String(posted.body.text).startsWith('Waiting for approval')
+  )
     return { kind: 'approval', text: String(posted.body.text) };
-  const final = await finalOf(stack, channel, String((posted.response as { ts: string }).ts), what);
-  return { kind: 'ran', text: final.text, final: final.phase };
+  const final = await finalAnswer(stack, who, request, {
+    since,
+    channelTs: messageAbout(stack, request, since, channel),
+    what,
+    channel,
+  });
+  return { kind: 'ran', text: final.text, final: final.phase === 'Done' ? 'Done' : 'Failed' };
 }
 
 export class FormSubmit implements fc.AsyncCommand<Model, Real> {

@@ -5,8 +5,9 @@ import type { BotStack } from '../support/bot-stack.js';
 import type { Block } from '../support/home-driver.js';
 import { openHome } from '../support/home-driver.js';
 import { blockActionsPayload } from '../support/slack-driver.js';
+import { finalAnswer, messageAbout } from './answers.js';
 import { checkWorld, type Model, type Real, violated } from './model.js';
-import { apply, finalOf, type Outcome } from './typed.js';
+import { apply, type Outcome } from './typed.js';
 import { type Actor, actor, isOneSentence, MACHINES, mayUse, trace } from './world.js';
 
 // Start and Stop on the Home tab: a press of a button the product published (read from the fake
@@ -101,22 +102,30 @@ async function pressed(
   if (notice.startsWith('Already on it')) return { kind: 'repeat', text: notice };
   if (/needs an approval/.test(notice)) return { kind: 'approval', text: notice };
   if (!/is queued as job/.test(notice)) return { kind: 'refused', text: notice };
-  // Queued: the job's message in the machine's channel (a rate-limited post is recorded too, not ok).
+  // Queued: the job's message in the machine's channel (a rate-limited post is recorded too, not ok,
+  // and tried again), or, where Slack refused it there (`not_in_channel`), the answer the job then
+  // gives the presser privately: invariant 2 looks wherever the reply port sends it (answers.ts).
   const text = (JSON.parse(button.value) as { t: string }).t;
   const channel = (JSON.parse(button.value) as { c: string }).c;
-  const posted = await stack.slack
+  await stack.slack
     .waitFor(
       'chat.postMessage',
       (c) =>
         c.body.channel === channel &&
         String(c.body.text).includes(`/gpu ${text}`) &&
-        (c.response as { ok?: boolean }).ok === true,
+        ((c.response as { ok?: boolean }).ok === true ||
+          (c.response as { error?: string }).error === 'not_in_channel'),
       10_000,
       since,
     )
     .catch(() => violated(`${what} was queued ("${notice}") but no message of its job came`));
-  const final = await finalOf(stack, channel, String((posted.response as { ts: string }).ts), what);
-  return { kind: 'ran', text: final.text, final: final.phase };
+  const final = await finalAnswer(stack, who, text, {
+    since,
+    channelTs: messageAbout(stack, text, since, channel),
+    what,
+    channel,
+  });
+  return { kind: 'ran', text: final.text, final: final.phase === 'Done' ? 'Done' : 'Failed' };
 }
 
 /**

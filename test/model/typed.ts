@@ -16,7 +16,6 @@ import {
   type Actor,
   APPROVAL_CHANNEL,
   actor,
-  FINAL_WITHIN_MS,
   isOneSentence,
   MACHINE_TYPE,
   mayChange,
@@ -79,29 +78,6 @@ async function send(stack: BotStack, who: Actor, text: string): Promise<Outcome>
     what: `"/gpu ${text}" as ${who.name}`,
   });
   return { kind: 'ran', text: final.text, final: final.phase === 'Done' ? 'Done' : 'Failed' };
-}
-
-/** The request's message once final; checks it became final once and stayed so. */
-export async function finalOf(stack: BotStack, channel: string, ts: string, what: string) {
-  const message = await until(
-    `${what} to end`,
-    () => {
-      const m = stack.slack.message(channel, ts);
-      return m && /^(Done|Failed|Denied|Expired)/i.test(String(m.text)) ? m : undefined;
-    },
-    FINAL_WITHIN_MS,
-  ).catch(() => {
-    const history = (stack.slack.message(channel, ts)?.history ?? []).map((v) => `"${String(v.text)}"`);
-    return violated(`${what} never ended; its message went ${history.join(', then ') || 'missing'}`);
-  });
-  const finals = [
-    ...new Set(message.history.map((v) => String(v.text)).filter((t) => /^(Done|Failed):/.test(t))),
-  ];
-  const phases = new Set(finals.map((t) => t.split(':')[0]));
-  if (phases.size > 1)
-    violated(`${what} was answered both ways: ${finals.map((t) => `"${t}"`).join(', then ')}`);
-  const text = String(message.text);
-  return { text, phase: text.startsWith('Done') ? ('Done' as const) : ('Failed' as const) };
 }
 
 /**
