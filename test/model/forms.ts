@@ -55,13 +55,17 @@ async function openForm(stack: BotStack, who: Actor, via: 'typed' | 'home', what
   const triggerId = stack.slack.issueTriggerId();
   const since = stack.slack.mark();
   let channel = REQUEST_CHANNEL;
+  // A form opened by `/gpu create` carries that command's response_url: a private answer may go there.
+  let responseUrl: string | undefined;
   if (via === 'typed') {
-    const { response } = await stack.command('create', {
+    const typed = await stack.command('create', {
       userId: who.id,
       userName: who.name,
       channelId: REQUEST_CHANNEL,
       triggerId,
     });
+    const { response } = typed;
+    responseUrl = typed.responseUrl;
     if (response.status !== 200) violated(`${what} got HTTP ${response.status}`);
     // Refused before the form opens (a role that may not create): one sentence, nothing opened.
     if (response.text.trim() !== '') {
@@ -103,7 +107,7 @@ async function openForm(stack: BotStack, who: Actor, via: 'typed' | 'home', what
     .catch(() => violated(`${what} opened no form`));
   const id = (opened.response as { view?: { id?: string } }).view?.id;
   if (!id) violated(`${what}: Slack refused the form: ${JSON.stringify(opened.response)}`);
-  return { view: await filledForm(stack, id, what), channel };
+  return { view: await filledForm(stack, id, what), channel, ...(responseUrl ? { responseUrl } : {}) };
 }
 
 function fieldsFor(fill: Fill, machine: string, blocks: readonly InputBlock[]): Record<string, string> {
@@ -131,7 +135,7 @@ async function submitted(
   stack: BotStack,
   who: Actor,
   view: StoredView,
-  channel: string,
+  { channel, responseUrl }: { readonly channel: string; readonly responseUrl?: string | undefined },
   fields: Record<string, string>,
   what: string,
 ): Promise<Outcome & { readonly errors?: Record<string, string> }> {
@@ -192,6 +196,7 @@ async function submitted(
     return { kind: 'approval', text: String(posted.body.text) };
   const final = await finalAnswer(stack, who, request, {
     since,
+    ...(responseUrl ? { responseUrl } : {}),
     channelTs: messageAbout(stack, request, since, channel),
     what,
     channel,
@@ -239,13 +244,13 @@ export class FormSubmit implements fc.AsyncCommand<Model, Real> {
     model: Model,
     real: Real,
     who: Actor,
-    { view, channel }: { view: StoredView; channel: string },
+    { view, channel, responseUrl }: { view: StoredView; channel: string; responseUrl?: string },
     what: string,
   ): Promise<void> {
     const { stack } = real;
     {
       const fields = fieldsFor(this.fill, this.machine, view.view.blocks as InputBlock[]);
-      const outcome = await submitted(stack, who, view, channel, fields, what);
+      const outcome = await submitted(stack, who, view, { channel, responseUrl }, fields, what);
       trace(`${outcome.kind}: ${outcome.text}`);
       if (this.fill === 'valid') {
         await apply(model, real, who, 'create', this.machine, outcome, false, what);
