@@ -108,3 +108,26 @@ export const messageAbout =
       .map((c) => String((c.response as { ts: string }).ts))
       .filter((ts) => stack.slack.message(channel, ts) !== undefined)
       .at(-1);
+
+/**
+ * The first post about `/gpu <request>` in `channel` since `since` that Slack took, or refused for good
+ * there (`not_in_channel`: the answer then goes privately); a rate-limited one is tried again, so it
+ * is not it. Rejects when none comes within `timeoutMs`.
+ */
+export const postAbout = (
+  stack: BotStack,
+  request: string,
+  since: number,
+  channel: string,
+  timeoutMs = 10_000,
+) =>
+  stack.slack.waitFor(
+    'chat.postMessage',
+    (c) =>
+      c.body.channel === channel &&
+      String(c.body.text).includes(`/gpu ${request}`) &&
+      ((c.response as { ok?: boolean }).ok === true ||
+        (c.response as { error?: string }).error === 'not_in_channel'),
+    timeoutMs,
+    since,
+  );

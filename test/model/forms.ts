@@ -4,7 +4,7 @@ import type { BotStack } from '../support/bot-stack.js';
 import { type Block, openHome } from '../support/home-driver.js';
 import { blockActionsPayload, filledValues, viewSubmissionPayload } from '../support/slack-driver.js';
 import { until } from '../support/until.js';
-import { finalAnswer, messageAbout } from './answers.js';
+import { finalAnswer, messageAbout, postAbout } from './answers.js';
 import { checkWorld, type Model, type Real, violated } from './model.js';
 import { apply, commandText, expectation, type Outcome } from './typed.js';
 import {
@@ -176,19 +176,9 @@ async function submitted(
   // The form closed: the request's message (or its wait for an approver) in the form's channel.
   // Where Slack refused the post there (`not_in_channel`), the answer goes to the person privately.
   const request = commandText('create', String(fields.name));
-  const text = `/gpu ${request}`;
-  const posted = await stack.slack
-    .waitFor(
-      'chat.postMessage',
-      (c) =>
-        c.body.channel === channel &&
-        String(c.body.text).includes(text) &&
-        ((c.response as { ok?: boolean }).ok === true ||
-          (c.response as { error?: string }).error === 'not_in_channel'),
-      10_000,
-      since,
-    )
-    .catch(() => violated(`${what} closed the form, but no message about its request came in ${channel}`));
+  const posted = await postAbout(stack, request, since, channel).catch(() =>
+    violated(`${what} closed the form, but no message about its request came in ${channel}`),
+  );
   if (
     (posted.response as { ok?: boolean }).ok === true &&
     String(posted.body.text).startsWith('Waiting for approval')

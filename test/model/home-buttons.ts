@@ -5,7 +5,7 @@ import type { BotStack } from '../support/bot-stack.js';
 import type { Block } from '../support/home-driver.js';
 import { openHome } from '../support/home-driver.js';
 import { blockActionsPayload } from '../support/slack-driver.js';
-import { finalAnswer, messageAbout } from './answers.js';
+import { finalAnswer, messageAbout, postAbout } from './answers.js';
 import { checkWorld, type Model, type Real, violated } from './model.js';
 import { apply, type Outcome } from './typed.js';
 import { type Actor, actor, isOneSentence, MACHINES, mayUse, trace } from './world.js';
@@ -107,18 +107,9 @@ async function pressed(
   // gives the presser privately: invariant 2 looks wherever the reply port sends it (answers.ts).
   const text = (JSON.parse(button.value) as { t: string }).t;
   const channel = (JSON.parse(button.value) as { c: string }).c;
-  await stack.slack
-    .waitFor(
-      'chat.postMessage',
-      (c) =>
-        c.body.channel === channel &&
-        String(c.body.text).includes(`/gpu ${text}`) &&
-        ((c.response as { ok?: boolean }).ok === true ||
-          (c.response as { error?: string }).error === 'not_in_channel'),
-      10_000,
-      since,
-    )
-    .catch(() => violated(`${what} was queued ("${notice}") but no message of its job came`));
+  await postAbout(stack, text, since, channel).catch(() =>
+    violated(`${what} was queued ("${notice}") but no message of its job came`),
+  );
   const final = await finalAnswer(stack, who, text, {
     since,
     channelTs: messageAbout(stack, text, since, channel),
