@@ -2,6 +2,7 @@ import type { AnyMiddlewareArgs, Middleware } from '@slack/bolt';
 import { type Deadline, isDeadlinePassed } from '../commands/kit/deadline.js';
 import { mayUse, needsStanding } from '../policy/workspace-access.js';
 import { ACCESS_TOO_SLOW, CHECK_RESERVE_MS, requestDeadline } from './request-deadline.js';
+import { answerPress } from './response-url.js';
 import type { SlackDeps } from './slack-deps.js';
 import { standingOf } from './user-standing.js';
 
@@ -83,7 +84,12 @@ async function refuse(deps: SlackDeps, args: Args, caller: Caller, text: string)
     return;
   }
   await args.ack?.();
-  await args.respond?.({ response_type: 'ephemeral', replace_original: false, text }).catch(() => {});
+  await answerPress(
+    deps,
+    { respond: args.respond, userId: caller.userId, channelId: caller.channelId },
+    text,
+    'could not tell a refused press why',
+  );
 }
 
 /**

@@ -53,3 +53,39 @@ export async function tellPrivately(
       : Promise.resolve();
   await answer.catch((err: unknown) => deps.log.warn({ err }, what));
 }
+
+/**
+ * Answers a button press privately: through the press's response_url (Bolt's `respond`), which reaches
+ * the person wherever they pressed; should Slack no longer take it (expired, used up), an ephemeral in
+ * the conversation they pressed in. Never throws: a failure of both is logged as `what`.
+ */
+export async function answerPress(
+  deps: {
+    readonly client: {
+      chat: { postEphemeral(args: { channel: string; user: string; text: string }): Promise<unknown> };
+    };
+    readonly log: { warn(fields: object, msg: string): void };
+  },
+  press: {
+    readonly respond?: ((answer: Record<string, unknown>) => Promise<unknown>) | undefined;
+    readonly userId: string;
+    readonly channelId?: string | undefined;
+  },
+  text: string,
+  what: string,
+): Promise<void> {
+  const told = press.respond
+    ? await press.respond({ response_type: 'ephemeral', replace_original: false, text }).then(
+        () => true,
+        () => false,
+      )
+    : false;
+  if (told) return;
+  if (!press.channelId) {
+    deps.log.warn({}, what);
+    return;
+  }
+  await deps.client.chat
+    .postEphemeral({ channel: press.channelId, user: press.userId, text })
+    .catch((err: unknown) => deps.log.warn({ err }, what));
+}

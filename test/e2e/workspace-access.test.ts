@@ -106,6 +106,37 @@ describe('guests and other workspaces, built-in access rules', () => {
     expect(await requestJobsInQueue(stack)).toEqual([]);
   });
 
+  it('tells a guest why where they pressed when the click’s response_url no longer takes answers', async () => {
+    const pending = await askForApproval(stack, 'create big-3 h100-hgx-80gb.8x', {
+      userId: 'U0ADA',
+      approvalChannel: REQUEST_CHANNEL,
+    });
+    stack.responses.issueExpired(1);
+    const responseUrl = stack.responses.newUrl();
+    const since = stack.slack.mark();
+    const response = await stack.interact(
+      blockActionsPayload({
+        actionId: APPROVE_ACTION,
+        value: pending.approvalId,
+        text: 'Approve',
+        userId: GUEST,
+        channelId: pending.cardChannel,
+        message: { ts: pending.card.ts, text: pending.card.text ?? '', blocks: pending.card.blocks ?? [] },
+        responseUrl,
+      }),
+    );
+    expect(response.status).toBe(200);
+    const told = await stack.slack.waitFor(
+      'chat.postEphemeral',
+      (c) => c.body.user === GUEST && c.body.channel === pending.cardChannel,
+      5_000,
+      since,
+    );
+    expect(String(told.body.text)).toMatch(/^Guest accounts cannot use gpuops in this workspace/);
+    expect(stack.responses.refused).toContain(responseUrl.split('/').at(-1));
+    expect((await stored(stack, pending.approvalId)).state).toBe('pending');
+  });
+
   it('asks to confirm the cost on Approve of a request above the threshold', async () => {
     const pending = await askForApproval(stack, 'create big-2 h100-hgx-80gb.8x', {
       userId: 'U0ADA',

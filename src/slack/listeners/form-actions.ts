@@ -8,6 +8,7 @@ import { jobIdFor } from '../../jobs/queue.js';
 import { addSystemJob } from '../../jobs/system-jobs.js';
 import { homeOpenedBy } from '../../store/home-state.js';
 import { openForm } from '../open-form.js';
+import { answerPress } from '../response-url.js';
 import type { SlackDeps } from '../slack-deps.js';
 import { answerOnHome, fromHome } from './home-actions.js';
 
@@ -77,8 +78,11 @@ export function registerFormActions(app: App, deps: SlackDeps): void {
     });
     if (!result.ok && home) await answerOnHome(deps, body.user.id, result.text);
     else if (!result.ok) {
-      await respond({ response_type: 'ephemeral', replace_original: false, text: result.text }).catch(
-        (err: unknown) => deps.log.warn({ err }, 'could not answer a button'),
+      await answerPress(
+        deps,
+        { respond, userId: body.user.id, channelId },
+        result.text,
+        'could not answer a button',
       );
     }
   });

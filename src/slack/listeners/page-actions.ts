@@ -4,6 +4,7 @@ import { deliveryOf } from '../../commands/registry.js';
 import type { JobContext } from '../../jobs/job-data.js';
 import { PAGE_ACTIONS } from '../../render/instances.js';
 import { acceptRequest } from '../../requests/accept-request.js';
+import { answerPress } from '../response-url.js';
 import type { SlackDeps } from '../slack-deps.js';
 import { REDIS_DOWN } from './gpu-command.js';
 
@@ -13,8 +14,14 @@ import { REDIS_DOWN } from './gpu-command.js';
 
 type Press = BlockAction<ButtonAction>;
 
-async function tell(respond: RespondFn, text: string): Promise<void> {
-  await respond({ response_type: 'ephemeral', replace_original: false, text }).catch(() => {});
+async function tell(deps: SlackDeps, body: Press, respond: RespondFn, text: string): Promise<void> {
+  const channelId = body.channel?.id ?? (body.container as { channel_id?: string }).channel_id;
+  await answerPress(
+    deps,
+    { respond, userId: body.user.id, channelId },
+    text,
+    'could not answer a page button',
+  );
 }
 
 async function press(deps: SlackDeps, body: Press, value: string, respond: RespondFn): Promise<void> {
@@ -39,7 +46,8 @@ async function press(deps: SlackDeps, body: Press, value: string, respond: Respo
   };
   deps.onCommand?.(parsed.command.kind);
   const result = await acceptRequest(deps, parsed.command, ctx);
-  if (result.status === 'refused' || result.status === 'rejected') await tell(respond, result.message);
+  if (result.status === 'refused' || result.status === 'rejected')
+    await tell(deps, body, respond, result.message);
 }
 
 export function registerPageActions(app: App, deps: SlackDeps): void {
@@ -48,7 +56,7 @@ export function registerPageActions(app: App, deps: SlackDeps): void {
       await ack();
       await press(deps, body, button.value ?? '', respond).catch(async (err: unknown) => {
         deps.log.error({ err }, 'could not turn the page of a list');
-        await tell(respond, REDIS_DOWN);
+        await tell(deps, body, respond, REDIS_DOWN);
       });
     });
   }
