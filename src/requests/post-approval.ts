@@ -9,14 +9,21 @@ import { type AcceptDeps, REDIS_MS } from './accept-kit.js';
 
 // Showing a pending request: the requester's "Waiting for approval" message, then the approvers' card
 // (docs/reliability.md, "A card Slack would not take"). What is to be posted is stored with the request
-// when it is made; whoever posts claims it first (the listener after its acknowledgement, or the
-// sweeper), so a card is never posted twice. What Slack refused for now (a 429, a 5xx, no answer) stays
+// when it is made, claimed by its maker (the listener posts after its acknowledgement); the sweeper
+// takes the claim only once nobody holds it, so a card is never posted twice. What Slack refused for now (a 429, a 5xx, no answer) stays
 // recorded and the sweeper posts it on its next pass, through the workers' client, which waits out
 // Slack's Retry-After; what Slack can never take (not in the channel) is given up, and the requester is
 // told so. A requester's message that lands only after the request was decided is taken back.
 
 /** How long one claim on a request's posts lasts: longer than the workers' client waits out 429s. */
 export const POST_CLAIM_MS = 6 * 60_000;
+
+/**
+ * How long a request's maker holds the claim on its posts from when it stored the request, before it
+ * starts posting: it acknowledges Slack first (3 s at most). Should the maker be gone (a crash, an
+ * answer given up on), the sweeper posts them after this.
+ */
+export const MAKER_POST_CLAIM_MS = 15_000;
 
 export interface Posted {
   readonly card?: MessageRef;
@@ -44,18 +51,19 @@ function laterBecause(err: unknown): CardLater | undefined {
 
 /**
  * Posts what of `parts` the request does not show yet, if this caller wins the claim (undefined when
- * someone else holds it). Never posts a part twice; records what is left for the sweeper.
+ * someone else holds it): its maker (`maker`) takes up the claim it has held since it made it, a sweep
+ * one nobody holds. Never posts a part twice; records what is left for the sweeper.
  */
 export async function postApproval(
   deps: AcceptDeps,
   request: ApprovalRequest<GpuCommand>,
   parts: readonly UnpostedPart[],
-  now = Date.now(),
+  { now = Date.now(), maker = false }: { readonly now?: number; readonly maker?: boolean } = {},
 ): Promise<Posted | undefined> {
   const { approvals } = deps.guardrails;
   if (parts.length === 0) return undefined;
   const claimed = await withDeadline(
-    approvals.claimPosting(request.id, POST_CLAIM_MS, now),
+    approvals.claimPosting(request.id, POST_CLAIM_MS, now, maker ? request.createdAt : undefined),
     REDIS_MS,
     'Redis',
   );
@@ -146,7 +154,7 @@ export async function sweepUnposted(deps: AcceptDeps, now = Date.now()): Promise
     return [];
   });
   for (const request of due) {
-    const result = await postApproval(deps, request, request.unposted ?? [], now).catch((err: unknown) => {
+    const result = await postApproval(deps, request, request.unposted ?? [], { now }).catch((err: unknown) => {
       deps.log.warn({ err, approvalId: request.id }, 'could not post an approval later');
       return undefined;
     });

@@ -24,7 +24,7 @@ import {
   requestFingerprint,
   requestTarget,
 } from './enqueue-request.js';
-import { type CardLater, type Posted, postApproval } from './post-approval.js';
+import { type CardLater, MAKER_POST_CLAIM_MS, type Posted, postApproval } from './post-approval.js';
 
 // The approval step of the request pipeline: a request that waits for an approver is stored once (a
 // double submission finds the first), its card goes to the approval channel and the requester sees
@@ -117,6 +117,7 @@ export async function requestApproval(
       approvalChannel,
       expiresAfterSeconds: policy.approvals.expiresAfterSeconds,
       unposted: parts,
+      makerClaimMs: MAKER_POST_CLAIM_MS,
       ...(assessment.lease
         ? {
             lease: {
@@ -174,7 +175,7 @@ export async function requestApproval(
   // The card and the requester's message: after the acknowledgement when the caller defers its posts.
   // What Slack does not take now stays recorded and the sweeper posts it (post-approval.ts).
   const post = async (): Promise<Posted | undefined> => {
-    const posted = await postApproval(deps, request, parts).catch((err: unknown) => {
+    const posted = await postApproval(deps, request, parts, { maker: true }).catch((err: unknown) => {
       deps.log.warn({ err, approvalId }, 'could not post an approval; the sweeper posts it');
       return { cardLater: 'store' } satisfies Posted;
     });

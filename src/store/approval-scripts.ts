@@ -8,8 +8,12 @@ if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('HGETALL', KEYS[1])
 redis.call('HSET', KEYS[1], 'data', ARGV[1], 'state', 'pending', 'expiresAt', ARGV[2])
 redis.call('PEXPIREAT', KEYS[1], ARGV[3])
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[4])
--- What is still to be posted (the requester's message, the card), from the start: see POST_CLAIM.
-if ARGV[5] and ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'unposted', ARGV[5]) end
+-- What is still to be posted (the requester's message, the card), from the start, claimed by its maker
+-- (ARGV[6]: since, ARGV[7]: for how long): see POST_CLAIM.
+if ARGV[5] and ARGV[5] ~= '' then
+  redis.call('HSET', KEYS[1], 'unposted', ARGV[5])
+  if ARGV[6] and ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'postClaimedAt', ARGV[6], 'postLease', ARGV[7]) end
+end
 return false
 `;
 
@@ -81,14 +85,21 @@ redis.call('ZREM', KEYS[2], ARGV[3])
 return to
 `;
 
-// KEYS: request. ARGV: now, lease (ms). Whoever claims a pending request's posts (the listener after
-// its acknowledgement, a sweep) posts what is still unposted for the lease; anyone else leaves it, so a
-// card is never posted twice.
+// KEYS: request. ARGV: now, lease (ms), and for the request's maker the time it was made. Whoever claims
+// a pending request's posts (its maker, a sweep) posts what is still unposted for the lease; anyone
+// else leaves it, so a card is never posted twice. The maker holds the claim from the start (CREATE),
+// so a sweep never takes the posting from under it; it takes the claim up only if it still holds that
+// one, and a sweep may take it once the maker's short lease has run out (the maker is gone).
 const POST_CLAIM = `
 if redis.call('HGET', KEYS[1], 'state') ~= 'pending' then return 0 end
 local claimed = tonumber(redis.call('HGET', KEYS[1], 'postClaimedAt') or '0')
-if claimed + tonumber(ARGV[2]) > tonumber(ARGV[1]) then return 0 end
-redis.call('HSET', KEYS[1], 'postClaimedAt', ARGV[1])
+if ARGV[3] and ARGV[3] ~= '' then
+  if claimed ~= tonumber(ARGV[3]) then return 0 end
+else
+  local lease = tonumber(redis.call('HGET', KEYS[1], 'postLease') or ARGV[2])
+  if claimed + lease > tonumber(ARGV[1]) then return 0 end
+end
+redis.call('HSET', KEYS[1], 'postClaimedAt', ARGV[1], 'postLease', ARGV[2])
 return 1
 `;
 
@@ -125,7 +136,7 @@ export interface ApprovalScripts {
   gpuopsApprovalSetPending(reqKey: string, field: string, value: string): Promise<number>;
   gpuopsApprovalClaim(reqKey: string, queuingKey: string, now: string, leaseMs: string): Promise<number>;
   gpuopsApprovalStage(reqKey: string, queuingKey: string, ...args: string[]): Promise<string>;
-  gpuopsApprovalPostClaim(reqKey: string, now: string, leaseMs: string): Promise<number>;
+  gpuopsApprovalPostClaim(reqKey: string, now: string, leaseMs: string, madeAt?: string): Promise<number>;
   gpuopsApprovalPosted(reqKey: string, unposted: string): Promise<number>;
 }
 

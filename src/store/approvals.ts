@@ -32,7 +32,8 @@ import type { AuditInput } from './audit.js';
 //   <prefix>:{approvals}:req:<id>   hash: data (JSON), state, expiresAt, decision, card, requesterMessage,
 //                                   enqueuedAt (ms: the approved job reached the queue), audit (the
 //                                   decision's audit entry until it is on the trail), unposted (what
-//                                   Slack has not taken yet: message,card) and postClaimedAt (ms)
+//                                   Slack has not taken yet: message,card), postClaimedAt and
+//                                   postLease (ms: who posts them, see claimPosting)
 //   <prefix>:{approvals}:pending    sorted set of pending ids, scored by expiresAt (ms)
 //   <prefix>:{approvals}:queuing    sorted set of approved ids whose job is not known to be on the
 //                                   queue yet (the enqueue intent), scored by their deadline (runBy, ms)
@@ -67,6 +68,11 @@ export interface NewApproval<C extends QueuedCommand = QueuedCommand> {
   readonly display?: ApprovalDisplay;
   /** What is to be posted for it (the requester's message, the card), recorded with it. */
   readonly unposted?: readonly UnpostedPart[];
+  /**
+   * How long its maker holds the claim on posting `unposted` from its creation (see claimPosting); none
+   * when absent: whoever claims first posts.
+   */
+  readonly makerClaimMs?: number;
   /** Default Date.now(). */
   readonly now?: number;
 }
@@ -108,9 +114,11 @@ export interface Approvals<C extends QueuedCommand = QueuedCommand> {
   setRequesterMessage(id: string, ref: MessageRef): Promise<boolean>;
   /**
    * Claims a pending request's unposted messages for `leaseMs`: true for the one caller that posts them
-   * (the listener after its acknowledgement, or a sweep), so nothing is posted twice.
+   * (the request's maker, or a sweep), so nothing is posted twice. The maker passes `madeAt` (the
+   * request's createdAt) and gets the claim it was given at creation, unless it lapsed and a sweep took
+   * it; a sweep passes none and gets it once nobody holds it.
    */
-  claimPosting(id: string, leaseMs: number, now?: number): Promise<boolean>;
+  claimPosting(id: string, leaseMs: number, now?: number, madeAt?: number): Promise<boolean>;
   /** What is still unposted after an attempt (nothing: none); ends the claim. */
   setUnposted(id: string, parts: readonly UnpostedPart[]): Promise<void>;
   /** Pending requests with something still unposted, oldest first. */
@@ -279,6 +287,7 @@ export function createApprovals<C extends QueuedCommand = QueuedCommand>(
         String(expiresAt + keepMs),
         id,
         (input.unposted ?? []).join(','),
+        ...(input.makerClaimMs !== undefined ? [String(now), String(input.makerClaimMs)] : []),
       );
       if (existing) {
         const request = await withUrl(fromHash(requestDataSchema, existing));
@@ -319,8 +328,9 @@ export function createApprovals<C extends QueuedCommand = QueuedCommand>(
       return ok === 1;
     },
 
-    async claimPosting(id, leaseMs, now = Date.now()) {
-      return (await r.gpuopsApprovalPostClaim(reqKey(id), String(now), String(leaseMs))) === 1;
+    async claimPosting(id, leaseMs, now = Date.now(), madeAt) {
+      const maker = madeAt !== undefined ? [String(madeAt)] : [];
+      return (await r.gpuopsApprovalPostClaim(reqKey(id), String(now), String(leaseMs), ...maker)) === 1;
     },
 
     async setUnposted(id, parts) {

@@ -210,7 +210,7 @@ export class ReplicaJoins implements fc.AsyncCommand<Model, Real> {
 const HELD_WITHIN_MS = 60_000;
 
 /**
- * Once no sweep is posting the request's messages any more (its claim ended or ran out), none of
+ * Once nobody is posting the request's messages any more (its claim ended or ran out), none of
  * the requester's messages of it may still say it waits for approval: a "Waiting for approval" posted
  * after the decision is taken back (src/requests/post-approval.ts).
  */
@@ -219,8 +219,9 @@ async function noWaitingLeft(stack: BotStack, p: PendingApproval, what: string) 
   await until(
     `the posts of ${what} to end`,
     async () => {
-      const claimedAt = Number((await stack.redis.hget(key, 'postClaimedAt')) ?? 0);
-      return claimedAt === 0 || claimedAt + POST_CLAIM_MS <= Date.now() ? true : undefined;
+      const [at, lease] = await stack.redis.hmget(key, 'postClaimedAt', 'postLease');
+      const claimedAt = Number(at ?? 0);
+      return claimedAt === 0 || claimedAt + Number(lease ?? POST_CLAIM_MS) <= Date.now() ? true : undefined;
     },
     FINAL_WITHIN_MS,
   );

@@ -6,7 +6,7 @@ import type { ApprovalOutcome } from '../../src/policy/guardrails.js';
 import type { AcceptDeps } from '../../src/requests/accept-kit.js';
 import { acceptRequest } from '../../src/requests/accept-request.js';
 import { AddGate, GaveUpError } from '../../src/requests/add-gate.js';
-import { POST_CLAIM_MS } from '../../src/requests/post-approval.js';
+import { MAKER_POST_CLAIM_MS, POST_CLAIM_MS } from '../../src/requests/post-approval.js';
 import { approvalIdFor } from '../../src/store/approvals.js';
 import { readCatalog, writeCatalog } from '../../src/store/catalog-cache.js';
 import { markHomeOpened } from '../../src/store/home-state.js';
@@ -154,21 +154,23 @@ describe('a request sent for approval', () => {
     );
   });
 
-  it('leaves the notice as it was when a sweep is posting the card already', async () => {
+  it('leaves the notice as it was when a sweep took the posting after the maker was held up', async () => {
     const result = await pending(await acceptRequest(stack.deps, rm(), ctx(), { deferPosts: true }));
-    // The sweeper took the posting first.
-    expect(await stack.guardrails.approvals.claimPosting(result.approvalId, POST_CLAIM_MS)).toBe(true);
+    // The listener was held up past its claim; the sweeper took the posting.
+    const late = Date.now() + MAKER_POST_CLAIM_MS + 1;
+    expect(await stack.guardrails.approvals.claimPosting(result.approvalId, POST_CLAIM_MS, late)).toBe(true);
     await expect(result.followUp!()).resolves.toBeUndefined();
   });
 
   it('leaves the card to a sweep that took its posting first, and says where it goes', async () => {
     const command = rm();
     const c = ctx();
-    // The sweeper claims the posting while the request is being made safe on a replica.
+    // Making the request safe on a replica took longer than the maker's claim; a sweep took the posting.
     const deps: AcceptDeps = {
       ...stack.deps,
       replicated: async () => {
-        await stack.guardrails.approvals.claimPosting(approvalIdFor(c, command), POST_CLAIM_MS);
+        const late = Date.now() + MAKER_POST_CLAIM_MS + 1;
+        await stack.guardrails.approvals.claimPosting(approvalIdFor(c, command), POST_CLAIM_MS, late);
       },
     };
     const since = stack.slack.mark();
