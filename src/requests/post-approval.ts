@@ -154,10 +154,12 @@ export async function sweepUnposted(deps: AcceptDeps, now = Date.now()): Promise
     return [];
   });
   for (const request of due) {
-    const result = await postApproval(deps, request, request.unposted ?? [], { now }).catch((err: unknown) => {
-      deps.log.warn({ err, approvalId: request.id }, 'could not post an approval later');
-      return undefined;
-    });
+    const result = await postApproval(deps, request, request.unposted ?? [], { now }).catch(
+      (err: unknown) => {
+        deps.log.warn({ err, approvalId: request.id }, 'could not post an approval later');
+        return undefined;
+      },
+    );
     if (result?.cardLater) waiting += 1;
     else if (result) posted += 1;
   }

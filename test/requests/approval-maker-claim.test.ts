@@ -58,12 +58,15 @@ describe("a new request's card and message", () => {
     const since = stack.slack.mark();
     const command = rm();
     const result = await acceptRequest(stack.deps, command, ctx(), { deferPosts: true });
-    if (result.status !== 'pending-approval') throw new Error(`expected pending-approval, got ${result.status}`);
+    if (result.status !== 'pending-approval')
+      throw new Error(`expected pending-approval, got ${result.status}`);
     // The sweeper runs while the listener is still acknowledging Slack.
     await sweepUnposted(stack.deps);
     expect(postsFor(since, 'mc-1')).toEqual([]);
     // The listener then posts, meets the 429, and tells the requester why the card is not up yet.
-    await expect(result.followUp!()).resolves.toMatch(/Slack asked gpuops to slow down, so its card will be posted/);
+    await expect(result.followUp!()).resolves.toMatch(
+      /Slack asked gpuops to slow down, so its card will be posted/,
+    );
     expect(postsFor(since, 'mc-1')).toEqual(['C0GPU ok', `${APPROVALS} refused`]);
     // The next sweep once Slack takes posts again puts the card up, once.
     await new Promise((r) => setTimeout(r, 1100));
@@ -77,7 +80,8 @@ describe("a new request's card and message", () => {
     const made = Date.now();
     const since = stack.slack.mark();
     const result = await acceptRequest(stack.deps, rm(), ctx(), { deferPosts: true });
-    if (result.status !== 'pending-approval') throw new Error(`expected pending-approval, got ${result.status}`);
+    if (result.status !== 'pending-approval')
+      throw new Error(`expected pending-approval, got ${result.status}`);
     // The listener was stopped before its follow-up ran: a sweep inside its claim still leaves it...
     await sweepUnposted(stack.deps, made + MAKER_POST_CLAIM_MS - 1000);
     expect(postsFor(since, 'mc-2')).toEqual([]);
