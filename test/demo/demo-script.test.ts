@@ -318,6 +318,19 @@ describe('gpuops demo --script: the summary of failed lines', () => {
     expect(help).not.toContain('*`/gpu`');
     expect(answerTo(out, '/gpu ls')).toContain('demo-1 · h100-hgx-80gb.1x');
   }, 120_000);
+
+  it('exits when its script ends while a workflow step still waits for an approver, and says it was waiting', async () => {
+    const file = script('step-waits', ['/step create_instance name=wf-1 instance_type=h100-hgx-80gb.8x']);
+    const demo = spawnDemo(['--script', file, '--no-metrics', '--transition-ms', '200'], {
+      env: { TMPDIR: freshDir('tmp-step-waits'), REDIS_URL: redisUrl },
+    });
+    running.push(demo);
+    const exit = await demo.exited;
+    const out = demo.stdout();
+    expect(exit, `${demo.stderr()}\n${out}`).toEqual({ code: 0, signal: null });
+    expect(out).toContain('Approval needed');
+    expect(out).toContain('The step create_instance is still running (waiting for an approver?)');
+  }, 120_000);
 });
 
 describe('gpuops demo and Ctrl-C', () => {

@@ -189,6 +189,9 @@ export class FunctionRuns {
         this.ends.off(executionId, onEnd);
         reject(new Error(`step run ${executionId} (${run.callbackId}) did not end within ${timeoutMs} ms`));
       }, timeoutMs);
+      // Waiting does not keep the process alive by itself: a demo whose script ends while a step
+      // waits for an approver exits (the run could only end through the bot, which has its own).
+      timer.unref();
       const onEnd = (end: FunctionEnd) => {
         clearTimeout(timer);
         resolve(end);
