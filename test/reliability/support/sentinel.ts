@@ -19,6 +19,15 @@ export interface SentinelSet {
   readonly sentinels: string;
   /** The port of the primary now, as the sentinels say. */
   primaryPort(): Promise<number>;
+  /**
+   * What each sentinel says of the replica on `replicaPort` (`127.0.0.1:port: flags link`), and whether
+   * every one of them lists it in sync. A failover promotes it only then: the sentinels elect whichever
+   * asks first to lead, a sentinel hears of a replica only from the primary's INFO (every 10 s, at
+   * nearly the same moment for all three), and a leader that has not heard of it yet aborts the failover
+   * (-failover-abort-no-good-slave) and none is tried again for 10 s. Once the primary is dead, that
+   * sentinel can no longer hear of it.
+   */
+  replicaSeen(replicaPort: number): Promise<{ byAll: boolean; seen: string }>;
   /** A client of the test's own, through the sentinels: one try a command, errors ignored. */
   connect(): Redis;
   close(): Promise<void>;
@@ -66,35 +75,58 @@ export async function startSentinelSet(): Promise<SentinelSet> {
     await replica.close();
     await primary.close();
   };
-  const ask = new Redis({
-    port: sentinels[0]!.port,
-    host: '127.0.0.1',
-    lazyConnect: true,
-    maxRetriesPerRequest: 1,
+  // One client per sentinel, for the test's own questions; the first answers where the primary is.
+  const asks = sentinels.map((s) => {
+    const client = new Redis({ port: s.port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 1 });
+    client.on('error', () => {});
+    return client;
   });
-  ask.on('error', () => {});
+  const ask = asks[0]!;
+  const disconnectAll = () => {
+    for (const client of asks) client.disconnect();
+  };
   const primaryPort = async (): Promise<number> => {
     const [, port] = (await ask.call('SENTINEL', 'get-master-addr-by-name', MASTER)) as [string, string];
     return Number(port);
   };
-  // Ready when the replica follows the primary and every sentinel sees both and its two peers.
+  const field = (reply: string[], name: string) => reply[reply.indexOf(name) + 1];
+  const replicaSeen = async (replicaPort: number) => {
+    const views = await Promise.all(
+      asks.map(async (client, i) => {
+        const replicas = (await client.call('SENTINEL', 'replicas', MASTER).catch(() => [])) as string[][];
+        const it = replicas.find((r) => field(r, 'port') === String(replicaPort));
+        const [flags, link] = it ? [field(it, 'flags'), field(it, 'master-link-status')] : [];
+        return {
+          inSync: flags === 'slave' && link === 'ok',
+          said: `${sentinels[i]!.port}: ${it ? `${flags} ${link}` : 'not listed'}`,
+        };
+      }),
+    );
+    return { byAll: views.every((v) => v.inSync), seen: views.map((v) => v.said).join(', ') };
+  };
+  // Ready when the replica follows the primary and every sentinel sees it in sync and its two peers:
+  // a failover may be led by any of them (replicaSeen).
   const follower = new Redis(replica.url, { maxRetriesPerRequest: 1 });
   follower.on('error', () => {});
   // Sentinels find each other through hello messages every 2 s; a loaded machine takes longer.
   const deadline = Date.now() + 60_000;
   for (;;) {
     const info = await follower.info('replication').catch(() => '');
-    const master = (await ask.call('SENTINEL', 'master', MASTER).catch(() => [])) as string[];
-    const field = (name: string) => Number(master[master.indexOf(name) + 1] ?? 0);
+    const peers = await Promise.all(
+      asks.map(async (client) => {
+        const master = (await client.call('SENTINEL', 'master', MASTER).catch(() => [])) as string[];
+        return Number(field(master, 'num-other-sentinels') ?? 0);
+      }),
+    );
     if (
       info.includes('master_link_status:up') &&
-      field('num-slaves') >= 1 &&
-      field('num-other-sentinels') >= 2
+      peers.every((n) => n >= 2) &&
+      (await replicaSeen(replica.port)).byAll
     ) {
       break;
     }
     if (Date.now() > deadline) {
-      ask.disconnect();
+      disconnectAll();
       follower.disconnect();
       await stopAll();
       throw new Error('the sentinels did not see the primary, the replica and each other');
@@ -107,6 +139,7 @@ export async function startSentinelSet(): Promise<SentinelSet> {
     replica,
     sentinels: sentinels.map((s) => `127.0.0.1:${s.port}`).join(','),
     primaryPort,
+    replicaSeen,
     connect() {
       const client = new Redis({
         sentinels: sentinels.map((s) => ({ host: '127.0.0.1', port: s.port })),
@@ -117,7 +150,7 @@ export async function startSentinelSet(): Promise<SentinelSet> {
       return client;
     },
     async close() {
-      ask.disconnect();
+      disconnectAll();
       await stopAll();
     },
   };
