@@ -30,18 +30,21 @@ export interface PrivateAnswerTarget {
   readonly channelId?: string | undefined;
 }
 
+/** What a private answer is sent through: the Web API client for ephemerals, and the log. */
+export interface PrivateAnswerDeps {
+  readonly client: {
+    chat: { postEphemeral(args: { channel: string; user: string; text: string }): Promise<unknown> };
+  };
+  readonly log: { warn(fields: object, msg: string): void };
+}
+
 /**
  * Answers one person privately: through the response_url when there is one (it works wherever the
  * command was typed or the button pressed), else an ephemeral in the conversation. Never throws: a
  * failure is logged as `what`.
  */
 export async function tellPrivately(
-  deps: {
-    readonly client: {
-      chat: { postEphemeral(args: { channel: string; user: string; text: string }): Promise<unknown> };
-    };
-    readonly log: { warn(fields: object, msg: string): void };
-  },
+  deps: PrivateAnswerDeps,
   target: PrivateAnswerTarget,
   text: string,
   what: string,
@@ -60,12 +63,7 @@ export async function tellPrivately(
  * the conversation they pressed in. Never throws: a failure of both is logged as `what`.
  */
 export async function answerPress(
-  deps: {
-    readonly client: {
-      chat: { postEphemeral(args: { channel: string; user: string; text: string }): Promise<unknown> };
-    };
-    readonly log: { warn(fields: object, msg: string): void };
-  },
+  deps: PrivateAnswerDeps,
   press: {
     readonly respond?: ((answer: Record<string, unknown>) => Promise<unknown>) | undefined;
     readonly userId: string;
@@ -81,11 +79,6 @@ export async function answerPress(
       )
     : false;
   if (told) return;
-  if (!press.channelId) {
-    deps.log.warn({}, what);
-    return;
-  }
-  await deps.client.chat
-    .postEphemeral({ channel: press.channelId, user: press.userId, text })
-    .catch((err: unknown) => deps.log.warn({ err }, what));
+  if (!press.channelId) deps.log.warn({}, what);
+  else await tellPrivately(deps, { userId: press.userId, channelId: press.channelId }, text, what);
 }

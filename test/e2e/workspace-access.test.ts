@@ -45,12 +45,12 @@ describe('guests and other workspaces, built-in access rules', () => {
     await stack?.close();
   });
 
-  /** A press on the card's Approve as someone, from a team; the answer that came on its response_url. */
-  async function approveAs(
+  /** A press on the card's Approve as someone, from a team; the press's response_url. */
+  async function pressApprove(
     pending: Awaited<ReturnType<typeof askForApproval>>,
     userId: string,
     teamId?: string,
-  ) {
+  ): Promise<string> {
     const responseUrl = stack.responses.newUrl();
     const response = await stack.interact(
       blockActionsPayload({
@@ -65,6 +65,16 @@ describe('guests and other workspaces, built-in access rules', () => {
       }),
     );
     expect(response.status).toBe(200);
+    return responseUrl;
+  }
+
+  /** A press on the card's Approve as someone, from a team; the answer that came on its response_url. */
+  async function approveAs(
+    pending: Awaited<ReturnType<typeof askForApproval>>,
+    userId: string,
+    teamId?: string,
+  ) {
+    const responseUrl = await pressApprove(pending, userId, teamId);
     return stack.responses.waitForPost((p) => responseUrl.endsWith(p.id), 5_000);
   }
 
@@ -112,20 +122,8 @@ describe('guests and other workspaces, built-in access rules', () => {
       approvalChannel: REQUEST_CHANNEL,
     });
     stack.responses.issueExpired(1);
-    const responseUrl = stack.responses.newUrl();
     const since = stack.slack.mark();
-    const response = await stack.interact(
-      blockActionsPayload({
-        actionId: APPROVE_ACTION,
-        value: pending.approvalId,
-        text: 'Approve',
-        userId: GUEST,
-        channelId: pending.cardChannel,
-        message: { ts: pending.card.ts, text: pending.card.text ?? '', blocks: pending.card.blocks ?? [] },
-        responseUrl,
-      }),
-    );
-    expect(response.status).toBe(200);
+    const responseUrl = await pressApprove(pending, GUEST);
     const told = await stack.slack.waitFor(
       'chat.postEphemeral',
       (c) => c.body.user === GUEST && c.body.channel === pending.cardChannel,

@@ -6,6 +6,7 @@ import { PAGE_ACTIONS } from '../../render/instances.js';
 import { acceptRequest } from '../../requests/accept-request.js';
 import { answerPress } from '../response-url.js';
 import type { SlackDeps } from '../slack-deps.js';
+import { clickChannel } from './approval-actions.js';
 import { REDIS_DOWN } from './gpu-command.js';
 
 // Previous and Next under a paged list. A press runs the list's read again for that page, as the
@@ -15,17 +16,16 @@ import { REDIS_DOWN } from './gpu-command.js';
 type Press = BlockAction<ButtonAction>;
 
 async function tell(deps: SlackDeps, body: Press, respond: RespondFn, text: string): Promise<void> {
-  const channelId = body.channel?.id ?? (body.container as { channel_id?: string }).channel_id;
   await answerPress(
     deps,
-    { respond, userId: body.user.id, channelId },
+    { respond, userId: body.user.id, channelId: clickChannel(body) },
     text,
     'could not answer a page button',
   );
 }
 
 async function press(deps: SlackDeps, body: Press, value: string, respond: RespondFn): Promise<void> {
-  const channelId = body.channel?.id ?? (body.container as { channel_id?: string }).channel_id;
+  const channelId = clickChannel(body);
   const parsed = parseCommand(value);
   // Only a list's own buttons carry a list command; anything else is not ours to run.
   if (!channelId || !body.response_url || !parsed.ok || deliveryOf(parsed.command.kind) !== 'ephemeral') {
