@@ -33,7 +33,7 @@ import {
   requestParameters,
 } from './accept-kit.js';
 import { checkBudgets } from './check-budget.js';
-import { askForCatalog, checkTarget } from './check-names.js';
+import { askForCatalog, type CatalogRead, checkTarget } from './check-names.js';
 import type { TargetProblem } from './check-target.js';
 import { type EnqueueResult, enqueueRequest, NOT_STARTED, requestJobId } from './enqueue-request.js';
 import type { AccessDeadline } from './ports.js';
@@ -156,14 +156,17 @@ const NOT_CACHED: CostEstimate = {
   reason: 'the price list is not cached yet (gpuops refreshes it every few minutes; try again shortly)',
 };
 
-/** What the request costs and whether it waits for an approver: from Redis only, never the cloud. */
+/**
+ * What the request costs and whether it waits for an approver: from Redis only, never the cloud. With
+ * it, the catalogue read it priced from (and the target it read it for), which the name check re-uses.
+ */
 async function assess(
   deps: AcceptDeps,
   guardrails: Guardrails,
   command: GpuCommand,
   ctx: JobContext,
   known: ProjectBinding | null | undefined,
-): Promise<Assessment> {
+): Promise<[Assessment, CatalogRead | undefined]> {
   const { policy } = guardrails;
   // A command that changes no spending (a listing, a key, a watch) needs no prices: none are read.
   // Commands priced by the machine they act on (start, stop, a scheduled start, a copy) name it in
@@ -228,7 +231,8 @@ async function assess(
     : ctx.projectId
       ? `project ${ctx.projectId}`
       : undefined;
-  return {
+  const catalogRead = priced ? { ref: target, known: read } : undefined;
+  const assessment: Assessment = {
     ...(cost ? { cost } : {}),
     need,
     ...(leasing
@@ -248,6 +252,7 @@ async function assess(
       : {}),
     ...(project ? { project } : {}),
   };
+  return [assessment, catalogRead];
 }
 
 /**
@@ -329,10 +334,8 @@ async function accept(
     return degraded;
   }
 
-  let assessment = scheduledAssessment(
-    await assess(deps, guardrails, command, ctx, extra.binding),
-    extra.scheduled,
-  );
+  const [assessed, catalogRead] = await assess(deps, guardrails, command, ctx, extra.binding);
+  let assessment = scheduledAssessment(assessed, extra.scheduled);
   // Over a budget: its owners decide, or under its hard cap it is refused (docs/budgets.md).
   const budget = await withDeadline(
     checkBudgets(deps, guardrails, ctx.projectId ?? deps.defaultProjectId, assessment, Date.now()),
@@ -355,7 +358,7 @@ async function accept(
   // A name that is not there is told to the requester alone, before anything is queued or posted.
   const problem =
     (assessment.need.required ? noPlaceForCard(guardrails, ctx) : undefined) ??
-    (await checkTarget(deps, command, ctx));
+    (await checkTarget(deps, command, ctx, catalogRead));
   if (problem) {
     await record(deps, guardrails, { ...requestAudit(command, ctx), outcome: 'rejected' });
     return { status: 'rejected', ...problem };

@@ -41,6 +41,15 @@ export async function askForCatalog(
 }
 
 /**
+ * The catalogue as a request was priced from: read for its target instance `ref` (the catalogue with
+ * what gpuops last did to that instance), or for no instance (the catalogue alone).
+ */
+export interface CatalogRead {
+  readonly ref: string | undefined;
+  readonly known: CatalogAndType;
+}
+
+/**
  * Before it is queued or an approver sees it: the names it gives exist and the type is sold, judged
  * from the cached catalogue and the channel's schedules. A name the catalogue does not know may be
  * new, so a refresh is asked for and awaited briefly (Redis only: a worker reads the cloud), and only
@@ -51,6 +60,7 @@ export async function checkTarget(
   deps: AcceptDeps,
   command: GpuCommand,
   ctx: JobContext,
+  priced?: CatalogRead,
 ): Promise<TargetProblem | undefined> {
   const refs = referencesOf(command);
   if (refs.length === 0) return undefined;
@@ -58,11 +68,14 @@ export async function checkTarget(
   const ref = targetOf(command);
   const redis = <T>(p: Promise<T>) => withDeadline(p, REDIS_MS, 'Redis');
   const read = () => redis(readCatalog(deps.store, ctx.projectId));
-  // The catalogue and what gpuops last did to the named instance (made it, deleted it): one read.
+  // The catalogue and what gpuops last did to the named instance (made it, deleted it): one read, the
+  // one the request was priced from when it was read for this same target.
   const [known, schedules] = await Promise.all([
-    ref !== undefined
-      ? redis(catalogAndTypeOf(deps.store, ctx.projectId, ref))
-      : read().then((cached): CatalogAndType => (cached ? { cached } : {})),
+    priced !== undefined && priced.ref === ref
+      ? priced.known
+      : ref !== undefined
+        ? redis(catalogAndTypeOf(deps.store, ctx.projectId, ref))
+        : read().then((cached): CatalogAndType => (cached ? { cached } : {})),
     refs.some((r) => r.what === 'schedule')
       ? redis(listSchedules(deps.store, { channelId: ctx.channelId })).then((all) => all.map((s) => s.id))
       : undefined,

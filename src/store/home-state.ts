@@ -1,3 +1,4 @@
+import type { ChainableCommander } from 'ioredis';
 import type { Store } from './store.js';
 
 // What the Home tab keeps between publishes (docs/home.md):
@@ -28,10 +29,16 @@ return 1`;
 
 /**
  * A job of gpuops changed a machine of `projectId` (started, stopped, deleted or made one) and is
- * done at `at`: the Home tab no longer takes the state of a look at that project taken before.
+ * done at `at`: the Home tab no longer takes the state of a look at that project taken before. Queued
+ * on `tx`, a MULTI the caller sends with more.
  */
-export async function noteMachinesChanged(store: Keyed, projectId: string, at: number): Promise<void> {
-  await store.redis.eval(RAISE, 1, changedKey(store, projectId), String(at), String(CHANGED_TTL_SECONDS));
+export function noteMachinesChangedIn(
+  tx: ChainableCommander,
+  store: Keyed,
+  projectId: string,
+  at: number,
+): ChainableCommander {
+  return tx.eval(RAISE, 1, changedKey(store, projectId), String(at), String(CHANGED_TTL_SECONDS));
 }
 
 /** When a job last changed a machine of each project (undefined: not in the last 30 days), one read. */

@@ -1,3 +1,4 @@
+import type { ChainableCommander } from 'ioredis';
 import type { Store } from './store.js';
 import { watchKey } from './watch-keys.js';
 import { watchedProjectsKey } from './watch-snapshots.js';
@@ -11,11 +12,12 @@ export const countedProjectsKey = (prefix: string) => watchKey(prefix, 'spend', 
 
 /** Counts a project's spend from now on (idempotent: two set additions). */
 export async function countSpendOf(store: Pick<Store, 'redis' | 'prefix'>, projectId: string): Promise<void> {
-  await store.redis
-    .multi()
-    .sadd(countedProjectsKey(store.prefix), projectId)
-    .sadd(watchedProjectsKey(store.prefix), projectId)
-    .exec();
+  await countSpendIn(store.redis.multi(), store.prefix, projectId).exec();
+}
+
+/** countSpendOf's two additions, queued on `tx` (a MULTI the caller sends with more). */
+export function countSpendIn(tx: ChainableCommander, prefix: string, projectId: string): ChainableCommander {
+  return tx.sadd(countedProjectsKey(prefix), projectId).sadd(watchedProjectsKey(prefix), projectId);
 }
 
 export async function isSpendCounted(

@@ -4,9 +4,9 @@ import { effectsOf } from '../commands/registry.js';
 import { stepAuditParameters } from '../jobs/job-data.js';
 import { auditFieldsOf } from '../store/audit.js';
 import { readCatalog } from '../store/catalog-cache.js';
-import { noteMachinesChanged } from '../store/home-state.js';
+import { noteMachinesChangedIn } from '../store/home-state.js';
 import { catalogAndTypeOf, rememberDeleted, rememberInstanceType } from '../store/instance-types-seen.js';
-import { countSpendOf } from '../store/spend-projects.js';
+import { countSpendIn } from '../store/spend-projects.js';
 import { startLease } from './lease-jobs.js';
 import type { WorkerDeps } from './worker-deps.js';
 
@@ -52,23 +52,24 @@ export async function auditJob(
 export async function afterJobDone(run: JobRun<WorkerDeps>, outcome: Outcome): Promise<Outcome> {
   const { data, deps } = run;
   const projectId = data.ctx.projectId ?? deps.defaultProjectId;
-  // Spend is counted in every project gpuops acts on, watched by a channel or not (docs/budgets.md).
-  if (projectId) {
-    await countSpendOf(deps.store, projectId).catch((err: unknown) =>
-      deps.log.warn({ err, projectId }, 'could not count the spend of a project'),
-    );
-  }
-  await rememberLaunched(run).catch((err: unknown) =>
-    deps.log.warn({ err }, 'could not remember an instance type'),
-  );
-  // Before the requester reads "deleted": a request for it from then on is answered at once.
-  await rememberDestroyed(run).catch((err: unknown) =>
-    deps.log.warn({ err }, 'could not remember a deleted instance'),
-  );
-  // Before the requester reads the answer: a Home opened from then on shows what this job did.
-  await stampChanged(run).catch((err: unknown) =>
-    deps.log.warn({ err }, 'could not note that a machine changed'),
-  );
+  // All before the requester reads the answer, side by side (none depends on another).
+  await Promise.all([
+    projectId
+      ? countAndStamp(run, projectId).catch((err: unknown) =>
+          deps.log.warn(
+            { err, projectId },
+            'could not count the spend of a project or note that a machine changed',
+          ),
+        )
+      : undefined,
+    rememberLaunched(run).catch((err: unknown) =>
+      deps.log.warn({ err }, 'could not remember an instance type'),
+    ),
+    // A request for it from then on is answered at once.
+    rememberDestroyed(run).catch((err: unknown) =>
+      deps.log.warn({ err }, 'could not remember a deleted instance'),
+    ),
+  ]);
   try {
     const lease = await startLease(run);
     return lease ? { ...outcome, detail: `${outcome.detail} ${lease}` } : outcome;
@@ -96,15 +97,20 @@ async function rememberLaunched(run: JobRun<WorkerDeps>): Promise<void> {
 }
 
 /**
- * A job whose spec declares it changes machines (a start, stop or delete of its target, machines by
- * tag, a launch) stamps its project: the Home tab then trusts no look at the project taken before.
+ * In one round trip: spend is counted in every project gpuops acts on, watched by a channel or not
+ * (docs/budgets.md); and a job whose spec declares it changes machines (a start, stop or delete of its
+ * target, machines by tag, a launch) stamps its project, so that a Home tab opened from then on
+ * trusts no look at the project taken before.
  */
-async function stampChanged(run: JobRun<WorkerDeps>): Promise<void> {
+async function countAndStamp(run: JobRun<WorkerDeps>, projectId: string): Promise<void> {
   const { data, deps } = run;
   const effects = effectsOf(data.command);
   const changes = effects.target?.does !== undefined || effects.tag !== undefined || effects.launches;
-  const projectId = data.ctx.projectId ?? deps.defaultProjectId;
-  if (changes && projectId) await noteMachinesChanged(deps.store, projectId, run.now());
+  const tx = countSpendIn(deps.store.redis.multi(), deps.store.prefix, projectId);
+  if (changes) noteMachinesChangedIn(tx, deps.store, projectId, run.now());
+  const replies = (await tx.exec()) ?? [];
+  const failed = replies.find(([err]) => err !== null);
+  if (failed) throw failed[0];
 }
 
 /**

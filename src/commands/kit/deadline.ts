@@ -1,4 +1,4 @@
-import { withDeadline } from './with-deadline.js';
+import { settleWithin, withDeadline } from './with-deadline.js';
 
 // One deadline per request, started when it arrives and handed to every step before the answer (the
 // access gate, the role check, the form): each step keeps its own limit, but none runs past the
@@ -29,17 +29,16 @@ export function deadlineAt(at: number, now: () => number = Date.now): Deadline {
   return {
     at,
     left,
-    race(promise, what, { capMs, reserveMs = 0 } = {}) {
+    race<T>(
+      promise: Promise<T>,
+      what: string,
+      { capMs, reserveMs = 0 }: { capMs?: number; reserveMs?: number } = {},
+    ) {
       const ms = left(reserveMs);
       const capped = capMs !== undefined ? withDeadline(promise, capMs, what) : promise;
       if (capMs !== undefined && capMs <= ms) return capped;
-      let timer: NodeJS.Timeout | undefined;
-      const passed = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new DeadlinePassed(what)), ms);
-      });
       // The step goes on (its answer may fill a cache); this request stops waiting for it.
-      capped.catch(() => {});
-      return Promise.race([capped, passed]).finally(() => clearTimeout(timer));
+      return settleWithin(capped, ms, () => new DeadlinePassed(what));
     },
   };
 }

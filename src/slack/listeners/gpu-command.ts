@@ -6,6 +6,7 @@ import { formatParseError } from '../../commands/help.js';
 import { type Deadline, isDeadlinePassed } from '../../commands/kit/deadline.js';
 import type { DirectContext } from '../../commands/kit/direct.js';
 import { sections } from '../../commands/kit/direct.js';
+import { settleWithin } from '../../commands/kit/with-deadline.js';
 import { parseCommand } from '../../commands/parse-command.js';
 import { deliveryOf } from '../../commands/registry.js';
 import type { JobContext } from '../../jobs/job-data.js';
@@ -69,27 +70,26 @@ async function answerCommand(
   deps: SlackDeps,
   deadline: Deadline,
 ): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
   // The listener answers by the request's deadline, whatever Redis does (Slack gives up after 3 s): a
   // request whose job (or approval) was being handed to Redis then gets MAYBE_QUEUED, as it may yet
   // be stored; one not handed over by then never is, and is told that nothing was started.
   const gate = new AddGate();
-  const tooSlow = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new AnswerTooSlow(gate.giveUp())), deadline.left());
+  const answered = settleWithin(
+    answer(command, deps, deadline, gate),
+    deadline.left(),
+    () => new AnswerTooSlow(gate.giveUp()),
+  );
+  const { followUp, ...reply } = await answered.catch((err: unknown): Reply => {
+    // The access look-ups ran out of time: nothing was stored, so nothing was started.
+    if (isDeadlinePassed(err)) {
+      deps.log.warn({ err }, 'could not check access in time for /gpu');
+      return { response_type: 'ephemeral', text: ACCESS_TOO_SLOW };
+    }
+    deps.log.error({ err }, 'could not accept /gpu');
+    const maybe = err instanceof MaybeQueuedError || (err instanceof AnswerTooSlow && !err.nothingStarted);
+    const text = maybe ? MAYBE_QUEUED : isRedisFull(err) ? REDIS_FULL : REDIS_DOWN;
+    return { response_type: 'ephemeral', text };
   });
-  const { followUp, ...reply } = await Promise.race([answer(command, deps, deadline, gate), tooSlow])
-    .catch((err: unknown): Reply => {
-      // The access look-ups ran out of time: nothing was stored, so nothing was started.
-      if (isDeadlinePassed(err)) {
-        deps.log.warn({ err }, 'could not check access in time for /gpu');
-        return { response_type: 'ephemeral', text: ACCESS_TOO_SLOW };
-      }
-      deps.log.error({ err }, 'could not accept /gpu');
-      const maybe = err instanceof MaybeQueuedError || (err instanceof AnswerTooSlow && !err.nothingStarted);
-      const text = maybe ? MAYBE_QUEUED : isRedisFull(err) ? REDIS_FULL : REDIS_DOWN;
-      return { response_type: 'ephemeral', text };
-    })
-    .finally(() => clearTimeout(timer));
   await ack(reply.text || reply.blocks ? { response_type: 'ephemeral', ...reply } : undefined);
   if (!followUp) return;
   const note = await followUp().catch((err: unknown) => {
