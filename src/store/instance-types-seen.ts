@@ -1,5 +1,11 @@
-import { type Catalog, catalogCacheName, catalogOf, instancesListedAt } from './catalog-cache.js';
-import type { Store } from './store.js';
+import {
+  type Catalog,
+  catalogCacheName,
+  catalogInEntry,
+  entryOf,
+  instancesListedAt,
+} from './catalog-cache.js';
+import { cacheKey, type Store } from './store.js';
 
 // What gpuops itself last did to an instance, known without calling the cloud: the cached catalogue
 // lists the project's instances at its last refresh, and a job that made or deleted a machine writes
@@ -76,11 +82,13 @@ export async function catalogAndTypeOf(
   projectId: string | undefined,
   ref: string,
 ): Promise<CatalogAndType> {
-  const [entry, remembered] = await store.cachedMany([
-    catalogCacheName(projectId),
-    cacheName(projectId, ref),
-  ]);
-  const cached = catalogOf(entry);
+  const catalogKey = cacheKey(store.prefix, catalogCacheName(projectId));
+  const [catalogBytes, rememberedBytes] = await store.redis.mgetBuffer(
+    catalogKey,
+    cacheKey(store.prefix, cacheName(projectId, ref)),
+  );
+  const cached = catalogInEntry(store, catalogKey, catalogBytes ?? null);
+  const remembered = entryOf(rememberedBytes?.toString('utf8') ?? null);
   const deleted = deletedAt(remembered);
   const gone = deleted !== undefined && (!cached || deleted >= instancesListedAt(cached.catalog));
   const made = rememberedType(remembered);

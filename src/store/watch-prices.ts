@@ -1,4 +1,4 @@
-import { type CatalogConfiguration, catalogCacheName, catalogOf } from './catalog-cache.js';
+import { type CatalogConfiguration, catalogCacheName, catalogOf, entryOf } from './catalog-cache.js';
 import { cacheKey, type Store } from './store.js';
 
 // The price list the watchers price spend with, without parsing the whole catalogue at every look:
@@ -33,18 +33,9 @@ export async function watchedPrices(
   const mine = known.get(key);
   const configurations = mine?.raw.equals(raw)
     ? mine.configurations
-    : catalogOf(parseEntry(raw))?.catalog.configurations;
+    : catalogOf(entryOf(raw.toString('utf8')))?.catalog.configurations;
   known.delete(key);
   known.set(key, { raw, configurations });
   if (known.size > KEPT_PROJECTS) known.delete(known.keys().next().value!);
   return configurations;
-}
-
-/** A cache entry as Store.putCache wrote it; undefined when it is not JSON. */
-function parseEntry(raw: Buffer): { value: unknown; storedAt: number } | undefined {
-  try {
-    return JSON.parse(raw.toString('utf8')) as { value: unknown; storedAt: number };
-  } catch {
-    return undefined;
-  }
 }
