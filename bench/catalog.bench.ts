@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { catalogCacheName, catalogOf, entryOf, writeCatalog } from '../src/store/catalog-cache.js';
+import { catalogKey, catalogOf, entryOf, writeCatalog } from '../src/store/catalog-cache.js';
 import { catalogAndTypeOf } from '../src/store/instance-types-seen.js';
 import { cacheKey, createStore } from '../src/store/store.js';
 import { startPrivateRedis } from '../src/sys/private-redis.js';
@@ -52,7 +52,7 @@ export async function run(): Promise<BenchResult> {
         instancesListedAt: Date.now(),
         problems: [],
       });
-      const key = cacheKey(store.prefix, catalogCacheName(PROJECT));
+      const key = catalogKey(store, PROJECT);
       const bytes = (await redis.getBuffer(key))?.length ?? 0;
       const name = (i: number) => `w-${(i * 7919) % size}`;
       const cases = {

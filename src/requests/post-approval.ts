@@ -12,8 +12,9 @@ import { type AcceptDeps, REDIS_MS } from './accept-kit.js';
 // when it is made, claimed by its maker (the listener posts after its acknowledgement); the sweeper
 // takes the claim only once nobody holds it, so a card is never posted twice. What Slack refused for
 // now (a 429, a 5xx, no answer) stays recorded and the sweeper posts it on its next pass, through the
-// workers' client, which waits out Slack's Retry-After; what Slack can never take (not in the channel) is given up, and the requester is
-// told so. A requester's message that lands only after the request was decided is taken back.
+// workers' client, which waits out Slack's Retry-After; what Slack can never take (not in the channel)
+// is given up, and the requester is told so. A requester's message that lands only after the request
+// was decided is taken back.
 
 /** How long one claim on a request's posts lasts: longer than the workers' client waits out 429s. */
 export const POST_CLAIM_MS = 6 * 60_000;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Configuration } from '../cloud/schemas.js';
+import { ParsedByBytes } from './parsed-by-bytes.js';
 import { cacheKey, type Store } from './store.js';
 
 // What the forms show without calling the cloud: GPU configurations with prices, the instance types
@@ -94,44 +95,31 @@ export function platformConfigurations(catalog: Catalog): Configuration[] {
 /** The catalogue's cache entry of a project (Store.cached). */
 export const catalogCacheName = (projectId: string | undefined) => `catalog:${projectId ?? 'none'}`;
 
+/** The Redis key of a project's catalogue. */
+export const catalogKey = (store: Pick<Store, 'prefix'>, projectId: string | undefined) =>
+  cacheKey(store.prefix, catalogCacheName(projectId));
+
 /** The project's catalogue and when it was stored, or undefined when missing or unreadable. */
 export async function readCatalog(
   store: Store,
   projectId: string | undefined,
 ): Promise<{ catalog: Catalog; storedAt: number } | undefined> {
-  const key = cacheKey(store.prefix, catalogCacheName(projectId));
+  const key = catalogKey(store, projectId);
   return catalogInEntry(store, key, await store.redis.getBuffer(key));
 }
 
-/** A catalogue read, parsed and checked: kept while its cache entry's bytes are the same. */
-type CatalogRead = { readonly catalog: Catalog; readonly storedAt: number } | undefined;
-
-// Every priced request reads the catalogue before it is acknowledged, and the entry lists the project's
-// machines: 880 KB at 10,000, whose parse and schema check take about 3.5 ms. It changes at each
-// refresh (every few minutes), so the bytes read are compared with the bytes last parsed (well under
-// a millisecond; read as bytes, not decoded to a string first) and parsed again only when they
-// differ. What is kept is frozen: every reader of the catalogue shares it.
-const KEPT_CATALOGS = 8;
-const knownByConnection = new WeakMap<
-  object,
-  Map<string, { readonly bytes: Buffer; readonly read: CatalogRead }>
->();
+// Every priced request reads the catalogue before it is acknowledged: it is parsed once per refresh
+// (every few minutes) and shared by the reads until the next, for up to eight projects per
+// connection. What is kept is frozen, since every reader shares it.
+const parsedCatalogs = new ParsedByBytes<{ catalog: Catalog; storedAt: number } | undefined>(8);
 
 /** The catalogue in the cache entry stored at `key`, as read (null when missing). */
-export function catalogInEntry(store: Pick<Store, 'redis'>, key: string, bytes: Buffer | null): CatalogRead {
-  const known = knownByConnection.get(store.redis) ?? new Map();
-  knownByConnection.set(store.redis, known);
-  if (bytes === null) {
-    known.delete(key);
-    return undefined;
-  }
-  const mine = known.get(key);
-  const read = mine?.bytes.equals(bytes) ? mine.read : frozen(catalogOf(entryOf(bytes.toString('utf8'))));
-  // The least recently read goes first.
-  known.delete(key);
-  known.set(key, { bytes, read });
-  if (known.size > KEPT_CATALOGS) known.delete(known.keys().next().value!);
-  return read;
+export function catalogInEntry(
+  store: Pick<Store, 'redis'>,
+  key: string,
+  bytes: Buffer | null,
+): { catalog: Catalog; storedAt: number } | undefined {
+  return parsedCatalogs.read(store.redis, key, bytes, (b) => frozen(catalogOf(entryOf(b.toString('utf8')))));
 }
 
 /** A cache entry as Store.putCache wrote it; undefined when it is not JSON. */

@@ -1,10 +1,4 @@
-import {
-  type Catalog,
-  catalogCacheName,
-  catalogInEntry,
-  entryOf,
-  instancesListedAt,
-} from './catalog-cache.js';
+import { type Catalog, catalogInEntry, catalogKey, entryOf, instancesListedAt } from './catalog-cache.js';
 import { cacheKey, type Store } from './store.js';
 
 // What gpuops itself last did to an instance, known without calling the cloud: the cached catalogue
@@ -82,12 +76,12 @@ export async function catalogAndTypeOf(
   projectId: string | undefined,
   ref: string,
 ): Promise<CatalogAndType> {
-  const catalogKey = cacheKey(store.prefix, catalogCacheName(projectId));
+  const key = catalogKey(store, projectId);
   const [catalogBytes, rememberedBytes] = await store.redis.mgetBuffer(
-    catalogKey,
+    key,
     cacheKey(store.prefix, cacheName(projectId, ref)),
   );
-  const cached = catalogInEntry(store, catalogKey, catalogBytes ?? null);
+  const cached = catalogInEntry(store, key, catalogBytes ?? null);
   const remembered = entryOf(rememberedBytes?.toString('utf8') ?? null);
   const deleted = deletedAt(remembered);
   const gone = deleted !== undefined && (!cached || deleted >= instancesListedAt(cached.catalog));
